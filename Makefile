@@ -1,0 +1,122 @@
+# netsched — see README.md. `make`, `make test`, `make demo`, `make bench`.
+# V=1 shows the commands; SAN=1 builds with AddressSanitizer + UBSan into build/san.
+
+CC ?= cc
+PKGS := libmnl libprotobuf-c libmicrohttpd
+WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 $(WARN) -D_GNU_SOURCE -MMD -MP -pthread
+LDLIBS += -pthread -lnng
+
+# O= moves every build product (parallel checkouts and helpers use it).
+O ?= build
+ifeq ($(SAN),1)
+BUILD := $(O)/san
+BINDIR ?= $(O)/san/bin
+CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+else
+BUILD := $(O)/rel
+BINDIR ?= bin
+endif
+GEN := $(O)/gen
+
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+# pkg-config runs only when a compile or link needs it (not for `make clean`).
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CPPFLAGS += -Icommon -Iproto -I$(GEN)
+
+COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c) $(GEN)/netsched.pb-c.c
+AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
+SCORER_SRC := $(filter-out scorer/main.c,$(wildcard scorer/*.c))
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
+COMMON_OBJ := $(call obj,$(COMMON_SRC))
+AGENT_OBJ := $(call obj,$(AGENT_SRC))
+SCORER_OBJ := $(call obj,$(SCORER_SRC))
+TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
+
+.SECONDARY:
+.PHONY: all deps deps-test deps-bench unit test test-unit test-integration demo bench clean
+all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
+
+deps:
+	$(Q).ci/deps build
+deps-test:
+	$(Q).ci/deps test
+deps-bench:
+	$(Q).ci/deps bench
+
+# Generated code lives only in the build tree.
+$(GEN)/netsched.pb-c.c $(GEN)/netsched.pb-c.h: proto/netsched.proto
+	@mkdir -p $(GEN)
+	@echo "  PROTOC  $<"
+	$(Q)protoc-c --proto_path=proto --c_out=$(GEN) $<
+
+$(BUILD)/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.o: %.c $(GEN)/netsched.pb-c.h
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcommon.a: $(COMMON_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/libagent.a: $(AGENT_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/libscorer.a: $(SCORER_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BINDIR)/netsched-agent: $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BINDIR)/netsched-scorer: $(BUILD)/scorer/main.o $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+# Tests reach into both binaries' modules; the binaries never see each other's.
+$(BUILD)/tests/unit/%.o: CPPFLAGS += -Iagent -Iscorer
+
+# Every unit test links the module archives; the linker takes what it needs.
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+
+unit: all $(TESTS)
+
+# The full suite: unit tests in the release and the sanitizer build, then the
+# integration tests against the real binaries (root needed for namespaces).
+test: deps-test
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit
+	$(Q)tests/run-all
+
+demo: deps-test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)tests/demo.sh
+
+bench: deps-bench
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/run
+
+clean:
+	rm -rf build bin
+
+-include $(shell find $(O) -name '*.d' 2>/dev/null)

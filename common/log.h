@@ -1,0 +1,32 @@
+/* Leveled logging to stderr, one line per call:
+ *   2026-11-22T17:40:01.123Z netsched-scorer info ingest: node-7: ...
+ * Thread-safe: each line is written with a single stdio call. */
+#ifndef NETSCHED_LOG_H
+#define NETSCHED_LOG_H
+
+#include <stdbool.h>
+
+enum log_level {
+	LOG_LVL_ERROR,
+	LOG_LVL_WARN,
+	LOG_LVL_INFO,
+	LOG_LVL_DEBUG,
+};
+
+/* prog is kept by pointer; pass a string literal. */
+void log_init(const char *prog);
+void log_set_level(enum log_level level);
+/* "error" | "warn" | "info" | "debug"; returns 0 or -EINVAL (out untouched). */
+int log_parse_level(const char *s, enum log_level *out);
+bool log_enabled(enum log_level level);
+
+void log_msg(enum log_level level, const char *module, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define log_error(mod, ...) log_msg(LOG_LVL_ERROR, mod, __VA_ARGS__)
+#define log_warn(mod, ...)  log_msg(LOG_LVL_WARN, mod, __VA_ARGS__)
+#define log_info(mod, ...)  log_msg(LOG_LVL_INFO, mod, __VA_ARGS__)
+#define log_debug(mod, ...) \
+	do { if (log_enabled(LOG_LVL_DEBUG)) log_msg(LOG_LVL_DEBUG, mod, __VA_ARGS__); } while (0)
+
+#endif

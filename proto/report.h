@@ -1,0 +1,69 @@
+/* The agent -> scorer report: a plain C struct both binaries share, and the
+ * only code that touches the protobuf-c generated types.
+ *
+ * report_encode() packs an Envelope around a Report; report_decode() unpacks
+ * and validates one. Decoding never trusts the sender: every length, count and
+ * number is bounded, and a report that fails any check is rejected whole
+ * (the output struct is written only on success). */
+#ifndef NETSCHED_REPORT_H
+#define NETSCHED_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define REPORT_WIRE_VERSION 1u
+/* A full report with REPORT_MAX_INTERFACES long-named interfaces is ~4 KB. */
+#define REPORT_MAX_BYTES (16u * 1024u)
+#define REPORT_MAX_INTERFACES 32u
+/* DNS subdomain (Kubernetes node names), and IFNAMSIZ - 1. */
+#define REPORT_MAX_NODE_LEN 253u
+#define REPORT_MAX_IFNAME_LEN 15u
+/* A window longer than a day is a bug or a forgery. */
+#define REPORT_MAX_COVERED_MS (24ULL * 3600ULL * 1000ULL)
+/* 3.2 Tb/s: twice the fastest NIC one could buy in 2026. A report implying
+ * more than this on one interface is absurd and rejected. */
+#define REPORT_MAX_BYTES_PER_SECOND (400ULL * 1000ULL * 1000ULL * 1000ULL)
+#define REPORT_MAX_LINK_SPEED_BPS (3200ULL * 1000ULL * 1000ULL * 1000ULL)
+
+struct report_iface {
+	char name[REPORT_MAX_IFNAME_LEN + 1];
+	uint32_t ifindex;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t covered_ms;	/* time the deltas cover; gaps excluded */
+	uint32_t samples;	/* deltas present */
+	uint32_t samples_expected;
+	uint64_t link_speed_bps; /* bits per second, 0 = unknown */
+	uint64_t rx_peak_bytes_per_second;
+	uint64_t tx_peak_bytes_per_second;
+};
+
+struct report {
+	char node[REPORT_MAX_NODE_LEN + 1];
+	uint64_t instance_id;
+	uint64_t seq;
+	uint64_t window_start_unix_ms;
+	uint64_t window_end_unix_ms;
+	uint32_t sample_interval_ms;
+	uint32_t n_ifaces;
+	struct report_iface ifaces[REPORT_MAX_INTERFACES];
+};
+
+/* Packs r into buf (cap bytes). Returns 0 and sets *len, or -EMSGSIZE when it
+ * does not fit, or -EINVAL when r itself breaks the limits above. */
+int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len);
+
+/* Unpacks and validates len bytes. Returns 0 and fills *out, or -EBADMSG
+ * (not a valid envelope or report), -EPROTO (unknown wire version), -E2BIG
+ * (over a size or count limit) or -ERANGE (an absurd value); err (may be
+ * NULL) receives a one-line reason naming the field, the value and the limit. */
+int report_decode(const uint8_t *buf, size_t len, struct report *out, char *err, size_t errlen);
+
+/* Checks the limits above on an already-built report (what decode enforces). */
+int report_validate(const struct report *r, char *err, size_t errlen);
+
+/* Average rate over the covered time, bytes per second (0 when nothing is covered). */
+uint64_t report_iface_rx_rate(const struct report_iface *ifc);
+uint64_t report_iface_tx_rate(const struct report_iface *ifc);
+
+#endif

@@ -1,0 +1,49 @@
+/* The scorer's shared state: what every request handler and the ingest
+ * thread see. Built once in main(), read-only afterwards except for the table
+ * (locked inside) and the counters (atomic). */
+#ifndef NETSCHED_SCORER_H
+#define NETSCHED_SCORER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+#include "table.h"
+
+/* Bounds on what the scheduler may send. The defaults fit a 5,000-node
+ * cluster in full-Node mode (~4 KB per node object, ~21 MB). */
+struct scorer_limits {
+	size_t max_body_bytes;		/* larger -> 413 */
+	size_t max_nodes;		/* more nodes in one request -> 400 */
+	size_t max_json_tokens;		/* more JSON tokens -> 400 */
+};
+
+#define SCORER_DEFAULT_MAX_BODY_BYTES (32u * 1024u * 1024u)
+#define SCORER_DEFAULT_MAX_NODES 10000u
+#define SCORER_DEFAULT_MAX_JSON_TOKENS (4u * 1024u * 1024u)
+#define SCORER_DEFAULT_MAX_TRACKED_NODES 10000u
+
+struct scorer_counters {
+	atomic_ulong reports_accepted;
+	atomic_ulong reports_duplicate;
+	atomic_ulong reports_rejected;	/* malformed or absurd */
+	atomic_ulong reports_table_full;
+	atomic_ulong requests_filter;
+	atomic_ulong requests_prioritize;
+	atomic_ulong requests_bad;	/* 4xx answers */
+};
+
+struct scorer {
+	struct table *table;
+	enum policy_kind policy;
+	enum policy_direction direction;
+	uint64_t stale_after_ns;	/* a report older than this is ignored */
+	struct scorer_limits limits;
+	/* Monotonic clock in ns; tests replace it to move time. */
+	uint64_t (*now_ns)(void);
+	uint64_t started_mono_ns;
+	struct scorer_counters counters;
+};
+
+#endif

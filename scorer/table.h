@@ -1,0 +1,52 @@
+/* The node table: the latest report of every node, in memory.
+ *
+ * One writer (ingest) and many readers (HTTP threads) share it under a
+ * read-write lock; lookups copy a node out so no pointer into the table ever
+ * escapes the lock. The number of nodes is fixed at creation: a report for a
+ * new node when the table is full is refused, never grows memory. */
+#ifndef NETSCHED_TABLE_H
+#define NETSCHED_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+
+struct table_node {
+	char name[REPORT_MAX_NODE_LEN + 1];
+	uint64_t instance_id;
+	uint64_t seq;
+	uint64_t arrival_mono_ns;	/* when the latest report arrived */
+	uint64_t window_ms;		/* longest covered time among its interfaces */
+	uint64_t rx_bytes_per_second;	/* summed over the node's interfaces */
+	uint64_t tx_bytes_per_second;
+	uint64_t link_bytes_per_second;	/* summed; 0 when any interface's speed is unknown */
+	uint32_t n_ifaces;
+};
+
+enum table_result {
+	TABLE_APPLIED,		/* new node, or newer report of a known one */
+	TABLE_DUPLICATE,	/* same agent instance, sequence not newer: ignored */
+	TABLE_FULL,		/* unknown node and no room: ignored */
+};
+
+struct table;
+
+/* NULL on allocation failure. max_nodes > 0. */
+struct table *table_create(size_t max_nodes);
+/* Accepts NULL. */
+void table_destroy(struct table *t);
+
+/* Applies a validated report that arrived at now_mono_ns. */
+enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns);
+
+/* Copies the node named by name[0..len) into *out. false if unknown. */
+bool table_get(struct table *t, const char *name, size_t len, struct table_node *out);
+
+/* Copies up to cap nodes into out (any order); returns how many. */
+size_t table_snapshot(struct table *t, struct table_node *out, size_t cap);
+size_t table_count(struct table *t);
+size_t table_capacity(const struct table *t);
+
+#endif
