@@ -1,0 +1,146 @@
+#include "ingest.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/pull.h>
+
+#include "clock.h"
+#include "log.h"
+
+struct ingest {
+	struct scorer *scorer;
+	nng_socket sock;
+	pthread_t thread;
+	bool thread_started;
+};
+
+/* A flood of bad reports must not become a flood of log lines: at most one
+ * line per second, with the count of what was not logged. */
+static void log_rejected(const char *why)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t last_ns, suppressed;
+	uint64_t now = clock_mono_ns();
+
+	pthread_mutex_lock(&lock);
+	if (now - last_ns >= NS_PER_SEC || last_ns == 0) {
+		if (suppressed)
+			log_warn("ingest", "report rejected: %s (%llu more rejected since last line)",
+				 why, (unsigned long long)suppressed);
+		else
+			log_warn("ingest", "report rejected: %s", why);
+		last_ns = now;
+		suppressed = 0;
+	} else {
+		suppressed++;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
+{
+	struct report r;
+	char err[512];
+	int rc;
+
+	rc = report_decode(data, len, &r, err, sizeof(err));
+	if (rc) {
+		atomic_fetch_add(&s->counters.reports_rejected, 1);
+		log_rejected(err);
+		return rc;
+	}
+	switch (table_apply(s->table, &r, s->now_ns())) {
+	case TABLE_APPLIED:
+		atomic_fetch_add(&s->counters.reports_accepted, 1);
+		log_debug("ingest", "%s: seq %llu, %u interfaces", r.node,
+			  (unsigned long long)r.seq, r.n_ifaces);
+		return 0;
+	case TABLE_DUPLICATE:
+		atomic_fetch_add(&s->counters.reports_duplicate, 1);
+		return -EALREADY;
+	case TABLE_FULL:
+	default:
+		atomic_fetch_add(&s->counters.reports_table_full, 1);
+		snprintf(err, sizeof(err), "%s: node table full at %zu nodes", r.node,
+			 table_capacity(s->table));
+		log_rejected(err);
+		return -ENOSPC;
+	}
+}
+
+static void *ingest_thread(void *arg)
+{
+	struct ingest *in = arg;
+
+	for (;;) {
+		nng_msg *msg;
+		int rv = nng_recvmsg(in->sock, &msg, 0);
+
+		if (rv == NNG_ECLOSED)
+			break;
+		if (rv) {
+			log_warn("ingest", "receive: %s", nng_strerror(rv));
+			continue;
+		}
+		ingest_message(in->scorer, nng_msg_body(msg), nng_msg_len(msg));
+		nng_msg_free(msg);
+	}
+	return NULL;
+}
+
+struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen)
+{
+	struct ingest *in;
+	int rv;
+
+	in = calloc(1, sizeof(*in));
+	if (!in) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	in->scorer = s;
+	rv = nng_pull0_open(&in->sock);
+	if (rv) {
+		snprintf(err, errlen, "open pull socket: %s", nng_strerror(rv));
+		goto out_free;
+	}
+	/* NNG drops anything larger before we see it: the first size bound. */
+	rv = nng_socket_set_size(in->sock, NNG_OPT_RECVMAXSZ, REPORT_MAX_BYTES);
+	if (rv) {
+		snprintf(err, errlen, "set receive limit: %s", nng_strerror(rv));
+		goto out_close;
+	}
+	rv = nng_listen(in->sock, url, NULL, 0);
+	if (rv) {
+		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
+		goto out_close;
+	}
+	rv = pthread_create(&in->thread, NULL, ingest_thread, in);
+	if (rv) {
+		snprintf(err, errlen, "start ingest thread: %s", strerror(rv));
+		goto out_close;
+	}
+	in->thread_started = true;
+	return in;
+
+out_close:
+	nng_close(in->sock);
+out_free:
+	free(in);
+	return NULL;
+}
+
+void ingest_stop(struct ingest *in)
+{
+	if (!in)
+		return;
+	nng_close(in->sock);
+	if (in->thread_started)
+		pthread_join(in->thread, NULL);
+	free(in);
+}

@@ -1,0 +1,24 @@
+/* Receiving agent reports: an NNG pull socket listening on --listen, and one
+ * thread that decodes, validates and applies each report to the node table.
+ * A bad report is dropped and counted; it never reaches the table. */
+#ifndef NETSCHED_INGEST_H
+#define NETSCHED_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scorer.h"
+
+struct ingest;
+
+/* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
+ * NULL on failure with err filled ("listen tcp://...: Address in use"). */
+struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen);
+/* Stops the thread and closes the socket. Accepts NULL. */
+void ingest_stop(struct ingest *in);
+
+/* Decodes one message and applies it; what the thread does per message.
+ * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */
+int ingest_message(struct scorer *s, const uint8_t *data, size_t len);
+
+#endif

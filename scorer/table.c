@@ -1,0 +1,190 @@
+#include "table.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct slot {
+	bool used;
+	struct table_node node;
+};
+
+/* Open addressing with linear probing over a power-of-two array at most half
+ * full, so a probe sequence always ends at an empty slot. Nodes are never
+ * removed, which keeps probing simple and lookups lock-cheap. */
+struct table {
+	pthread_rwlock_t lock;
+	size_t max_nodes;
+	size_t count;
+	size_t mask;
+	struct slot *slots;
+};
+
+struct table *table_create(size_t max_nodes)
+{
+	struct table *t;
+	size_t n = 16;
+
+	if (max_nodes == 0 || max_nodes > SIZE_MAX / 4 / sizeof(struct slot))
+		return NULL;
+	while (n < max_nodes * 2)
+		n *= 2;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->slots = calloc(n, sizeof(*t->slots));
+	if (!t->slots)
+		goto out_free_table;
+	if (pthread_rwlock_init(&t->lock, NULL))
+		goto out_free_slots;
+	t->max_nodes = max_nodes;
+	t->mask = n - 1;
+	return t;
+
+out_free_slots:
+	free(t->slots);
+out_free_table:
+	free(t);
+	return NULL;
+}
+
+void table_destroy(struct table *t)
+{
+	if (!t)
+		return;
+	pthread_rwlock_destroy(&t->lock);
+	free(t->slots);
+	free(t);
+}
+
+/* FNV-1a: short keys, no attacker-chosen seeds worth defending against here
+ * because the table is bounded and probing is over a half-empty array. */
+static size_t hash_name(const char *name, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 1099511628211ULL;
+	}
+	return (size_t)h;
+}
+
+/* The slot holding name, or the empty slot where it would go. */
+static struct slot *find_slot(const struct table *t, const char *name, size_t len)
+{
+	size_t i = hash_name(name, len) & t->mask;
+
+	for (;;) {
+		struct slot *s = &t->slots[i];
+
+		if (!s->used)
+			return s;
+		if (strnlen(s->node.name, len + 1) == len && memcmp(s->node.name, name, len) == 0)
+			return s;
+		i = (i + 1) & t->mask;
+	}
+}
+
+static void summarize(const struct report *r, struct table_node *n)
+{
+	uint64_t rx = 0, tx = 0, link = 0, window = 0;
+	bool link_known = r->n_ifaces > 0;
+
+	for (uint32_t i = 0; i < r->n_ifaces; i++) {
+		const struct report_iface *ifc = &r->ifaces[i];
+		uint64_t irx = report_iface_rx_rate(ifc), itx = report_iface_tx_rate(ifc);
+
+		/* Validation bounds each rate, and a report has at most
+		 * REPORT_MAX_INTERFACES of them, so these sums cannot overflow. */
+		rx += irx;
+		tx += itx;
+		if (ifc->link_speed_bps == 0)
+			link_known = false;
+		link += ifc->link_speed_bps / 8;
+		if (ifc->covered_ms > window)
+			window = ifc->covered_ms;
+	}
+	n->rx_bytes_per_second = rx;
+	n->tx_bytes_per_second = tx;
+	n->link_bytes_per_second = link_known ? link : 0;
+	n->window_ms = window;
+	n->n_ifaces = r->n_ifaces;
+}
+
+enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns)
+{
+	size_t len = strnlen(r->node, sizeof(r->node));
+	enum table_result res = TABLE_APPLIED;
+	struct slot *s;
+
+	pthread_rwlock_wrlock(&t->lock);
+	s = find_slot(t, r->node, len);
+	if (s->used) {
+		if (s->node.instance_id == r->instance_id && r->seq <= s->node.seq) {
+			res = TABLE_DUPLICATE;
+			goto out_unlock;
+		}
+	} else {
+		if (t->count >= t->max_nodes) {
+			res = TABLE_FULL;
+			goto out_unlock;
+		}
+		s->used = true;
+		memcpy(s->node.name, r->node, len);
+		s->node.name[len] = '\0';
+		t->count++;
+	}
+	s->node.instance_id = r->instance_id;
+	s->node.seq = r->seq;
+	s->node.arrival_mono_ns = now_mono_ns;
+	summarize(r, &s->node);
+out_unlock:
+	pthread_rwlock_unlock(&t->lock);
+	return res;
+}
+
+bool table_get(struct table *t, const char *name, size_t len, struct table_node *out)
+{
+	const struct slot *s;
+	bool found = false;
+
+	if (len == 0 || len > REPORT_MAX_NODE_LEN)
+		return false;
+	pthread_rwlock_rdlock(&t->lock);
+	s = find_slot(t, name, len);
+	if (s->used) {
+		*out = s->node;
+		found = true;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return found;
+}
+
+size_t table_snapshot(struct table *t, struct table_node *out, size_t cap)
+{
+	size_t n = 0;
+
+	pthread_rwlock_rdlock(&t->lock);
+	for (size_t i = 0; i <= t->mask && n < cap; i++) {
+		if (t->slots[i].used)
+			out[n++] = t->slots[i].node;
+	}
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
+size_t table_count(struct table *t)
+{
+	size_t n;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = t->count;
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
+size_t table_capacity(const struct table *t)
+{
+	return t->max_nodes;
+}

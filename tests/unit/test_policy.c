@@ -1,0 +1,105 @@
+/* Scores from bandwidth: the relative and utilization formulas, their edge
+ * cases (all idle, one node, none, huge rates), and direction selection. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "policy.h"
+
+#define MAXN 4
+#define NODATA UINT64_MAX /* marks a node without data in the tables below */
+
+struct policy_row {
+	const char *name;
+	enum policy_kind kind;
+	size_t n;
+	uint64_t rate[MAXN];
+	uint64_t link[MAXN];
+	int want[MAXN];
+};
+
+static const struct policy_row rows[] = {
+	{ "no nodes", POLICY_RELATIVE, 0, { 0 }, { 0 }, { 0 } },
+	{ "one idle node", POLICY_RELATIVE, 1, { 0 }, { 0 }, { 10 } },
+	{ "one busy node scores 0 (the plugin's behaviour)", POLICY_RELATIVE, 1, { 1000 }, { 0 }, { 0 } },
+	{ "all zero: every node Max, no division by zero", POLICY_RELATIVE, 3, { 0, 0, 0 }, { 0 }, { 10, 10, 10 } },
+	{ "linear between 0 and max", POLICY_RELATIVE, 4, { 0, 250, 500, 1000 }, { 0 }, { 10, 8, 5, 0 } },
+	{ "integer truncation like the Go plugin", POLICY_RELATIVE, 2, { 999, 1000 }, { 0 }, { 1, 0 } },
+	{ "huge rates do not overflow", POLICY_RELATIVE, 3,
+	  { UINT64_MAX - 1, UINT64_MAX / 2, 0 }, { 0 }, { 0, 5, 10 } },
+	{ "no data is neutral and not the max", POLICY_RELATIVE, 3,
+	  { NODATA, 100, 0 }, { 0 }, { POLICY_NEUTRAL_SCORE, 0, 10 } },
+	{ "only nodes without data", POLICY_RELATIVE, 2, { NODATA, NODATA }, { 0 },
+	  { POLICY_NEUTRAL_SCORE, POLICY_NEUTRAL_SCORE } },
+	{ "utilization: idle, half, full, over", POLICY_UTILIZATION, 4,
+	  { 0, 500, 1000, 5000 }, { 1000, 1000, 1000, 1000 }, { 10, 5, 0, 0 } },
+	{ "utilization rounds half up", POLICY_UTILIZATION, 2, { 150, 149 }, { 1000, 1000 }, { 8, 9 } },
+	{ "utilization: busiest node at 1 KB/s of 10 Gb/s still scores 10", POLICY_UTILIZATION, 2,
+	  { 1000, 0 }, { 1250000000, 1250000000 }, { 10, 10 } },
+	{ "utilization: unknown speed falls back to relative among those", POLICY_UTILIZATION, 4,
+	  { 100, 50, 900, NODATA }, { 0, 0, 1000, 1000 }, { 0, 5, 1, POLICY_NEUTRAL_SCORE } },
+	{ "utilization: huge values", POLICY_UTILIZATION, 2,
+	  { UINT64_MAX - 1, 1 }, { UINT64_MAX, UINT64_MAX }, { 0, 10 } },
+};
+
+static void test_policy_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		const struct policy_row *row = &rows[r];
+		struct policy_node nodes[MAXN] = { { 0 } };
+
+		for (size_t i = 0; i < row->n; i++) {
+			nodes[i].has_data = row->rate[i] != NODATA;
+			nodes[i].rate = row->rate[i] == NODATA ? 0 : row->rate[i];
+			nodes[i].link_bytes_per_second = row->link[i];
+			nodes[i].score = -1;
+		}
+		policy_score(row->kind, nodes, row->n);
+		for (size_t i = 0; i < row->n; i++) {
+			if (nodes[i].score != row->want[i])
+				fail_msg("%s: node %zu scored %d, want %d", row->name, i,
+					 nodes[i].score, row->want[i]);
+			assert_in_range(nodes[i].score, 0, POLICY_MAX_SCORE);
+		}
+	}
+}
+
+static void test_policy_rate_directions(void **state)
+{
+	(void)state;
+	assert_int_equal(policy_rate(POLICY_DIR_RX, 7, 3), 7);
+	assert_int_equal(policy_rate(POLICY_DIR_TX, 7, 3), 3);
+	assert_int_equal(policy_rate(POLICY_DIR_BOTH, 7, 3), 10);
+	assert_int_equal(policy_rate(POLICY_DIR_MAX, 7, 30), 30);
+	assert_true(policy_rate(POLICY_DIR_BOTH, UINT64_MAX, 5) == UINT64_MAX);
+}
+
+static void test_policy_parse(void **state)
+{
+	enum policy_kind k = POLICY_RELATIVE;
+	enum policy_direction d = POLICY_DIR_RX;
+
+	(void)state;
+	assert_int_equal(policy_parse_kind("utilization", &k), 0);
+	assert_int_equal(k, POLICY_UTILIZATION);
+	assert_int_not_equal(policy_parse_kind("Relative", &k), 0);
+	assert_int_equal(k, POLICY_UTILIZATION); /* untouched on error */
+	assert_int_equal(policy_parse_direction("max", &d), 0);
+	assert_int_equal(d, POLICY_DIR_MAX);
+	assert_int_not_equal(policy_parse_direction("", &d), 0);
+	assert_string_equal(policy_kind_name(POLICY_RELATIVE), "relative");
+	assert_string_equal(policy_direction_name(POLICY_DIR_BOTH), "both");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_rows),
+		cmocka_unit_test(test_policy_rate_directions),
+		cmocka_unit_test(test_policy_parse),
+	};
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}

@@ -1,0 +1,159 @@
+/* The node table: apply, duplicates, agent restarts, capacity, summaries. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "table.h"
+
+static struct report make_report(const char *node, uint64_t instance, uint64_t seq,
+				 uint64_t rx_bytes, uint64_t covered_ms)
+{
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.instance_id = instance;
+	r.seq = seq;
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	r.ifaces[0].rx_bytes = rx_bytes;
+	r.ifaces[0].tx_bytes = rx_bytes / 2;
+	r.ifaces[0].covered_ms = covered_ms;
+	return r;
+}
+
+static void test_table_apply_and_get(void **state)
+{
+	struct table *t = table_create(4);
+	struct report r = make_report("node-a", 1, 1, 10000, 2000);
+	struct table_node n;
+
+	(void)state;
+	assert_non_null(t);
+	assert_false(table_get(t, "node-a", 6, &n));
+	assert_int_equal(table_apply(t, &r, 111), TABLE_APPLIED);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_string_equal(n.name, "node-a");
+	assert_int_equal(n.rx_bytes_per_second, 5000);
+	assert_int_equal(n.tx_bytes_per_second, 2500);
+	assert_int_equal(n.arrival_mono_ns, 111);
+	assert_int_equal(n.link_bytes_per_second, 0);
+	/* Lookups use the length, not a terminator, and never match a prefix. */
+	assert_true(table_get(t, "node-ab", 6, &n));
+	assert_false(table_get(t, "node", 4, &n));
+	assert_false(table_get(t, "node-a\0x", 8, &n));
+	table_destroy(t);
+}
+
+static void test_table_sequence_rules(void **state)
+{
+	struct table *t = table_create(4);
+	struct report r;
+	struct table_node n;
+
+	(void)state;
+	r = make_report("node-a", 1, 5, 1000, 1000);
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	r = make_report("node-a", 1, 5, 9000, 1000);
+	assert_int_equal(table_apply(t, &r, 2), TABLE_DUPLICATE);
+	r = make_report("node-a", 1, 4, 9000, 1000);
+	assert_int_equal(table_apply(t, &r, 3), TABLE_DUPLICATE);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_int_equal(n.rx_bytes_per_second, 1000); /* unchanged by the duplicates */
+	assert_int_equal(n.arrival_mono_ns, 1);
+	/* A restarted agent has a new instance id and starts counting again. */
+	r = make_report("node-a", 2, 1, 3000, 1000);
+	assert_int_equal(table_apply(t, &r, 4), TABLE_APPLIED);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_int_equal(n.rx_bytes_per_second, 3000);
+	table_destroy(t);
+}
+
+static void test_table_full(void **state)
+{
+	struct table *t = table_create(2);
+	struct report r;
+	struct table_node all[4];
+
+	(void)state;
+	r = make_report("a", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	r = make_report("b", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	r = make_report("c", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 1), TABLE_FULL);
+	/* Known nodes still update when full. */
+	r = make_report("a", 1, 2, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	assert_int_equal(table_count(t), 2);
+	assert_int_equal(table_snapshot(t, all, 4), 2);
+	assert_int_equal(table_snapshot(t, all, 1), 1);
+	table_destroy(t);
+}
+
+static void test_table_link_speed(void **state)
+{
+	struct table *t = table_create(8);
+	struct report r = make_report("n", 1, 1, 0, 1000);
+	struct table_node n;
+
+	(void)state;
+	r.n_ifaces = 2;
+	snprintf(r.ifaces[1].name, sizeof(r.ifaces[1].name), "eth1");
+	r.ifaces[0].link_speed_bps = 1000000000;
+	r.ifaces[1].link_speed_bps = 1000000000;
+	r.ifaces[1].rx_bytes = 4000;
+	r.ifaces[1].covered_ms = 2000;
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	assert_true(table_get(t, "n", 1, &n));
+	assert_int_equal(n.link_bytes_per_second, 250000000);
+	assert_int_equal(n.rx_bytes_per_second, 2000);
+	assert_int_equal(n.window_ms, 2000);
+	/* One interface of unknown speed makes the node's speed unknown. */
+	r.seq = 2;
+	r.ifaces[1].link_speed_bps = 0;
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	assert_true(table_get(t, "n", 1, &n));
+	assert_int_equal(n.link_bytes_per_second, 0);
+	table_destroy(t);
+}
+
+static void test_table_many_nodes(void **state)
+{
+	enum { N = 5000 };
+	struct table *t = table_create(N);
+	struct table_node n;
+	char name[32];
+
+	(void)state;
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "node-%u", i);
+		struct report r = make_report(name, 1, 1, (uint64_t)i * 1000, 1000);
+		assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "node-%u", i);
+		assert_true(table_get(t, name, strlen(name), &n));
+		assert_int_equal(n.rx_bytes_per_second, (uint64_t)i * 1000);
+	}
+	assert_int_equal(table_count(t), N);
+	assert_null(table_create(0));
+	table_destroy(NULL);
+	table_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table_apply_and_get),
+		cmocka_unit_test(test_table_sequence_rules),
+		cmocka_unit_test(test_table_full),
+		cmocka_unit_test(test_table_link_speed),
+		cmocka_unit_test(test_table_many_nodes),
+	};
+	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
+}
