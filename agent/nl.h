@@ -1,0 +1,35 @@
+/* The rtnetlink counter source (libmnl): RTM_GETLINK to find an interface by
+ * name, RTM_GETSTATS with IFLA_STATS_LINK_64 to read the 64-bit counters of
+ * every interface in one dump (5-12x cheaper than a GETLINK dump).
+ *
+ * A netlink socket belongs to the network namespace it was opened in, so
+ * open it inside the namespace to be read (see netns.h); it keeps reading
+ * that namespace after the caller has switched back. Reading link stats
+ * needs no privilege. Every call is bounded by a receive timeout: a kernel
+ * that never answers cannot hang the agent. Not thread-safe. */
+#ifndef NETSCHED_NL_H
+#define NETSCHED_NL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "counters.h"
+
+struct nl;
+
+/* NULL on failure with err naming the step and strerror. */
+struct nl *nl_open(char *err, size_t errlen);
+/* Accepts NULL. */
+void nl_close(struct nl *nl);
+
+/* The ifindex of the interface called name: 0, -ENODEV, or -errno. */
+int nl_ifindex(struct nl *nl, const char *name, uint32_t *ifindex);
+
+/* Called once per interface in a stats dump. */
+typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct counters *c);
+
+/* Dumps the counters of every interface. 0 or -errno; on error fn may have
+ * been called for some interfaces already. */
+int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,55 @@
+/* The agent's settings: defaults, flags and the YAML --config file, through
+ * one option table (common/cli.h). Flags win over the file. */
+#ifndef NETSCHED_AGENT_OPTIONS_H
+#define NETSCHED_AGENT_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "report.h"
+#include "sender.h"
+
+struct agent_link_speed {
+	char ifname[REPORT_MAX_IFNAME_LEN + 1];
+	uint64_t bps;
+};
+
+struct agent_options {
+	char node[REPORT_MAX_NODE_LEN + 1];
+	size_t n_interfaces;
+	char interfaces[REPORT_MAX_INTERFACES][REPORT_MAX_IFNAME_LEN + 1];
+	size_t n_scorers;
+	char scorers[SENDER_MAX_SCORERS][SENDER_URL_MAX];
+	uint64_t sample_interval_ms;
+	uint64_t window_ms;
+	uint64_t report_interval_ms;
+	char netns[256];
+	size_t n_link_speeds;
+	struct agent_link_speed link_speeds[REPORT_MAX_INTERFACES];
+	enum log_level log_level;
+	bool once;
+	bool check_config;
+	bool help;
+};
+
+/* The most sample intervals one window may hold (an hour of 1 s samples). */
+#define AGENT_MAX_WINDOW_SLOTS 3600u
+
+void agent_options_defaults(struct agent_options *o);
+
+/* Applies the config file and the flags, fills the node name from
+ * $NODE_NAME or the host name when unset, and checks the options against
+ * each other. Returns 0, or -EINVAL with err set to one line naming the
+ * option and the problem. */
+int agent_options_parse(struct agent_options *o, int argc, char **argv, char *err,
+			size_t errlen);
+
+void agent_options_usage(FILE *f);
+
+/* The --link-speed override for ifname in bits per second, or 0. */
+uint64_t agent_options_link_speed(const struct agent_options *o, const char *ifname);
+
+#endif

@@ -1,0 +1,141 @@
+#include "window.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NS_PER_SEC 1000000000ULL
+
+int window_init(struct window *w, uint32_t cap)
+{
+	memset(w, 0, sizeof(*w));
+	if (cap == 0)
+		return -EINVAL;
+	w->slots = calloc(cap, sizeof(*w->slots));
+	if (!w->slots)
+		return -ENOMEM;
+	w->cap = cap;
+	return 0;
+}
+
+void window_free(struct window *w)
+{
+	free(w->slots);
+	w->slots = NULL;
+	w->cap = w->head = w->count = 0;
+}
+
+static void push(struct window *w, const struct window_slot *s)
+{
+	w->slots[w->head] = *s;
+	w->head = (w->head + 1) % w->cap;
+	if (w->count < w->cap)
+		w->count++;
+}
+
+static void prime(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx)
+{
+	w->primed = true;
+	w->prev_ns = now_ns;
+	w->prev_rx = rx;
+	w->prev_tx = tx;
+}
+
+/* bytes over dur_ns as bytes per second, without overflow. */
+static uint64_t per_second(uint64_t bytes, uint64_t dur_ns)
+{
+	unsigned __int128 r;
+
+	if (dur_ns == 0)
+		return UINT64_MAX;
+	r = (unsigned __int128)bytes * NS_PER_SEC / dur_ns;
+	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+enum window_event window_add(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx,
+			     uint64_t max_gap_ns, uint64_t max_bytes_per_second)
+{
+	struct window_slot s = { .end_ns = now_ns };
+	uint64_t dur;
+
+	if (!w->primed) {
+		prime(w, now_ns, rx, tx);
+		return WINDOW_PRIMED;
+	}
+	dur = now_ns > w->prev_ns ? now_ns - w->prev_ns : 0;
+	if (rx < w->prev_rx || tx < w->prev_tx) {
+		w->resets++;
+		prime(w, now_ns, rx, tx);
+		return WINDOW_RESET;
+	}
+	if (dur == 0 || dur > max_gap_ns) {
+		/* The bytes are real, but we cannot say when inside the pause they
+		 * flowed; a gap slot keeps the window's clock moving. */
+		w->gaps++;
+		s.dur_ns = dur;
+		push(w, &s);
+		prime(w, now_ns, rx, tx);
+		return WINDOW_GAP;
+	}
+	s.dur_ns = dur;
+	s.rx_bytes = rx - w->prev_rx;
+	s.tx_bytes = tx - w->prev_tx;
+	if (max_bytes_per_second && (per_second(s.rx_bytes, dur) > max_bytes_per_second ||
+				     per_second(s.tx_bytes, dur) > max_bytes_per_second)) {
+		w->absurd++;
+		s.rx_bytes = s.tx_bytes = 0;
+		push(w, &s);
+		prime(w, now_ns, rx, tx);
+		return WINDOW_ABSURD;
+	}
+	s.valid = true;
+	push(w, &s);
+	prime(w, now_ns, rx, tx);
+	return WINDOW_DELTA;
+}
+
+void window_gap(struct window *w, uint64_t now_ns)
+{
+	struct window_slot s = { .end_ns = now_ns };
+
+	w->gaps++;
+	if (w->primed && now_ns > w->prev_ns)
+		s.dur_ns = now_ns - w->prev_ns;
+	push(w, &s);
+	w->primed = false;
+}
+
+void window_reprime(struct window *w)
+{
+	w->primed = false;
+}
+
+void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+		  struct window_stats *out)
+{
+	struct window_stats st = { 0 };
+
+	for (uint32_t k = 0; k < w->count; k++) {
+		const struct window_slot *s = &w->slots[(w->head + w->cap - 1 - k) % w->cap];
+		uint64_t rate;
+
+		if (s->end_ns > now_ns)
+			continue; /* taken after now: not ours to report */
+		if (now_ns - s->end_ns >= span_ns)
+			break; /* newest first: everything after this is older */
+		st.slots++;
+		if (!s->valid)
+			continue;
+		st.samples++;
+		st.rx_bytes += s->rx_bytes;
+		st.tx_bytes += s->tx_bytes;
+		st.covered_ns += s->dur_ns;
+		rate = per_second(s->rx_bytes, s->dur_ns);
+		if (rate > st.rx_peak_bytes_per_second)
+			st.rx_peak_bytes_per_second = rate;
+		rate = per_second(s->tx_bytes, s->dur_ns);
+		if (rate > st.tx_peak_bytes_per_second)
+			st.tx_peak_bytes_per_second = rate;
+	}
+	*out = st;
+}

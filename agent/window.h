@@ -1,0 +1,85 @@
+/* The sliding window of one interface: a ring of per-sample counter deltas.
+ *
+ * Counters are cumulative; the window turns consecutive readings into deltas
+ * and keeps the most recent ones. Three rules keep it honest:
+ *  - the first reading (and the first after a reset or gap) only primes:
+ *    there is nothing to subtract it from, so no delta is recorded;
+ *  - a counter that goes backwards is a reset (device re-created, driver
+ *    reload, ifindex change): re-prime, never a huge unsigned "delta";
+ *  - a missed or late sample is a gap: no delta and no covered time, so an
+ *    outage neither reads as zero traffic nor stretches a rate.
+ * A delta implying more than max_bytes_per_second (when known) is dropped as
+ * absurd and the window re-primes from the new reading.
+ *
+ * Times are monotonic nanoseconds supplied by the caller (tests drive them).
+ * The window owns its slot array; window_free() releases it. Not thread-safe. */
+#ifndef NETSCHED_WINDOW_H
+#define NETSCHED_WINDOW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One sample interval. A gap is a slot without data, so it still ages out. */
+struct window_slot {
+	uint64_t end_ns;
+	uint64_t dur_ns;
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	bool valid;
+};
+
+struct window {
+	struct window_slot *slots;
+	uint32_t cap;
+	uint32_t head;		/* next slot to write */
+	uint32_t count;		/* slots in use, <= cap */
+	bool primed;
+	uint64_t prev_ns;
+	uint64_t prev_rx;
+	uint64_t prev_tx;
+	/* Lifetime counts, for logs and metrics. */
+	uint64_t resets;
+	uint64_t gaps;
+	uint64_t absurd;
+};
+
+enum window_event {
+	WINDOW_PRIMED,	/* first reading: nothing recorded yet */
+	WINDOW_DELTA,	/* a delta was recorded */
+	WINDOW_RESET,	/* a counter went backwards: re-primed */
+	WINDOW_GAP,	/* too long since the last reading: re-primed */
+	WINDOW_ABSURD,	/* delta above the limit: dropped, re-primed */
+};
+
+/* What the window holds over a span ending now. */
+struct window_stats {
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	uint64_t covered_ns;	/* time the recorded deltas cover */
+	uint32_t samples;	/* deltas present */
+	uint32_t slots;		/* deltas and gaps in the span */
+	uint64_t rx_peak_bytes_per_second;
+	uint64_t tx_peak_bytes_per_second;
+};
+
+/* cap is the number of sample intervals kept (>= 1). 0 or -ENOMEM. */
+int window_init(struct window *w, uint32_t cap);
+/* Accepts a zeroed or already freed window. */
+void window_free(struct window *w);
+
+/* Feeds one reading taken at now_ns. A reading more than max_gap_ns after the
+ * previous one is a gap. max_bytes_per_second 0 means no limit. */
+enum window_event window_add(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx,
+			     uint64_t max_gap_ns, uint64_t max_bytes_per_second);
+
+/* A reading that could not be taken (interface gone, read failed). */
+void window_gap(struct window *w, uint64_t now_ns);
+
+/* Forgets the previous reading (e.g. the ifindex changed), keeping the deltas. */
+void window_reprime(struct window *w);
+
+/* Sums the slots that ended within span_ns before now_ns. */
+void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+		  struct window_stats *out);
+
+#endif

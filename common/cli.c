@@ -1,0 +1,151 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <string.h>
+
+#include "config.h"
+#include "units.h"
+
+struct file_ctx {
+	const struct cli_opt *opts;
+	size_t n;
+	void *ctx;
+};
+
+static const struct cli_opt *find(const struct cli_opt *opts, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+static int from_file(void *arg, const char *key, const char *value, char *why, size_t len)
+{
+	const struct file_ctx *fc = arg;
+	const struct cli_opt *op = find(fc->opts, fc->n, key);
+
+	if (!op || strcmp(key, "config") == 0) {
+		snprintf(why, len, "unknown option");
+		return -EINVAL;
+	}
+	if (op->kind == CLI_FLAG) {
+		snprintf(why, len, "a command-line flag, not allowed in a config file");
+		return -EINVAL;
+	}
+	return op->set(fc->ctx, value, why, len);
+}
+
+int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **argv, char *err,
+	      size_t errlen)
+{
+	struct option longopts[CLI_MAX_OPTS + 2];
+	struct file_ctx fc = { opts, n, ctx };
+	const size_t config_code = 256 + CLI_MAX_OPTS;
+	const char *config = NULL;
+	char why[256];
+	size_t k = 0;
+	int c;
+
+	if (n > CLI_MAX_OPTS) {
+		snprintf(err, errlen, "%zu options, limit %d", n, CLI_MAX_OPTS);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (opts[i].kind == CLI_FILE_ONLY)
+			continue;
+		longopts[k++] = (struct option){ opts[i].name,
+						 opts[i].kind == CLI_FLAG ? no_argument :
+									   required_argument,
+						 NULL, (int)(256 + i) };
+	}
+	longopts[k++] = (struct option){ "config", required_argument, NULL, (int)config_code };
+	longopts[k] = (struct option){ NULL, 0, NULL, 0 };
+
+	/* Find the file first, so that flags override it wherever they stand. */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if (c == (int)config_code)
+			config = optarg;
+	if (config && config_load(config, from_file, &fc, err, errlen))
+		return -EINVAL;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		const struct cli_opt *op;
+
+		if (c == (int)config_code)
+			continue;
+		if (c < 256 || c >= (int)config_code) {
+			if (optopt)
+				snprintf(err, errlen, "%s: missing value", argv[optind - 1]);
+			else
+				snprintf(err, errlen, "%s: unknown option (see --help)",
+					 argv[optind - 1]);
+			return -EINVAL;
+		}
+		op = &opts[c - 256];
+		snprintf(why, sizeof(why), "invalid value");
+		if (op->set(ctx, op->kind == CLI_FLAG ? NULL : optarg, why, sizeof(why))) {
+			if (op->kind == CLI_FLAG)
+				snprintf(err, errlen, "--%s: %s", op->name, why);
+			else
+				snprintf(err, errlen, "--%s %s: %s", op->name, optarg, why);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "%s: unexpected argument (see --help)", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void cli_usage(FILE *f, const char *prog, const struct cli_opt *opts, size_t n)
+{
+	fprintf(f, "usage: %s [options]\n", prog);
+	for (size_t i = 0; i < n; i++)
+		if (opts[i].help && opts[i].kind != CLI_FILE_ONLY)
+			fprintf(f, "  --%-18s %s\n", opts[i].name, opts[i].help);
+	fprintf(f, "  --%-18s %s\n", "config", "FILE  YAML file whose keys are these option names");
+}
+
+int cli_set_string(char *dst, size_t cap, const char *v, char *why, size_t len)
+{
+	size_t n = strlen(v);
+
+	if (n >= cap) {
+		snprintf(why, len, "%zu bytes, limit %zu", n, cap - 1);
+		return -EINVAL;
+	}
+	memcpy(dst, v, n + 1);
+	return 0;
+}
+
+int cli_set_duration(uint64_t *dst, const char *v, uint64_t min_ms, uint64_t max_ms, char *why,
+		     size_t len)
+{
+	uint64_t ms;
+
+	if (units_parse_duration_ms(v, &ms) || ms < min_ms || ms > max_ms) {
+		snprintf(why, len, "expected a duration from %llums to %llus, such as 2s",
+			 (unsigned long long)min_ms, (unsigned long long)(max_ms / 1000));
+		return -EINVAL;
+	}
+	*dst = ms;
+	return 0;
+}
+
+int cli_set_count(uint64_t *dst, const char *v, uint64_t max, char *why, size_t len)
+{
+	uint64_t n;
+
+	if (units_parse_u64(v, max, &n) || n == 0) {
+		snprintf(why, len, "expected a count from 1 to %llu", (unsigned long long)max);
+		return -EINVAL;
+	}
+	*dst = n;
+	return 0;
+}

@@ -1,0 +1,163 @@
+/* The sliding window: the first sample, deltas, counter resets, gaps (missed
+ * and late samples), absurd samples, ageing out and huge counters. Each row
+ * feeds readings at given times and checks every event and the final sums. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "window.h"
+
+#define MS 1000000ULL
+#define MAXSTEPS 8
+#define MISS UINT64_MAX	/* a step whose reading could not be taken */
+#define BIG (UINT64_MAX - 1000)
+
+struct step {
+	uint64_t t_ms;
+	uint64_t rx;
+	uint64_t tx;
+	int want;	/* enum window_event, or -1 for a MISS step */
+};
+
+struct window_row {
+	const char *name;
+	uint32_t cap;			/* slots */
+	uint64_t limit;			/* bytes per second, 0 = none */
+	struct step steps[MAXSTEPS];
+	size_t n;
+	uint64_t now_ms, span_ms;	/* the stats query */
+	uint64_t rx, tx, covered_ms;
+	uint32_t samples, slots;
+	uint64_t rx_peak;
+};
+
+static const struct window_row rows[] = {
+	{ "first sample only primes", 4, 0,
+	  { { 0, 5000, 7000, WINDOW_PRIMED } }, 1,
+	  0, 4000, 0, 0, 0, 0, 0, 0 },
+	{ "steady deltas sum, peak is the largest one-second rate", 4, 0,
+	  { { 0, 100, 10, WINDOW_PRIMED }, { 1000, 1100, 20, WINDOW_DELTA },
+	    { 2000, 4100, 30, WINDOW_DELTA }, { 3000, 4600, 40, WINDOW_DELTA } }, 4,
+	  3000, 4000, 4500, 30, 3000, 3, 3, 3000 },
+	{ "counter going backwards is a reset, never a spike", 8, 0,
+	  { { 0, 1000, 1000, WINDOW_PRIMED }, { 1000, 2000, 2000, WINDOW_DELTA },
+	    { 2000, 50, 2500, WINDOW_RESET }, { 3000, 150, 2600, WINDOW_DELTA } }, 4,
+	  3000, 8000, 1100, 1100, 2000, 2, 2, 1000 },
+	{ "only tx going backwards is a reset too", 8, 0,
+	  { { 0, 1000, 1000, WINDOW_PRIMED }, { 1000, 2000, 10, WINDOW_RESET },
+	    { 2000, 2500, 20, WINDOW_DELTA } }, 3,
+	  2000, 8000, 500, 10, 1000, 1, 1, 500 },
+	{ "a missed sample is a gap: not zero, not covered time", 8, 0,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 1000, 0, WINDOW_DELTA }, { 2000, MISS, 0, -1 },
+	    { 3000, 9000, 0, WINDOW_PRIMED }, { 4000, 10000, 0, WINDOW_DELTA } }, 5,
+	  4000, 8000, 2000, 0, 2000, 2, 3, 1000 },
+	{ "a late sample is a gap: its bytes have no reliable time", 8, 0,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 1000, 0, WINDOW_DELTA },
+	    { 9000, 900000, 0, WINDOW_GAP }, { 10000, 901000, 0, WINDOW_DELTA } }, 4,
+	  10000, 20000, 2000, 0, 2000, 2, 3, 1000 },
+	{ "absurd sample above the limit is dropped and re-primes", 8, 1000,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 500, 0, WINDOW_DELTA },
+	    { 2000, 500000, 0, WINDOW_ABSURD }, { 3000, 500900, 0, WINDOW_DELTA } }, 4,
+	  3000, 8000, 1400, 0, 2000, 2, 3, 900 },
+	{ "old slots age out of the span", 8, 0,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 7000, 0, WINDOW_DELTA },
+	    { 2000, 7100, 0, WINDOW_DELTA }, { 3000, 7200, 0, WINDOW_DELTA } }, 4,
+	  3000, 2000, 200, 0, 2000, 2, 2, 100 },
+	{ "the ring overwrites the oldest slot", 2, 0,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 7000, 0, WINDOW_DELTA },
+	    { 2000, 7100, 0, WINDOW_DELTA }, { 3000, 7200, 0, WINDOW_DELTA } }, 4,
+	  3000, 100000, 200, 0, 2000, 2, 2, 100 },
+	{ "counters near 2^64 do not overflow", 4, 0,
+	  { { 0, BIG, BIG, WINDOW_PRIMED }, { 1000, BIG + 500, BIG + 1000, WINDOW_DELTA } }, 2,
+	  1000, 4000, 500, 1000, 1000, 1, 1, 500 },
+	{ "idle interface: zero bytes but covered time", 4, 0,
+	  { { 0, 42, 42, WINDOW_PRIMED }, { 1000, 42, 42, WINDOW_DELTA },
+	    { 2000, 42, 42, WINDOW_DELTA } }, 3,
+	  2000, 4000, 0, 0, 2000, 2, 2, 0 },
+	{ "a query before a slot's time ignores it", 4, 0,
+	  { { 0, 0, 0, WINDOW_PRIMED }, { 1000, 100, 0, WINDOW_DELTA },
+	    { 2000, 300, 0, WINDOW_DELTA } }, 3,
+	  1500, 4000, 100, 0, 1000, 1, 1, 100 },
+};
+
+static void test_window_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		const struct window_row *row = &rows[r];
+		struct window w;
+		struct window_stats st;
+
+		assert_int_equal(window_init(&w, row->cap), 0);
+		for (size_t i = 0; i < row->n; i++) {
+			const struct step *s = &row->steps[i];
+
+			if (s->rx == MISS) {
+				window_gap(&w, s->t_ms * MS);
+				continue;
+			}
+			int ev = (int)window_add(&w, s->t_ms * MS, s->rx, s->tx, 2000 * MS,
+						 row->limit);
+			if (ev != s->want)
+				fail_msg("%s: step %zu gave event %d, want %d", row->name, i, ev,
+					 s->want);
+		}
+		window_stats(&w, row->now_ms * MS, row->span_ms * MS, &st);
+		if (st.rx_bytes != row->rx || st.tx_bytes != row->tx ||
+		    st.covered_ns != row->covered_ms * MS || st.samples != row->samples ||
+		    st.slots != row->slots || st.rx_peak_bytes_per_second != row->rx_peak)
+			fail_msg("%s: got rx %llu tx %llu covered %llu ms samples %u slots %u peak "
+				 "%llu; want rx %llu tx %llu covered %llu ms samples %u slots %u "
+				 "peak %llu",
+				 row->name, (unsigned long long)st.rx_bytes,
+				 (unsigned long long)st.tx_bytes,
+				 (unsigned long long)(st.covered_ns / MS), st.samples, st.slots,
+				 (unsigned long long)st.rx_peak_bytes_per_second,
+				 (unsigned long long)row->rx, (unsigned long long)row->tx,
+				 (unsigned long long)row->covered_ms, row->samples, row->slots,
+				 (unsigned long long)row->rx_peak);
+		window_free(&w);
+	}
+}
+
+static void test_window_counts_events(void **state)
+{
+	struct window w;
+
+	(void)state;
+	assert_int_equal(window_init(&w, 4), 0);
+	window_add(&w, 0, 100, 100, 2000 * MS, 0);
+	window_add(&w, 1000 * MS, 50, 100, 2000 * MS, 0);	/* reset */
+	window_gap(&w, 2000 * MS);
+	window_add(&w, 3000 * MS, 60, 100, 2000 * MS, 0);	/* primes after the gap */
+	window_add(&w, 9000 * MS, 70, 100, 2000 * MS, 0);	/* late: gap */
+	assert_int_equal(w.resets, 1);
+	assert_int_equal(w.gaps, 2);
+	assert_int_equal(w.absurd, 0);
+	window_reprime(&w);
+	assert_int_equal(window_add(&w, 10000 * MS, 0, 0, 2000 * MS, 0), WINDOW_PRIMED);
+	window_free(&w);
+	window_free(&w); /* a freed window may be freed again */
+}
+
+static void test_window_init_rejects_zero(void **state)
+{
+	struct window w;
+
+	(void)state;
+	assert_int_equal(window_init(&w, 0), -EINVAL);
+	window_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_window_rows),
+		cmocka_unit_test(test_window_counts_events),
+		cmocka_unit_test(test_window_init_rejects_zero),
+	};
+	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
+}
