@@ -13,6 +13,7 @@ struct counters {
 	uint64_t tx_dropped;
 	uint64_t rx_errors;
 	uint64_t tx_errors;
+	uint64_t rx_missed_errors;	/* the NIC's FIFO overflowed: a saturation signal */
 };
 
 #endif

@@ -6,6 +6,12 @@
 
 #include <stdint.h>
 
+/* --link-speed IF=SPEED: for NICs whose speed the kernel does not know. */
+struct linkspeed_override {
+	char ifname[16];
+	uint64_t bps;
+};
+
 /* Bits per second, or 0 when the kernel does not know. root is normally
  * "/sys/class/net" (tests point it elsewhere). */
 uint64_t linkspeed_read(const char *root, const char *ifname);

@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "clock.h"
-#include "linkspeed.h"
 #include "log.h"
 #include "netns.h"
 #include "nl.h"
@@ -39,29 +39,56 @@ static void sleep_until(uint64_t deadline_ns)
 		;
 }
 
-/* The netlink socket is opened inside --netns, then we come back: reports
- * must leave from the namespace where the scorers are reachable. */
-static struct nl *open_source(const struct agent_options *o, char *err, size_t errlen)
+/* Opens the counter source, inside --netns when given, and comes back:
+ * reports must leave from the namespace where the scorers are reachable.
+ * Netlink unless it fails (or --source sysfs). */
+static int open_source(struct agent_options *o, struct nl **nl, bool *sysfs_ok, char *err,
+		       size_t errlen)
 {
-	struct nl *nl;
-	int saved;
+	char why[256];
+	int saved = -1, rc = 0;
 
-	if (!o->netns[0])
-		return nl_open(err, errlen);
-	if (netns_enter(o->netns, &saved, err, errlen))
-		return NULL;
-	nl = nl_open(err, errlen);
-	if (netns_leave(saved)) {
+	*nl = NULL;
+	*sysfs_ok = true;
+	if (o->netns[0]) {
+		rc = netns_enter(o->netns, &saved, err, errlen);
+		if (rc)
+			return rc;
+		if (netns_remount_sysfs(why, sizeof(why))) {
+			log_warn("agent", "%s: netns %s: %s; link speeds unknown and no sysfs source",
+				 o->node, o->netns, why);
+			*sysfs_ok = false;
+		}
+	}
+	if (o->source == SAMPLER_NETLINK) {
+		*nl = nl_open(why, sizeof(why));
+		if (!*nl && o->source_set) {
+			snprintf(err, errlen, "%s", why);
+			rc = -EIO;
+		} else if (!*nl) {
+			log_warn("agent", "%s: %s; falling back to sysfs", o->node, why);
+			o->source = SAMPLER_SYSFS;
+		}
+	}
+	if (!rc && o->source == SAMPLER_SYSFS && !*sysfs_ok) {
+		snprintf(err, errlen, "--source sysfs: /sys does not show netns %s", o->netns);
+		rc = -EIO;
+	}
+	if (saved >= 0 && netns_leave(saved)) {
 		snprintf(err, errlen, "netns: cannot return to the agent's namespace: %s",
 			 strerror(errno));
-		nl_close(nl);
-		return NULL;
+		rc = -EIO;
 	}
-	return nl;
+	if (rc) {
+		nl_close(*nl);
+		*nl = NULL;
+	}
+	return rc;
 }
 
 static void report_build(struct report *r, const struct agent_options *o,
-			 const struct sampler *sm, uint64_t instance, uint64_t seq, uint64_t now)
+			 const struct sampler *sm, uint64_t instance, uint64_t seq, uint64_t now,
+			 uint64_t span_ms)
 {
 	uint64_t end = clock_unix_ms();
 
@@ -70,7 +97,7 @@ static void report_build(struct report *r, const struct agent_options *o,
 	r->instance_id = instance;
 	r->seq = seq;
 	r->window_end_unix_ms = end;
-	r->window_start_unix_ms = end > o->window_ms ? end - o->window_ms : 0;
+	r->window_start_unix_ms = end > span_ms ? end - span_ms : 0;
 	r->sample_interval_ms = (uint32_t)o->sample_interval_ms;
 	sampler_fill(sm, now, r);
 }
@@ -104,18 +131,64 @@ static void send_report(struct sender *snd, const struct report *r)
 	sender_send(snd, wire, len);
 }
 
+/* --once: two readings one interval apart, printed as one JSON report. */
+static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t instance)
+{
+	static struct report r;
+	uint64_t now;
+
+	sampler_tick(sm, clock_mono_ns());
+	sleep_until(clock_mono_ns() + o->sample_interval_ms * NS_PER_MS);
+	if (stop_signal)
+		return 0;
+	now = clock_mono_ns();
+	sampler_tick(sm, now);
+	report_build(&r, o, sm, instance, 1, now, o->sample_interval_ms);
+	return print_once(&r) ? 1 : 0;
+}
+
+static void run_loop(const struct agent_options *o, struct sampler *sm, struct sender *snd,
+		     uint64_t instance)
+{
+	static struct report r;
+	const uint64_t interval_ns = o->sample_interval_ms * NS_PER_MS;
+	const uint64_t report_ns = o->report_interval_ms * NS_PER_MS;
+	uint64_t seq = 0, now = clock_mono_ns();
+	uint64_t next_sample = now, next_report = now + report_ns;
+
+	while (!stop_signal) {
+		sleep_until(next_sample);
+		if (stop_signal)
+			break;
+		now = clock_mono_ns();
+		sampler_tick(sm, now);
+		if (now >= next_report) {
+			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
+			send_report(snd, &r);
+			next_report += report_ns;
+			if (next_report <= now) /* we fell behind: skip, never burst */
+				next_report = now + report_ns;
+		}
+		next_sample += interval_ns;
+		if (next_sample <= now)
+			next_sample = now + interval_ns;
+	}
+	log_info("agent", "%s: %s: stopping after %llu reports", o->node, strsignal(stop_signal),
+		 (unsigned long long)seq);
+}
+
 int main(int argc, char **argv)
 {
 	static struct agent_options o;
 	static struct sampler sm;
-	static struct report r;
-	uint64_t speeds[REPORT_MAX_INTERFACES] = { 0 };
+	struct sampler_config cfg;
 	const char *urls[SENDER_MAX_SCORERS];
-	uint64_t instance, seq = 0, interval_ns, window_ns, now, next_sample, next_report;
 	struct sender *snd = NULL;
 	struct nl *nl = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs;
+	uint64_t instance;
+	bool sysfs_ok;
 	char err[512];
 	int rc = 1;
 
@@ -134,41 +207,36 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(o.log_level);
-
-	for (size_t i = 0; i < o.n_interfaces; i++) {
-		speeds[i] = agent_options_link_speed(&o, o.interfaces[i]);
-		/* /sys shows the namespace it was mounted in, not --netns. */
-		if (!speeds[i] && !o.netns[0])
-			speeds[i] = linkspeed_read("/sys/class/net", o.interfaces[i]);
-	}
-	interval_ns = o.sample_interval_ms * NS_PER_MS;
-	window_ns = o.once ? interval_ns : o.window_ms * NS_PER_MS;
 	if (getrandom(&instance, sizeof(instance), 0) != sizeof(instance))
 		instance = clock_mono_ns() ^ ((uint64_t)getpid() << 32);
 
-	nl = open_source(&o, err, sizeof(err));
-	if (!nl) {
+	if (open_source(&o, &nl, &sysfs_ok, err, sizeof(err))) {
 		log_error("agent", "%s: %s", o.node, err);
 		return 1;
 	}
-	if (sampler_init(&sm, nl, o.node, (const char (*)[REPORT_MAX_IFNAME_LEN + 1])o.interfaces,
-			 speeds, o.n_interfaces, interval_ns, window_ns)) {
-		log_error("agent", "%s: cannot set up %zu interfaces", o.node, o.n_interfaces);
+	cfg = (struct sampler_config){
+		.node = o.node,
+		.spec = o.interfaces,
+		.source = o.source,
+		.interval_ns = o.sample_interval_ms * NS_PER_MS,
+		.window_ns = (o.once ? o.sample_interval_ms : o.window_ms) * NS_PER_MS,
+		.speeds = o.link_speeds,
+		.n_speeds = o.n_link_speeds,
+		.sysfs_root = "/sys/class/net",
+		.route4 = "/proc/net/route",
+		.route6 = "/proc/net/ipv6_route",
+		.sysfs_speed = sysfs_ok,
+	};
+	if (sampler_init(&sm, nl, &cfg)) {
+		log_error("agent", "%s: cannot set up the sampler", o.node);
 		goto out;
 	}
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
 	if (o.once) {
-		sampler_tick(&sm, clock_mono_ns());
-		sleep_until(clock_mono_ns() + interval_ns);
-		now = clock_mono_ns();
-		sampler_tick(&sm, now);
-		report_build(&r, &o, &sm, instance, 1, now);
-		r.window_start_unix_ms = r.window_end_unix_ms - o.sample_interval_ms;
-		rc = stop_signal ? 0 : print_once(&r) ? 1 : 0;
+		rc = run_once(&o, &sm, instance);
 		goto out;
 	}
 
@@ -186,34 +254,12 @@ int main(int argc, char **argv)
 		log_error("agent", "%s: %s", o.node, err);
 		goto out;
 	}
-	log_info("agent", "%s: measuring %zu interface(s)%s%s every %llu ms, reporting a %llu ms "
-		 "window every %llu ms to %zu scorer(s)", o.node, o.n_interfaces,
-		 o.netns[0] ? " in netns " : "", o.netns, (unsigned long long)o.sample_interval_ms,
-		 (unsigned long long)o.window_ms, (unsigned long long)o.report_interval_ms,
-		 o.n_scorers);
-
-	now = clock_mono_ns();
-	next_sample = now;
-	next_report = now + o.report_interval_ms * NS_PER_MS;
-	while (!stop_signal) {
-		sleep_until(next_sample);
-		if (stop_signal)
-			break;
-		now = clock_mono_ns();
-		sampler_tick(&sm, now);
-		if (now >= next_report) {
-			report_build(&r, &o, &sm, instance, ++seq, now);
-			send_report(snd, &r);
-			next_report += o.report_interval_ms * NS_PER_MS;
-			if (next_report <= now) /* we fell behind: skip, never burst */
-				next_report = now + o.report_interval_ms * NS_PER_MS;
-		}
-		next_sample += interval_ns;
-		if (next_sample <= now)
-			next_sample = now + interval_ns;
-	}
-	log_info("agent", "%s: %s: stopping after %llu reports", o.node, strsignal(stop_signal),
-		 (unsigned long long)seq);
+	log_info("agent", "%s: sampling every %llu ms over %s%s%s, reporting a %llu ms window "
+		 "every %llu ms to %zu scorer(s)", o.node, (unsigned long long)o.sample_interval_ms,
+		 o.source == SAMPLER_NETLINK ? "netlink" : "sysfs",
+		 o.netns[0] ? " in netns " : "", o.netns, (unsigned long long)o.window_ms,
+		 (unsigned long long)o.report_interval_ms, o.n_scorers);
+	run_loop(&o, &sm, snd, instance);
 	rc = 0;
 out:
 	sender_destroy(snd);

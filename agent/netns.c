@@ -5,6 +5,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
 int netns_enter(const char *name_or_path, int *saved, char *err, size_t errlen)
@@ -56,4 +57,26 @@ int netns_leave(int saved)
 
 	close(saved);
 	return rc;
+}
+
+int netns_remount_sysfs(char *err, size_t errlen)
+{
+	if (unshare(CLONE_NEWNS)) {
+		snprintf(err, errlen, "unshare(CLONE_NEWNS): %s", strerror(errno));
+		return -errno;
+	}
+	/* Keep our mounts from propagating back to the host. */
+	if (mount("", "/", NULL, MS_SLAVE | MS_REC, NULL)) {
+		snprintf(err, errlen, "making / a slave mount: %s", strerror(errno));
+		return -errno;
+	}
+	if (umount2("/sys", MNT_DETACH) && errno != EINVAL) {
+		snprintf(err, errlen, "umount /sys: %s", strerror(errno));
+		return -errno;
+	}
+	if (mount("sysfs", "/sys", "sysfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL)) {
+		snprintf(err, errlen, "mount sysfs on /sys: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
 }

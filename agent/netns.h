@@ -17,4 +17,10 @@ int netns_enter(const char *name_or_path, int *saved, char *err, size_t errlen);
 /* Switches back and closes the handle. 0 or -errno. */
 int netns_leave(int saved);
 
+/* Gives the process a private mount namespace with a fresh sysfs on /sys,
+ * which then shows the network namespace the caller is in now (what
+ * `ip netns exec` does). Call inside the target, before any thread starts.
+ * 0, or -errno with err naming the step. */
+int netns_remount_sysfs(char *err, size_t errlen);
+
 #endif

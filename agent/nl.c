@@ -1,6 +1,7 @@
 #include "nl.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@ struct nl {
 	struct mnl_socket *sock;
 	uint32_t portid;
 	uint32_t seq;
+	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
 	/* The kernel fills dump replies up to 32 KB (libmnl's MNL_SOCKET_DUMP_SIZE);
 	 * a smaller buffer would truncate them. */
 	char buf[32768];
@@ -124,6 +126,21 @@ struct dump_ctx {
 	void *ctx;
 };
 
+static struct counters from64(const struct rtnl_link_stats64 *st)
+{
+	return (struct counters){
+		.rx_bytes = st->rx_bytes,
+		.tx_bytes = st->tx_bytes,
+		.rx_packets = st->rx_packets,
+		.tx_packets = st->tx_packets,
+		.rx_dropped = st->rx_dropped,
+		.tx_dropped = st->tx_dropped,
+		.rx_errors = st->rx_errors,
+		.tx_errors = st->tx_errors,
+		.rx_missed_errors = st->rx_missed_errors,
+	};
+}
+
 static int stats_attr_cb(const struct nlattr *attr, void *data)
 {
 	const struct nlattr **tb = data;
@@ -153,31 +170,254 @@ static int stats_cb(const struct nlmsghdr *nlh, void *data)
 	/* The payload may be longer on newer kernels; the prefix is stable.
 	 * memcpy: netlink attributes are only 4-byte aligned. */
 	memcpy(&st, mnl_attr_get_payload(tb[IFLA_STATS_LINK_64]), sizeof(st));
-	c = (struct counters){
-		.rx_bytes = st.rx_bytes,
-		.tx_bytes = st.tx_bytes,
-		.rx_packets = st.rx_packets,
-		.tx_packets = st.tx_packets,
-		.rx_dropped = st.rx_dropped,
-		.tx_dropped = st.tx_dropped,
-		.rx_errors = st.rx_errors,
-		.tx_errors = st.tx_errors,
-	};
-	d->fn(d->ctx, ifsm->ifindex, &c);
+	c = from64(&st);
+	d->fn(d->ctx, ifsm->ifindex, &c, 64);
 	return MNL_CB_OK;
+}
+
+static int link_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, IFLA_MAX) < 0)
+		return MNL_CB_OK;
+	switch (type) {
+	case IFLA_IFNAME:
+		if (mnl_attr_validate(attr, MNL_TYPE_NUL_STRING) < 0)
+			return MNL_CB_OK;
+		break;
+	case IFLA_STATS64:
+		if (mnl_attr_validate2(attr, MNL_TYPE_UNSPEC, sizeof(struct rtnl_link_stats64)) < 0)
+			return MNL_CB_OK;
+		break;
+	case IFLA_STATS:
+		if (mnl_attr_validate2(attr, MNL_TYPE_UNSPEC, sizeof(struct rtnl_link_stats)) < 0)
+			return MNL_CB_OK;
+		break;
+	case IFLA_LINKINFO:
+		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+			return MNL_CB_OK;
+		break;
+	}
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+/* Counters from an RTM_GETLINK dump, for kernels without RTM_GETSTATS. */
+static int getlink_stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
+	const struct dump_ctx *d = data;
+	const struct ifinfomsg *ifi;
+	struct rtnl_link_stats64 st64;
+	struct rtnl_link_stats st32;
+	struct counters c;
+
+	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	if (mnl_attr_parse(nlh, sizeof(*ifi), link_attr_cb, tb) < 0 || ifi->ifi_index <= 0)
+		return MNL_CB_OK;
+	if (tb[IFLA_STATS64]) {
+		memcpy(&st64, mnl_attr_get_payload(tb[IFLA_STATS64]), sizeof(st64));
+		c = from64(&st64);
+		d->fn(d->ctx, (uint32_t)ifi->ifi_index, &c, 64);
+	} else if (tb[IFLA_STATS]) {
+		memcpy(&st32, mnl_attr_get_payload(tb[IFLA_STATS]), sizeof(st32));
+		c = (struct counters){
+			.rx_bytes = st32.rx_bytes,
+			.tx_bytes = st32.tx_bytes,
+			.rx_packets = st32.rx_packets,
+			.tx_packets = st32.tx_packets,
+			.rx_dropped = st32.rx_dropped,
+			.tx_dropped = st32.tx_dropped,
+			.rx_errors = st32.rx_errors,
+			.tx_errors = st32.tx_errors,
+			.rx_missed_errors = st32.rx_missed_errors,
+		};
+		d->fn(d->ctx, (uint32_t)ifi->ifi_index, &c, 32);
+	}
+	return MNL_CB_OK;
+}
+
+static struct nlmsghdr *put_dump(struct nl *nl, uint16_t type)
+{
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+
+	nlh->nlmsg_type = type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	nlh->nlmsg_seq = ++nl->seq;
+	return nlh;
 }
 
 int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx)
 {
 	struct dump_ctx d = { fn, ctx };
-	struct nlmsghdr *nlh = mnl_nlmsg_put_header(nl->buf);
+	struct nlmsghdr *nlh;
 	struct if_stats_msg *ifsm;
+	struct ifinfomsg *ifi;
+	int rc;
 
-	nlh->nlmsg_type = RTM_GETSTATS;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	nlh->nlmsg_seq = ++nl->seq;
-	ifsm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifsm));
-	ifsm->family = AF_UNSPEC;
-	ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
-	return transact(nl, nlh, stats_cb, &d);
+	if (!nl->no_getstats) {
+		nlh = put_dump(nl, RTM_GETSTATS);
+		ifsm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifsm));
+		ifsm->family = AF_UNSPEC;
+		ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
+		rc = transact(nl, nlh, stats_cb, &d);
+		if (rc != -EOPNOTSUPP && rc != -EINVAL)
+			return rc;
+		nl->no_getstats = true;
+	}
+	nlh = put_dump(nl, RTM_GETLINK);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	return transact(nl, nlh, getlink_stats_cb, &d);
+}
+
+struct links_ctx {
+	struct ifselect_link *links;
+	size_t cap;
+	size_t n;
+	bool overflow;
+};
+
+static int linkinfo_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, IFLA_INFO_MAX) < 0)
+		return MNL_CB_OK;
+	if ((type == IFLA_INFO_KIND || type == IFLA_INFO_SLAVE_KIND) &&
+	    mnl_attr_validate(attr, MNL_TYPE_STRING) < 0)
+		return MNL_CB_OK;
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+/* Copies a netlink string attribute (NUL-terminated or not) into dst. */
+static void attr_str(const struct nlattr *attr, char *dst, size_t cap)
+{
+	size_t n = strnlen(mnl_attr_get_payload(attr), mnl_attr_get_payload_len(attr));
+
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, mnl_attr_get_payload(attr), n);
+	dst[n] = '\0';
+}
+
+static int links_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[IFLA_MAX + 1] = { NULL };
+	const struct nlattr *info[IFLA_INFO_MAX + 1] = { NULL };
+	struct links_ctx *lc = data;
+	const struct ifinfomsg *ifi;
+	struct ifselect_link l = { 0 };
+	char slave_kind[16] = "";
+
+	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
+		return MNL_CB_OK;
+	ifi = mnl_nlmsg_get_payload(nlh);
+	if (mnl_attr_parse(nlh, sizeof(*ifi), link_attr_cb, tb) < 0 || ifi->ifi_index <= 0 ||
+	    !tb[IFLA_IFNAME])
+		return MNL_CB_OK;
+	l.ifindex = (uint32_t)ifi->ifi_index;
+	l.loopback = ifi->ifi_flags & IFF_LOOPBACK;
+	attr_str(tb[IFLA_IFNAME], l.name, sizeof(l.name));
+	if (tb[IFLA_LINKINFO] && mnl_attr_parse_nested(tb[IFLA_LINKINFO], linkinfo_attr_cb, info) >= 0) {
+		if (info[IFLA_INFO_KIND])
+			attr_str(info[IFLA_INFO_KIND], l.kind, sizeof(l.kind));
+		if (info[IFLA_INFO_SLAVE_KIND])
+			attr_str(info[IFLA_INFO_SLAVE_KIND], slave_kind, sizeof(slave_kind));
+	}
+	l.bond_slave = !strcmp(slave_kind, "bond") || !strcmp(slave_kind, "team");
+	if (lc->n == lc->cap) {
+		lc->overflow = true;
+		return MNL_CB_OK;
+	}
+	lc->links[lc->n++] = l;
+	return MNL_CB_OK;
+}
+
+static void mark_default(struct links_ctx *lc, uint32_t ifindex)
+{
+	for (size_t i = 0; i < lc->n; i++)
+		if (lc->links[i].ifindex == ifindex)
+			lc->links[i].default_route = true;
+}
+
+static int route_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+	int type = mnl_attr_get_type(attr);
+
+	if (mnl_attr_type_valid(attr, RTA_MAX) < 0)
+		return MNL_CB_OK;
+	if ((type == RTA_OIF || type == RTA_TABLE) && mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
+		return MNL_CB_OK;
+	tb[type] = attr;
+	return MNL_CB_OK;
+}
+
+static int routes_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct nlattr *tb[RTA_MAX + 1] = { NULL };
+	struct links_ctx *lc = data;
+	const struct rtmsg *rtm;
+	uint32_t table;
+
+	if (nlh->nlmsg_type != RTM_NEWROUTE || mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm))
+		return MNL_CB_OK;
+	rtm = mnl_nlmsg_get_payload(nlh);
+	if (rtm->rtm_dst_len != 0 || rtm->rtm_type != RTN_UNICAST ||
+	    mnl_attr_parse(nlh, sizeof(*rtm), route_attr_cb, tb) < 0)
+		return MNL_CB_OK;
+	table = tb[RTA_TABLE] ? mnl_attr_get_u32(tb[RTA_TABLE]) : rtm->rtm_table;
+	if (table != RT_TABLE_MAIN)
+		return MNL_CB_OK;
+	if (tb[RTA_OIF])
+		mark_default(lc, mnl_attr_get_u32(tb[RTA_OIF]));
+	if (tb[RTA_MULTIPATH]) {
+		const struct rtnexthop *nh = mnl_attr_get_payload(tb[RTA_MULTIPATH]);
+		size_t left = mnl_attr_get_payload_len(tb[RTA_MULTIPATH]);
+
+		while (left >= sizeof(*nh) && nh->rtnh_len >= sizeof(*nh) && nh->rtnh_len <= left) {
+			mark_default(lc, (uint32_t)nh->rtnh_ifindex);
+			if ((size_t)RTNH_ALIGN(nh->rtnh_len) >= left)
+				break;
+			left -= (size_t)RTNH_ALIGN(nh->rtnh_len);
+			nh = RTNH_NEXT(nh);
+		}
+	}
+	return MNL_CB_OK;
+}
+
+int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n)
+{
+	struct links_ctx lc = { links, cap, 0, false };
+	static const uint8_t families[] = { AF_INET, AF_INET6 };
+	struct nlmsghdr *nlh;
+	struct ifinfomsg *ifi;
+	struct rtmsg *rtm;
+	int rc;
+
+	nlh = put_dump(nl, RTM_GETLINK);
+	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
+	ifi->ifi_family = AF_UNSPEC;
+	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
+	rc = transact(nl, nlh, links_cb, &lc);
+	if (rc)
+		return rc;
+	for (size_t f = 0; f < sizeof(families); f++) {
+		nlh = put_dump(nl, RTM_GETROUTE);
+		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+		rtm->rtm_family = families[f];
+		rc = transact(nl, nlh, routes_cb, &lc);
+		/* A kernel without IPv6 has no IPv6 routes to mark. */
+		if (rc && !(families[f] == AF_INET6 && rc == -EAFNOSUPPORT))
+			return rc;
+	}
+	*n = lc.n;
+	return lc.overflow ? -E2BIG : 0;
 }

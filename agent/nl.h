@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "ifselect.h"
 
 struct nl;
 
@@ -25,11 +26,20 @@ void nl_close(struct nl *nl);
 /* The ifindex of the interface called name: 0, -ENODEV, or -errno. */
 int nl_ifindex(struct nl *nl, const char *name, uint32_t *ifindex);
 
-/* Called once per interface in a stats dump. */
-typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct counters *c);
+/* Every link with its kind, bond membership and whether a default route
+ * (main table, IPv4 or IPv6, including multipath next hops) leaves through
+ * it. Fills up to cap entries and sets *n; -E2BIG when there were more
+ * (the first cap are still filled), else 0 or -errno. */
+int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n);
 
-/* Dumps the counters of every interface. 0 or -errno; on error fn may have
- * been called for some interfaces already. */
+/* Called once per interface in a stats dump. bits is 64, or 32 when the
+ * kernel only has 32-bit counters for it (the caller handles the wrap). */
+typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct counters *c,
+			    unsigned bits);
+
+/* Dumps the counters of every interface: RTM_GETSTATS, or where the kernel
+ * lacks it (before 4.7) an RTM_GETLINK dump's IFLA_STATS64, else IFLA_STATS.
+ * 0 or -errno; on error fn may have been called for some interfaces. */
 int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx);
 
 #endif

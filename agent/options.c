@@ -10,19 +10,6 @@
 
 #define MAX_DURATION_MS (3600ULL * 1000)
 
-/* Interface names as the kernel allows them: 1..15 bytes, no '/', no
- * whitespace, printable. */
-static bool ifname_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > REPORT_MAX_IFNAME_LEN)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] >= 0x7f || s[i] == '/' || s[i] == ':' || s[i] == '"' ||
-		    s[i] == '\\' || s[i] == ',')
-			return false;
-	return true;
-}
-
 static int set_node(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -41,42 +28,27 @@ static int set_node(void *ctx, const char *v, char *why, size_t len)
 
 static int set_interfaces(void *ctx, const char *v, char *why, size_t len)
 {
-	struct agent_options *o = ctx;
-	char names[REPORT_MAX_INTERFACES][REPORT_MAX_IFNAME_LEN + 1];
-	size_t n = 0;
-	const char *p = v;
+	return ifselect_parse(&((struct agent_options *)ctx)->interfaces, v, false, why, len);
+}
 
-	if (strcmp(v, "auto") == 0) {
-		snprintf(why, len, "'auto' (interfaces of the default routes) is not built yet; "
-			 "name the interfaces, e.g. eth0,eth1");
+static int set_exclude(void *ctx, const char *v, char *why, size_t len)
+{
+	return ifselect_parse(&((struct agent_options *)ctx)->interfaces, v, true, why, len);
+}
+
+static int set_source(void *ctx, const char *v, char *why, size_t len)
+{
+	struct agent_options *o = ctx;
+
+	if (strcmp(v, "netlink") == 0)
+		o->source = SAMPLER_NETLINK;
+	else if (strcmp(v, "sysfs") == 0)
+		o->source = SAMPLER_SYSFS;
+	else {
+		snprintf(why, len, "expected netlink or sysfs");
 		return -EINVAL;
 	}
-	for (;;) {
-		size_t k = strcspn(p, ",");
-
-		if (!ifname_ok(p, k)) {
-			snprintf(why, len, "interface %zu: not an interface name (1-%u bytes, "
-				 "no '/', ':' or spaces)", n + 1, REPORT_MAX_IFNAME_LEN);
-			return -EINVAL;
-		}
-		if (n == REPORT_MAX_INTERFACES) {
-			snprintf(why, len, "more than %u interfaces", REPORT_MAX_INTERFACES);
-			return -EINVAL;
-		}
-		memcpy(names[n], p, k);
-		names[n][k] = '\0';
-		for (size_t i = 0; i < n; i++)
-			if (strcmp(names[i], names[n]) == 0) {
-				snprintf(why, len, "%s named twice", names[n]);
-				return -EINVAL;
-			}
-		n++;
-		if (!p[k])
-			break;
-		p += k + 1;
-	}
-	memcpy(o->interfaces, names, sizeof(names));
-	o->n_interfaces = n;
+	o->source_set = true;
 	return 0;
 }
 
@@ -131,9 +103,9 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
 	const char *eq = strchr(v, '=');
-	struct agent_link_speed ls;
+	struct linkspeed_override ls;
 
-	if (!eq || !ifname_ok(v, (size_t)(eq - v))) {
+	if (!eq || eq == v || (size_t)(eq - v) >= sizeof(ls.ifname) || memchr(v, '/', (size_t)(eq - v))) {
 		snprintf(why, len, "expected IF=SPEED in bits per second, e.g. ens192=10G");
 		return -EINVAL;
 	}
@@ -190,12 +162,16 @@ static int set_help(void *ctx, const char *v, char *why, size_t len)
 
 static const struct cli_opt opts[] = {
 	{ "node", CLI_VALUE, set_node, "NAME  this node's name ($NODE_NAME, then the host name)" },
-	{ "interfaces", CLI_VALUE, set_interfaces, "LIST  interfaces to measure, e.g. eth0,eth1" },
+	{ "interfaces", CLI_VALUE, set_interfaces, "LIST  auto | names | globs, e.g. auto,eth1 or "
+						     "ens* (auto)" },
+	{ "exclude-interfaces", CLI_VALUE, set_exclude, "LIST  globs never measured, e.g. "
+							"ens9*" },
 	{ "scorer", CLI_VALUE, set_scorer, "URL  where to send reports, repeatable "
 					     "(tcp://netsched-scorer:7470)" },
 	{ "sample-interval", CLI_VALUE, set_sample_interval, "DUR  between counter readings (1s)" },
 	{ "window", CLI_VALUE, set_window, "DUR  span of each report (60s)" },
 	{ "report-interval", CLI_VALUE, set_report_interval, "DUR  between reports (2s)" },
+	{ "source", CLI_VALUE, set_source, "NAME  netlink | sysfs (netlink, sysfs if it fails)" },
 	{ "netns", CLI_VALUE, set_netns, "NAME|PATH  read the counters of this network namespace" },
 	{ "link-speed", CLI_VALUE, set_link_speed, "IF=SPEED  link speed in bit/s, repeatable "
 						     "(ens192=10G)" },
@@ -214,6 +190,8 @@ void agent_options_defaults(struct agent_options *o)
 	o->window_ms = 60000;
 	o->report_interval_ms = 2000;
 	o->log_level = LOG_LVL_INFO;
+	o->interfaces.is_auto = true;
+	o->source = SAMPLER_NETLINK;
 }
 
 void agent_options_usage(FILE *f)
@@ -252,10 +230,6 @@ int agent_options_parse(struct agent_options *o, int argc, char **argv, char *er
 		return 0;
 	if (default_node(o, err, errlen))
 		return -EINVAL;
-	if (o->n_interfaces == 0) {
-		snprintf(err, errlen, "--interfaces: required, e.g. --interfaces eth0");
-		return -EINVAL;
-	}
 	if (o->n_scorers == 0 && !o->once) {
 		snprintf(err, errlen, "--scorer: at least one is required (or --once)");
 		return -EINVAL;
@@ -280,13 +254,5 @@ int agent_options_parse(struct agent_options *o, int argc, char **argv, char *er
 			 (unsigned long long)o->sample_interval_ms);
 		return -EINVAL;
 	}
-	return 0;
-}
-
-uint64_t agent_options_link_speed(const struct agent_options *o, const char *ifname)
-{
-	for (size_t i = 0; i < o->n_link_speeds; i++)
-		if (strcmp(o->link_speeds[i].ifname, ifname) == 0)
-			return o->link_speeds[i].bps;
 	return 0;
 }

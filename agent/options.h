@@ -8,19 +8,18 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ifselect.h"
+#include "linkspeed.h"
 #include "log.h"
 #include "report.h"
+#include "sampler.h"
 #include "sender.h"
-
-struct agent_link_speed {
-	char ifname[REPORT_MAX_IFNAME_LEN + 1];
-	uint64_t bps;
-};
 
 struct agent_options {
 	char node[REPORT_MAX_NODE_LEN + 1];
-	size_t n_interfaces;
-	char interfaces[REPORT_MAX_INTERFACES][REPORT_MAX_IFNAME_LEN + 1];
+	struct ifselect_spec interfaces;
+	enum sampler_source source;
+	bool source_set;	/* --source given: no automatic fallback */
 	size_t n_scorers;
 	char scorers[SENDER_MAX_SCORERS][SENDER_URL_MAX];
 	uint64_t sample_interval_ms;
@@ -28,7 +27,7 @@ struct agent_options {
 	uint64_t report_interval_ms;
 	char netns[256];
 	size_t n_link_speeds;
-	struct agent_link_speed link_speeds[REPORT_MAX_INTERFACES];
+	struct linkspeed_override link_speeds[REPORT_MAX_INTERFACES];
 	enum log_level log_level;
 	bool once;
 	bool check_config;
@@ -48,8 +47,5 @@ int agent_options_parse(struct agent_options *o, int argc, char **argv, char *er
 			size_t errlen);
 
 void agent_options_usage(FILE *f);
-
-/* The --link-speed override for ifname in bits per second, or 0. */
-uint64_t agent_options_link_speed(const struct agent_options *o, const char *ifname);
 
 #endif

@@ -7,81 +7,256 @@
 #include "log.h"
 #include "units.h"
 
-int sampler_init(struct sampler *s, struct nl *nl, const char *node,
-		 const char (*names)[REPORT_MAX_IFNAME_LEN + 1], const uint64_t *link_speeds,
-		 size_t n, uint64_t interval_ns, uint64_t window_ns)
+int sampler_init(struct sampler *s, struct nl *nl, const struct sampler_config *cfg)
 {
-	uint64_t slots;
-	int rc;
-
 	memset(s, 0, sizeof(*s));
-	if (n == 0 || n > REPORT_MAX_INTERFACES || interval_ns == 0 || window_ns < interval_ns)
+	if (cfg->interval_ns == 0 || cfg->window_ns < cfg->interval_ns ||
+	    (cfg->source == SAMPLER_NETLINK && !nl))
 		return -EINVAL;
+	s->cfg = *cfg;
 	s->nl = nl;
-	s->node = node;
-	s->interval_ns = interval_ns;
-	s->window_ns = window_ns;
-	/* One slot per interval, plus one so a full window is always covered
-	 * even when ticks land a little late. */
-	slots = window_ns / interval_ns + 1;
-	for (size_t i = 0; i < n; i++) {
-		struct sampler_iface *f = &s->ifs[i];
-
-		s->n = i + 1;
-		memcpy(f->name, names[i], sizeof(f->name));
-		f->link_speed_bps = link_speeds[i];
-		rc = window_init(&f->win, (uint32_t)slots);
-		if (rc)
-			return rc;
-		rc = nl_ifindex(nl, f->name, &f->ifindex);
-		if (rc)
-			log_warn("sampler", "%s: %s: not found (%s); will keep looking for it",
-				 node, f->name, strerror(-rc));
-	}
+	s->rescan_now = true;
+	for (size_t i = 0; i < REPORT_MAX_INTERFACES; i++)
+		sysfs_stats_init(&s->ifs[i].sysfs);
 	return 0;
+}
+
+static void iface_release(struct sampler_iface *f)
+{
+	sysfs_stats_close(&f->sysfs);
+	window_free(&f->win);
+	f->used = false;
 }
 
 void sampler_free(struct sampler *s)
 {
 	for (size_t i = 0; i < s->n; i++)
-		window_free(&s->ifs[i].win);
+		if (s->ifs[i].used)
+			iface_release(&s->ifs[i]);
 	s->n = 0;
 }
 
-static void on_stats(void *ctx, uint32_t ifindex, const struct counters *c)
+size_t sampler_count(const struct sampler *s)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		k += s->ifs[i].used && s->ifs[i].ifindex;
+	return k;
+}
+
+static uint64_t speed_of(const struct sampler *s, const char *name)
+{
+	for (size_t i = 0; i < s->cfg.n_speeds; i++)
+		if (strcmp(s->cfg.speeds[i].ifname, name) == 0)
+			return s->cfg.speeds[i].bps;
+	return s->cfg.sysfs_speed ? linkspeed_read(s->cfg.sysfs_root, name) : 0;
+}
+
+/* Starts reading f from the next tick on: a fresh reading primes the window. */
+static void iface_attach(struct sampler *s, struct sampler_iface *f, const struct ifselect_link *l)
+{
+	char speed[32] = "unknown";
+
+	memcpy(f->name, l->name, sizeof(f->name));
+	f->ifindex = l->ifindex;
+	f->have_raw = false;
+	f->link_speed_bps = speed_of(s, f->name);
+	window_reprime(&f->win);
+	if (s->cfg.source == SAMPLER_SYSFS) {
+		int rc = sysfs_stats_open(&f->sysfs, s->cfg.sysfs_root, f->name);
+
+		if (rc)
+			log_warn("sampler", "%s: %s: cannot open %s/%s/statistics: %s", s->cfg.node,
+				 f->name, s->cfg.sysfs_root, f->name, strerror(-rc));
+	}
+	if (f->link_speed_bps)
+		units_format_bits_rate(speed, sizeof(speed), (double)f->link_speed_bps);
+	log_info("sampler", "%s: measuring %s (ifindex %u%s%s, link %s)", s->cfg.node, f->name,
+		 f->ifindex, l->kind[0] ? ", " : "", l->kind, speed);
+}
+
+static void iface_detach(struct sampler *s, struct sampler_iface *f, uint64_t now_ns)
+{
+	log_warn("sampler", "%s: %s (ifindex %u) disappeared; its window keeps what it had and "
+		 "resumes if it comes back", s->cfg.node, f->name, f->ifindex);
+	f->ifindex = 0;
+	f->gone_since_ns = now_ns;
+	sysfs_stats_close(&f->sysfs);
+	window_gap(&f->win, now_ns);
+}
+
+static struct sampler_iface *slot_for(struct sampler *s, const struct ifselect_link *l)
+{
+	struct sampler_iface *free_slot = NULL;
+	int rc;
+
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampler_iface *f = &s->ifs[i];
+
+		if (f->used && !f->ifindex && strcmp(f->name, l->name) == 0)
+			return f; /* came back, perhaps re-created: same window */
+		if (!f->used && !free_slot)
+			free_slot = f;
+	}
+	if (!free_slot && s->n < REPORT_MAX_INTERFACES)
+		free_slot = &s->ifs[s->n++];
+	if (!free_slot) {
+		if (!s->warned_full)
+			log_warn("sampler", "%s: %s matches too, but %u interfaces are measured "
+				 "already (the limit): ignored", s->cfg.node, l->name,
+				 REPORT_MAX_INTERFACES);
+		s->warned_full = true;
+		return NULL;
+	}
+	/* One slot per interval, plus one so a full window is always covered
+	 * even when ticks land a little late. */
+	rc = window_init(&free_slot->win, (uint32_t)(s->cfg.window_ns / s->cfg.interval_ns + 1));
+	if (rc) {
+		log_error("sampler", "%s: %s: no memory for its window", s->cfg.node, l->name);
+		return NULL;
+	}
+	free_slot->used = true;
+	return free_slot;
+}
+
+static int list_links(struct sampler *s, size_t *n)
+{
+	if (s->nl)
+		return nl_links(s->nl, s->links, SAMPLER_MAX_LINKS, n);
+	return sysfs_links(s->cfg.sysfs_root, s->cfg.route4, s->cfg.route6, s->links,
+			   SAMPLER_MAX_LINKS, n);
+}
+
+static void rescan(struct sampler *s, uint64_t now_ns)
+{
+	size_t n = 0;
+	int rc = list_links(s, &n);
+
+	s->rescan_now = false;
+	s->next_rescan_ns = now_ns + SAMPLER_RESCAN_NS;
+	if (rc == -E2BIG)
+		log_warn("sampler", "%s: more than %d links; only the first are considered",
+			 s->cfg.node, SAMPLER_MAX_LINKS);
+	else if (rc) {
+		log_warn("sampler", "%s: cannot list interfaces: %s; trying again in %llu s",
+			 s->cfg.node, strerror(-rc),
+			 (unsigned long long)(SAMPLER_RESCAN_NS / NS_PER_SEC));
+		return;
+	}
+
+	/* What we measure: renamed, still there, or gone. */
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampler_iface *f = &s->ifs[i];
+		const struct ifselect_link *l = NULL;
+
+		if (!f->used || !f->ifindex)
+			continue;
+		for (size_t k = 0; k < n && !l; k++)
+			if (s->links[k].ifindex == f->ifindex)
+				l = &s->links[k];
+		if (!l) {
+			iface_detach(s, f, now_ns);
+		} else if (strcmp(l->name, f->name)) {
+			log_info("sampler", "%s: %s (ifindex %u) renamed to %s; still measured",
+				 s->cfg.node, f->name, f->ifindex, l->name);
+			memcpy(f->name, l->name, sizeof(f->name));
+		}
+	}
+	/* What we should measure and do not yet. */
+	for (size_t k = 0; k < n; k++) {
+		const struct ifselect_link *l = &s->links[k];
+		struct sampler_iface *f;
+		bool followed = false;
+
+		for (size_t i = 0; i < s->n && !followed; i++)
+			followed = s->ifs[i].used && s->ifs[i].ifindex == l->ifindex;
+		if (followed || !ifselect_match(&s->cfg.spec, l))
+			continue;
+		f = slot_for(s, l);
+		if (f)
+			iface_attach(s, f, l);
+	}
+	/* Gone for a whole window: nothing left to report. */
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampler_iface *f = &s->ifs[i];
+
+		if (f->used && !f->ifindex && now_ns - f->gone_since_ns >= s->cfg.window_ns) {
+			log_info("sampler", "%s: %s gone for a whole window: no longer reported",
+				 s->cfg.node, f->name);
+			iface_release(f);
+		}
+	}
+	if (sampler_count(s) == 0)
+		log_warn("sampler", "%s: no interface to measure matches the selection", s->cfg.node);
+}
+
+static void on_stats(void *ctx, uint32_t ifindex, const struct counters *c, unsigned bits)
 {
 	struct sampler *s = ctx;
 
-	for (size_t i = 0; i < s->n; i++)
-		if (s->ifs[i].ifindex == ifindex && ifindex) {
-			s->ifs[i].now = *c;
-			s->ifs[i].seen = true;
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampler_iface *f = &s->ifs[i];
+
+		if (f->used && f->ifindex == ifindex) {
+			f->raw = *c;
+			f->bits = bits;
+			f->seen = true;
 		}
+	}
+}
+
+/* Counters the kernel only keeps in 32 bits wrap every 4 GB (3.4 s at
+ * 10 Gb/s). wide's low half is always the previous raw value, so a raw value
+ * below it means one wrap. A real reset looks like a wrap here; the
+ * absurd-rate check catches it when the link speed is known. */
+static uint64_t widen32(uint64_t wide, uint64_t raw)
+{
+	uint64_t hi = wide & ~0xffffffffULL;
+
+	return hi + raw + (raw < (wide & 0xffffffffULL) ? 0x100000000ULL : 0);
+}
+
+static void widen(struct sampler_iface *f)
+{
+	if (f->bits != 32 || !f->have_raw) {
+		f->wide = f->raw;
+		return;
+	}
+	f->wide.rx_bytes = widen32(f->wide.rx_bytes, f->raw.rx_bytes);
+	f->wide.tx_bytes = widen32(f->wide.tx_bytes, f->raw.tx_bytes);
+	f->wide.rx_packets = widen32(f->wide.rx_packets, f->raw.rx_packets);
+	f->wide.tx_packets = widen32(f->wide.tx_packets, f->raw.tx_packets);
+	f->wide.rx_dropped = widen32(f->wide.rx_dropped, f->raw.rx_dropped);
+	f->wide.tx_dropped = widen32(f->wide.tx_dropped, f->raw.tx_dropped);
+	f->wide.rx_errors = widen32(f->wide.rx_errors, f->raw.rx_errors);
+	f->wide.tx_errors = widen32(f->wide.tx_errors, f->raw.tx_errors);
+	f->wide.rx_missed_errors = widen32(f->wide.rx_missed_errors, f->raw.rx_missed_errors);
 }
 
 static void log_event(const struct sampler *s, const struct sampler_iface *f,
-		      enum window_event ev, const struct counters *prev_hint)
+		      enum window_event ev, uint64_t prev_rx)
 {
 	char rate[32], limit[32];
 
 	switch (ev) {
 	case WINDOW_RESET:
-		log_info("sampler", "%s: %s: counters went backwards (rx %llu, tx %llu): device "
-			 "reset, window re-primed without a spike", s->node, f->name,
-			 (unsigned long long)f->now.rx_bytes, (unsigned long long)f->now.tx_bytes);
+		log_info("sampler", "%s: %s: counters went backwards (rx now %llu): device reset, "
+			 "window re-primed without a spike", s->cfg.node, f->name,
+			 (unsigned long long)f->wide.rx_bytes);
 		break;
 	case WINDOW_GAP:
 		log_warn("sampler", "%s: %s: sample more than %.1f s after the previous one "
-			 "(agent paused or starved?): recorded as a gap", s->node, f->name,
-			 (double)(2 * s->interval_ns) / 1e9);
+			 "(agent paused or starved?): recorded as a gap", s->cfg.node, f->name,
+			 (double)(2 * s->cfg.interval_ns) / 1e9);
 		break;
 	case WINDOW_ABSURD:
 		units_format_bytes_rate(rate, sizeof(rate),
-					(double)(f->now.rx_bytes - prev_hint->rx_bytes) * 1e9 /
-						(double)s->interval_ns);
+					(double)(f->wide.rx_bytes - prev_rx) * 1e9 /
+						(double)s->cfg.interval_ns);
 		units_format_bits_rate(limit, sizeof(limit), (double)f->link_speed_bps);
-		log_warn("sampler", "%s: %s: sample of about %s is over twice the %s link: dropped "
-			 "(%llu so far)", s->node, f->name, rate, limit,
+		log_warn("sampler", "%s: %s: a sample of about %s rx is over twice the %s link: "
+			 "dropped (%llu so far)", s->cfg.node, f->name, rate, limit,
 			 (unsigned long long)f->win.absurd);
 		break;
 	default:
@@ -89,61 +264,82 @@ static void log_event(const struct sampler *s, const struct sampler_iface *f,
 	}
 }
 
+static int read_all(struct sampler *s)
+{
+	int rc = 0;
+
+	if (s->cfg.source == SAMPLER_NETLINK)
+		return nl_dump_stats(s->nl, on_stats, s);
+	for (size_t i = 0; i < s->n; i++) {
+		struct sampler_iface *f = &s->ifs[i];
+
+		if (!f->used || !f->ifindex)
+			continue;
+		rc = sysfs_stats_read(&f->sysfs, &f->raw);
+		f->seen = rc == 0;
+		f->bits = 64;
+	}
+	return 0;
+}
+
 int sampler_tick(struct sampler *s, uint64_t now_ns)
 {
-	uint64_t max_gap = 2 * s->interval_ns;
 	int rc;
 
+	if (s->rescan_now || now_ns >= s->next_rescan_ns)
+		rescan(s, now_ns);
 	for (size_t i = 0; i < s->n; i++)
 		s->ifs[i].seen = false;
-	rc = nl_dump_stats(s->nl, on_stats, s);
+	rc = read_all(s);
 	if (rc) {
-		s->dump_failures++;
-		if (rc != s->last_dump_err)
-			log_warn("sampler", "%s: reading counters over netlink failed: %s (%llu "
-				 "failures so far); samples recorded as gaps", s->node,
-				 strerror(-rc), (unsigned long long)s->dump_failures);
-		s->last_dump_err = rc;
+		s->read_failures++;
+		if (rc != s->last_read_err)
+			log_warn("sampler", "%s: reading counters failed: %s (%llu failures so far); "
+				 "samples recorded as gaps", s->cfg.node, strerror(-rc),
+				 (unsigned long long)s->read_failures);
+		s->last_read_err = rc;
 		for (size_t i = 0; i < s->n; i++)
-			window_gap(&s->ifs[i].win, now_ns);
+			if (s->ifs[i].used)
+				window_gap(&s->ifs[i].win, now_ns);
 		return rc;
 	}
-	s->last_dump_err = 0;
+	s->last_read_err = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
 		struct sampler_iface *f = &s->ifs[i];
-		struct counters prev = { .rx_bytes = f->win.prev_rx, .tx_bytes = f->win.prev_tx };
+		uint64_t prev_rx = f->win.prev.rx_bytes;
 		enum window_event ev;
 
+		if (!f->used)
+			continue;
 		if (!f->seen) {
-			if (f->ifindex) {
-				log_warn("sampler", "%s: %s (ifindex %u) disappeared; looking for "
-					 "it by name", s->node, f->name, f->ifindex);
-				f->ifindex = 0;
-			}
+			/* Gone since the last rescan (or its files are): look now. */
 			window_gap(&f->win, now_ns);
-			/* Found again (perhaps re-created): read from the next tick on. */
-			if (nl_ifindex(s->nl, f->name, &f->ifindex) == 0)
-				log_info("sampler", "%s: %s appeared as ifindex %u", s->node,
-					 f->name, f->ifindex);
+			if (f->ifindex)
+				s->rescan_now = true;
 			continue;
 		}
-		ev = window_add(&f->win, now_ns, f->now.rx_bytes, f->now.tx_bytes, max_gap,
+		widen(f);
+		f->have_raw = true;
+		ev = window_add(&f->win, now_ns, &f->wide, 2 * s->cfg.interval_ns,
 				f->link_speed_bps / 8 * 2);
-		log_event(s, f, ev, &prev);
+		log_event(s, f, ev, prev_rx);
 	}
 	return 0;
 }
 
 void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 {
-	r->n_ifaces = (uint32_t)s->n;
-	for (size_t i = 0; i < s->n; i++) {
+	uint32_t k = 0;
+
+	for (size_t i = 0; i < s->n && k < REPORT_MAX_INTERFACES; i++) {
 		const struct sampler_iface *f = &s->ifs[i];
-		struct report_iface *d = &r->ifaces[i];
+		struct report_iface *d = &r->ifaces[k];
 		struct window_stats st;
 
-		window_stats(&f->win, now_ns, s->window_ns, &st);
+		if (!f->used)
+			continue;
+		window_stats(&f->win, now_ns, s->cfg.window_ns, &st);
 		memset(d, 0, sizeof(*d));
 		memcpy(d->name, f->name, sizeof(d->name));
 		d->ifindex = f->ifindex;
@@ -152,9 +348,14 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 		/* Round to the nearest ms; a covered window is never under 100 ms. */
 		d->covered_ms = (st.covered_ns + NS_PER_MS / 2) / NS_PER_MS;
 		d->samples = st.samples;
-		d->samples_expected = (uint32_t)(s->window_ns / s->interval_ns);
+		d->samples_expected = (uint32_t)(s->cfg.window_ns / s->cfg.interval_ns);
 		d->link_speed_bps = f->link_speed_bps;
 		d->rx_peak_bytes_per_second = st.rx_peak_bytes_per_second;
 		d->tx_peak_bytes_per_second = st.tx_peak_bytes_per_second;
+		d->rx_dropped = st.rx_dropped;
+		d->rx_missed = st.rx_missed;
+		d->tx_dropped = st.tx_dropped;
+		k++;
 	}
+	r->n_ifaces = k;
 }

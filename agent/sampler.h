@@ -1,60 +1,98 @@
-/* The interfaces an agent follows, each with its sliding window.
+/* The interfaces an agent measures, each with its sliding window.
  *
- * sampler_tick() reads every interface's counters with one netlink dump and
- * feeds the windows; sampler_fill() turns the windows into the interface part
- * of a report. Interfaces are named by the operator and followed by ifindex:
- * one that is missing is looked up again by name on the next tick, and one
- * whose ifindex disappears is a gap (the next reading re-primes), so a
- * re-created device never shows up as a spike.
+ * sampler_tick() reads every measured interface's counters (one netlink
+ * dump, or the kept-open sysfs files) and feeds the windows; sampler_fill()
+ * turns the windows into the interface part of a report.
  *
- * The sampler borrows nl (the caller closes it after sampler_free()) and
- * node (for log lines). Not thread-safe. */
+ * Which interfaces: the ifselect spec is matched against the kernel's links
+ * at start, every SAMPLER_RESCAN_NS, and at once when a measured interface
+ * goes missing. Interfaces are followed by ifindex: a rename keeps the window
+ * (the report carries the new name); a device that disappears leaves a gap,
+ * and one that comes back under the same name takes its window back and
+ * re-primes, so a re-created device never shows up as a spike. An interface
+ * gone for a whole window is dropped.
+ *
+ * The sampler borrows nl (may be NULL: sysfs only) and the strings in its
+ * config (node, sysfs paths); the caller closes nl after sampler_free().
+ * Not thread-safe. */
 #ifndef NETSCHED_SAMPLER_H
 #define NETSCHED_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "counters.h"
+#include "ifselect.h"
+#include "linkspeed.h"
 #include "nl.h"
 #include "report.h"
+#include "sysfs.h"
 #include "window.h"
 
+#define SAMPLER_RESCAN_NS (5ULL * 1000000000ULL)
+/* Links considered per rescan; a host with more is logged, not crashed. */
+#define SAMPLER_MAX_LINKS 4096
+
+enum sampler_source {
+	SAMPLER_NETLINK,
+	SAMPLER_SYSFS,
+};
+
+struct sampler_config {
+	const char *node;			/* for log lines */
+	struct ifselect_spec spec;
+	enum sampler_source source;
+	uint64_t interval_ns;
+	uint64_t window_ns;
+	const struct linkspeed_override *speeds; /* --link-speed, n_speeds entries */
+	size_t n_speeds;
+	const char *sysfs_root;			/* "/sys/class/net" */
+	const char *route4, *route6;		/* procfs route tables (sysfs discovery) */
+	bool sysfs_speed;			/* whether sysfs shows the measured namespace */
+};
+
 struct sampler_iface {
+	bool used;
 	char name[REPORT_MAX_IFNAME_LEN + 1];
-	uint32_t ifindex;	/* 0 while the interface is missing */
-	uint64_t link_speed_bps; /* 0 = unknown */
-	struct counters now;	/* this tick's reading */
-	bool seen;		/* whether this tick's dump had it */
+	uint32_t ifindex;		/* 0 while gone */
+	uint64_t gone_since_ns;
+	uint64_t link_speed_bps;	/* 0 = unknown */
+	unsigned bits;			/* counter width the kernel gave: 64 or 32 */
+	struct counters raw;		/* this tick's reading, as the kernel gave it */
+	struct counters wide;		/* widened to 64 bits (32-bit kernels) */
+	bool have_raw;
+	bool seen;			/* whether this tick read it */
+	struct sysfs_stats sysfs;
 	struct window win;
 };
 
 struct sampler {
+	struct sampler_config cfg;
 	struct nl *nl;
-	const char *node;
-	uint64_t interval_ns;
-	uint64_t window_ns;
-	size_t n;
+	size_t n;			/* slots in use or once used */
 	struct sampler_iface ifs[REPORT_MAX_INTERFACES];
-	uint64_t dump_failures;
-	int last_dump_err;
+	struct ifselect_link links[SAMPLER_MAX_LINKS]; /* scratch for rescans */
+	uint64_t next_rescan_ns;
+	bool rescan_now;
+	bool warned_full;
+	uint64_t read_failures;
+	int last_read_err;
 };
 
-/* Sets up n interfaces with a window of window_ns in steps of interval_ns.
- * Interfaces that do not exist yet are logged and looked for on every tick.
- * link_speeds[i] is interface i's speed in bits per second or 0 (unknown).
- * 0 or -ENOMEM / -EINVAL. */
-int sampler_init(struct sampler *s, struct nl *nl, const char *node,
-		 const char (*names)[REPORT_MAX_IFNAME_LEN + 1], const uint64_t *link_speeds,
-		 size_t n, uint64_t interval_ns, uint64_t window_ns);
+/* 0, or -EINVAL. The first rescan runs on the first tick. */
+int sampler_init(struct sampler *s, struct nl *nl, const struct sampler_config *cfg);
 /* Accepts a zeroed or half-built sampler. */
 void sampler_free(struct sampler *s);
 
-/* One reading of every interface at now_ns (monotonic). Returns 0, or the
- * netlink error (every window then records a gap). */
+/* One reading of every measured interface at now_ns (monotonic). Returns
+ * 0, or the read error (the windows then record a gap). */
 int sampler_tick(struct sampler *s, uint64_t now_ns);
 
-/* Fills r->ifaces and r->n_ifaces with the last window_ns before now_ns. */
+/* Fills r->ifaces and r->n_ifaces with the last window before now_ns. */
 void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r);
+
+/* How many interfaces are measured now. */
+size_t sampler_count(const struct sampler *s);
 
 #endif

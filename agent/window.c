@@ -33,12 +33,18 @@ static void push(struct window *w, const struct window_slot *s)
 		w->count++;
 }
 
-static void prime(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx)
+static void prime(struct window *w, uint64_t now_ns, const struct counters *c)
 {
 	w->primed = true;
 	w->prev_ns = now_ns;
-	w->prev_rx = rx;
-	w->prev_tx = tx;
+	w->prev = *c;
+}
+
+static bool went_back(const struct counters *prev, const struct counters *c)
+{
+	return c->rx_bytes < prev->rx_bytes || c->tx_bytes < prev->tx_bytes ||
+	       c->rx_dropped < prev->rx_dropped || c->rx_missed_errors < prev->rx_missed_errors ||
+	       c->tx_dropped < prev->tx_dropped;
 }
 
 /* bytes over dur_ns as bytes per second, without overflow. */
@@ -52,20 +58,20 @@ static uint64_t per_second(uint64_t bytes, uint64_t dur_ns)
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
 
-enum window_event window_add(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx,
+enum window_event window_add(struct window *w, uint64_t now_ns, const struct counters *c,
 			     uint64_t max_gap_ns, uint64_t max_bytes_per_second)
 {
 	struct window_slot s = { .end_ns = now_ns };
 	uint64_t dur;
 
 	if (!w->primed) {
-		prime(w, now_ns, rx, tx);
+		prime(w, now_ns, c);
 		return WINDOW_PRIMED;
 	}
 	dur = now_ns > w->prev_ns ? now_ns - w->prev_ns : 0;
-	if (rx < w->prev_rx || tx < w->prev_tx) {
+	if (went_back(&w->prev, c)) {
 		w->resets++;
-		prime(w, now_ns, rx, tx);
+		prime(w, now_ns, c);
 		return WINDOW_RESET;
 	}
 	if (dur == 0 || dur > max_gap_ns) {
@@ -74,23 +80,26 @@ enum window_event window_add(struct window *w, uint64_t now_ns, uint64_t rx, uin
 		w->gaps++;
 		s.dur_ns = dur;
 		push(w, &s);
-		prime(w, now_ns, rx, tx);
+		prime(w, now_ns, c);
 		return WINDOW_GAP;
 	}
 	s.dur_ns = dur;
-	s.rx_bytes = rx - w->prev_rx;
-	s.tx_bytes = tx - w->prev_tx;
+	s.rx_bytes = c->rx_bytes - w->prev.rx_bytes;
+	s.tx_bytes = c->tx_bytes - w->prev.tx_bytes;
 	if (max_bytes_per_second && (per_second(s.rx_bytes, dur) > max_bytes_per_second ||
 				     per_second(s.tx_bytes, dur) > max_bytes_per_second)) {
 		w->absurd++;
 		s.rx_bytes = s.tx_bytes = 0;
 		push(w, &s);
-		prime(w, now_ns, rx, tx);
+		prime(w, now_ns, c);
 		return WINDOW_ABSURD;
 	}
+	s.rx_dropped = c->rx_dropped - w->prev.rx_dropped;
+	s.rx_missed = c->rx_missed_errors - w->prev.rx_missed_errors;
+	s.tx_dropped = c->tx_dropped - w->prev.tx_dropped;
 	s.valid = true;
 	push(w, &s);
-	prime(w, now_ns, rx, tx);
+	prime(w, now_ns, c);
 	return WINDOW_DELTA;
 }
 
@@ -130,6 +139,9 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
 		st.rx_bytes += s->rx_bytes;
 		st.tx_bytes += s->tx_bytes;
 		st.covered_ns += s->dur_ns;
+		st.rx_dropped += s->rx_dropped;
+		st.rx_missed += s->rx_missed;
+		st.tx_dropped += s->tx_dropped;
 		rate = per_second(s->rx_bytes, s->dur_ns);
 		if (rate > st.rx_peak_bytes_per_second)
 			st.rx_peak_bytes_per_second = rate;

@@ -19,12 +19,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "counters.h"
+
 /* One sample interval. A gap is a slot without data, so it still ages out. */
 struct window_slot {
 	uint64_t end_ns;
 	uint64_t dur_ns;
 	uint64_t rx_bytes;
 	uint64_t tx_bytes;
+	/* Saturation signals: packets the host or the NIC had to drop. */
+	uint64_t rx_dropped;
+	uint64_t rx_missed;
+	uint64_t tx_dropped;
 	bool valid;
 };
 
@@ -35,8 +41,7 @@ struct window {
 	uint32_t count;		/* slots in use, <= cap */
 	bool primed;
 	uint64_t prev_ns;
-	uint64_t prev_rx;
-	uint64_t prev_tx;
+	struct counters prev;
 	/* Lifetime counts, for logs and metrics. */
 	uint64_t resets;
 	uint64_t gaps;
@@ -60,6 +65,9 @@ struct window_stats {
 	uint32_t slots;		/* deltas and gaps in the span */
 	uint64_t rx_peak_bytes_per_second;
 	uint64_t tx_peak_bytes_per_second;
+	uint64_t rx_dropped;
+	uint64_t rx_missed;
+	uint64_t tx_dropped;
 };
 
 /* cap is the number of sample intervals kept (>= 1). 0 or -ENOMEM. */
@@ -68,8 +76,9 @@ int window_init(struct window *w, uint32_t cap);
 void window_free(struct window *w);
 
 /* Feeds one reading taken at now_ns. A reading more than max_gap_ns after the
- * previous one is a gap. max_bytes_per_second 0 means no limit. */
-enum window_event window_add(struct window *w, uint64_t now_ns, uint64_t rx, uint64_t tx,
+ * previous one is a gap; any counter lower than before is a reset.
+ * max_bytes_per_second 0 means no limit. */
+enum window_event window_add(struct window *w, uint64_t now_ns, const struct counters *c,
 			     uint64_t max_gap_ns, uint64_t max_bytes_per_second);
 
 /* A reading that could not be taken (interface gone, read failed). */

@@ -138,6 +138,10 @@ int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
 		d->rx_peak_bytes_per_second = src->rx_peak_bytes_per_second;
 		d->has_tx_peak_bytes_per_second = true;
 		d->tx_peak_bytes_per_second = src->tx_peak_bytes_per_second;
+		d->has_rx_dropped = d->has_rx_missed = d->has_tx_dropped = true;
+		d->rx_dropped = src->rx_dropped;
+		d->rx_missed = src->rx_missed;
+		d->tx_dropped = src->tx_dropped;
 		ifp[i] = d;
 	}
 	rep.n_interfaces = r->n_ifaces;
@@ -235,6 +239,9 @@ int report_decode(const uint8_t *buf, size_t len, struct report *out, char *err,
 			s->has_rx_peak_bytes_per_second ? s->rx_peak_bytes_per_second : 0;
 		d->tx_peak_bytes_per_second =
 			s->has_tx_peak_bytes_per_second ? s->tx_peak_bytes_per_second : 0;
+		d->rx_dropped = s->has_rx_dropped ? s->rx_dropped : 0;
+		d->rx_missed = s->has_rx_missed ? s->rx_missed : 0;
+		d->tx_dropped = s->has_tx_dropped ? s->tx_dropped : 0;
 	}
 	rc = report_validate(&r, err, errlen);
 	if (rc)

@@ -36,6 +36,9 @@ struct report_iface {
 	uint64_t link_speed_bps; /* bits per second, 0 = unknown */
 	uint64_t rx_peak_bytes_per_second;
 	uint64_t tx_peak_bytes_per_second;
+	uint64_t rx_dropped;	/* packets dropped in the window */
+	uint64_t rx_missed;	/* packets the NIC missed (rx FIFO overflow) */
+	uint64_t tx_dropped;
 };
 
 struct report {

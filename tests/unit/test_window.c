@@ -99,8 +99,8 @@ static void test_window_rows(void **state)
 				window_gap(&w, s->t_ms * MS);
 				continue;
 			}
-			int ev = (int)window_add(&w, s->t_ms * MS, s->rx, s->tx, 2000 * MS,
-						 row->limit);
+			struct counters c = { .rx_bytes = s->rx, .tx_bytes = s->tx };
+			int ev = (int)window_add(&w, s->t_ms * MS, &c, 2000 * MS, row->limit);
 			if (ev != s->want)
 				fail_msg("%s: step %zu gave event %d, want %d", row->name, i, ev,
 					 s->want);
@@ -123,24 +123,53 @@ static void test_window_rows(void **state)
 	}
 }
 
+static enum window_event add(struct window *w, uint64_t t_ms, uint64_t rx, uint64_t tx)
+{
+	struct counters c = { .rx_bytes = rx, .tx_bytes = tx };
+
+	return window_add(w, t_ms * MS, &c, 2000 * MS, 0);
+}
+
 static void test_window_counts_events(void **state)
 {
 	struct window w;
 
 	(void)state;
 	assert_int_equal(window_init(&w, 4), 0);
-	window_add(&w, 0, 100, 100, 2000 * MS, 0);
-	window_add(&w, 1000 * MS, 50, 100, 2000 * MS, 0);	/* reset */
+	add(&w, 0, 100, 100);
+	add(&w, 1000, 50, 100);		/* reset */
 	window_gap(&w, 2000 * MS);
-	window_add(&w, 3000 * MS, 60, 100, 2000 * MS, 0);	/* primes after the gap */
-	window_add(&w, 9000 * MS, 70, 100, 2000 * MS, 0);	/* late: gap */
+	add(&w, 3000, 60, 100);		/* primes after the gap */
+	add(&w, 9000, 70, 100);		/* late: gap */
 	assert_int_equal(w.resets, 1);
 	assert_int_equal(w.gaps, 2);
 	assert_int_equal(w.absurd, 0);
 	window_reprime(&w);
-	assert_int_equal(window_add(&w, 10000 * MS, 0, 0, 2000 * MS, 0), WINDOW_PRIMED);
+	assert_int_equal(add(&w, 10000, 0, 0), WINDOW_PRIMED);
 	window_free(&w);
 	window_free(&w); /* a freed window may be freed again */
+}
+
+/* Drops ride along with the bytes; a drop counter going back is a reset too. */
+static void test_window_drops(void **state)
+{
+	struct counters c = { .rx_bytes = 10, .rx_dropped = 5, .rx_missed_errors = 1, .tx_dropped = 2 };
+	struct window_stats st;
+	struct window w;
+
+	(void)state;
+	assert_int_equal(window_init(&w, 8), 0);
+	assert_int_equal(window_add(&w, 0, &c, 2000 * MS, 0), WINDOW_PRIMED);
+	c.rx_bytes += 1000, c.rx_dropped += 7, c.rx_missed_errors += 3, c.tx_dropped += 1;
+	assert_int_equal(window_add(&w, 1000 * MS, &c, 2000 * MS, 0), WINDOW_DELTA);
+	c.rx_dropped = 0; /* driver reset its drop counter alone */
+	assert_int_equal(window_add(&w, 2000 * MS, &c, 2000 * MS, 0), WINDOW_RESET);
+	window_stats(&w, 2000 * MS, 10000 * MS, &st);
+	assert_int_equal(st.rx_dropped, 7);
+	assert_int_equal(st.rx_missed, 3);
+	assert_int_equal(st.tx_dropped, 1);
+	assert_int_equal(st.rx_bytes, 1000);
+	window_free(&w);
 }
 
 static void test_window_init_rejects_zero(void **state)
@@ -157,6 +186,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_rows),
 		cmocka_unit_test(test_window_counts_events),
+		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_window_init_rejects_zero),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
