@@ -16,6 +16,7 @@
 
 struct nl {
 	struct mnl_socket *sock;
+	struct mnl_socket *watch;	/* RTMGRP_LINK notifications */
 	uint32_t portid;
 	uint32_t seq;
 	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
@@ -48,6 +49,11 @@ struct nl *nl_open(char *err, size_t errlen)
 	}
 	nl->portid = mnl_socket_get_portid(nl->sock);
 	nl->seq = (uint32_t)time(NULL);
+	nl->watch = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (!nl->watch || mnl_socket_bind(nl->watch, RTMGRP_LINK, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "netlink: link notifications: %s", strerror(errno));
+		goto fail;
+	}
 	return nl;
 fail:
 	nl_close(nl);
@@ -60,6 +66,8 @@ void nl_close(struct nl *nl)
 		return;
 	if (nl->sock)
 		mnl_socket_close(nl->sock);
+	if (nl->watch)
+		mnl_socket_close(nl->watch);
 	free(nl);
 }
 
@@ -80,6 +88,17 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 		rc = mnl_cb_run(nl->buf, (size_t)n, seq, nl->portid, cb, data);
 	} while (rc == MNL_CB_OK);
 	return rc == MNL_CB_ERROR ? (errno ? -errno : -EIO) : 0;
+}
+
+bool nl_links_changed(struct nl *nl)
+{
+	bool changed = false;
+	ssize_t n;
+
+	/* The content does not matter: any event means "look again". */
+	while ((n = mnl_socket_recvfrom(nl->watch, nl->buf, sizeof(nl->buf))) > 0)
+		changed = true;
+	return changed || (n < 0 && errno == ENOBUFS);
 }
 
 static int link_cb(const struct nlmsghdr *nlh, void *data)

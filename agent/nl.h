@@ -10,6 +10,7 @@
 #ifndef NETSCHED_NL_H
 #define NETSCHED_NL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -22,6 +23,12 @@ struct nl;
 struct nl *nl_open(char *err, size_t errlen);
 /* Accepts NULL. */
 void nl_close(struct nl *nl);
+
+/* Whether any link was added, removed or changed since the last call: a
+ * second socket subscribed to RTMGRP_LINK, drained without blocking (one
+ * recv when nothing happened). A lost notification (socket overrun) counts
+ * as a change. */
+bool nl_links_changed(struct nl *nl);
 
 /* The ifindex of the interface called name: 0, -ENODEV, or -errno. */
 int nl_ifindex(struct nl *nl, const char *name, uint32_t *ifindex);

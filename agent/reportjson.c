@@ -22,11 +22,12 @@ void reportjson_write(struct buf *b, const struct report *r)
 			   ",\"samplesExpected\":%" PRIu32 ",\"linkSpeedBitsPerSecond\":%" PRIu64
 			   ",\"rxBytesPerSecond\":%" PRIu64 ",\"txBytesPerSecond\":%" PRIu64
 			   ",\"rxPeakBytesPerSecond\":%" PRIu64 ",\"txPeakBytesPerSecond\":%" PRIu64
+			   ",\"rxDropped\":%" PRIu64 ",\"rxMissed\":%" PRIu64 ",\"txDropped\":%" PRIu64
 			   "}",
 			   f->ifindex, f->rx_bytes, f->tx_bytes, f->covered_ms, f->samples,
 			   f->samples_expected, f->link_speed_bps, report_iface_rx_rate(f),
 			   report_iface_tx_rate(f), f->rx_peak_bytes_per_second,
-			   f->tx_peak_bytes_per_second);
+			   f->tx_peak_bytes_per_second, f->rx_dropped, f->rx_missed, f->tx_dropped);
 	}
 	buf_puts(b, "]}");
 }

@@ -286,6 +286,8 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 {
 	int rc;
 
+	if (s->nl && nl_links_changed(s->nl))
+		s->rescan_now = true;
 	if (s->rescan_now || now_ns >= s->next_rescan_ns)
 		rescan(s, now_ns);
 	for (size_t i = 0; i < s->n; i++)

@@ -5,8 +5,9 @@
  * turns the windows into the interface part of a report.
  *
  * Which interfaces: the ifselect spec is matched against the kernel's links
- * at start, every SAMPLER_RESCAN_NS, and at once when a measured interface
- * goes missing. Interfaces are followed by ifindex: a rename keeps the window
+ * at start, on every rtnetlink link notification (hot-plug, rename, delete),
+ * every SAMPLER_RESCAN_NS in case one was missed, and at once when a
+ * measured interface goes missing. Interfaces are followed by ifindex: a rename keeps the window
  * (the report carries the new name); a device that disappears leaves a gap,
  * and one that comes back under the same name takes its window back and
  * re-primes, so a re-created device never shows up as a spike. An interface
