@@ -12,6 +12,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "log.h"
+#include "metrics.h"
 #include "netns.h"
 #include "nl.h"
 #include "options.h"
@@ -148,7 +149,7 @@ static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t 
 }
 
 static void run_loop(const struct agent_options *o, struct sampler *sm, struct sender *snd,
-		     uint64_t instance)
+		     struct metrics *met, uint64_t instance)
 {
 	static struct report r;
 	const uint64_t interval_ns = o->sample_interval_ms * NS_PER_MS;
@@ -165,6 +166,7 @@ static void run_loop(const struct agent_options *o, struct sampler *sm, struct s
 		if (now >= next_report) {
 			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
 			send_report(snd, &r);
+			metrics_publish(met, &r, sm, snd);
 			next_report += report_ns;
 			if (next_report <= now) /* we fell behind: skip, never burst */
 				next_report = now + report_ns;
@@ -184,6 +186,7 @@ int main(int argc, char **argv)
 	struct sampler_config cfg;
 	const char *urls[SENDER_MAX_SCORERS];
 	struct sender *snd = NULL;
+	struct metrics *met = NULL;
 	struct nl *nl = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs;
@@ -240,8 +243,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* NNG's threads inherit this mask, so the signals reach the main thread
-	 * and interrupt its sleep; unblocked again right after. */
+	/* NNG's and libmicrohttpd's threads inherit this mask, so the signals
+	 * reach the main thread and interrupt its sleep; unblocked right after. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -249,8 +252,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.n_scorers; i++)
 		urls[i] = o.scorers[i];
 	snd = sender_create(urls, o.n_scorers, err, sizeof(err));
+	if (snd && o.metrics_addr[0])
+		met = metrics_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
 	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
-	if (!snd) {
+	if (!snd || (o.metrics_addr[0] && !met)) {
 		log_error("agent", "%s: %s", o.node, err);
 		goto out;
 	}
@@ -259,9 +264,13 @@ int main(int argc, char **argv)
 		 o.source == SAMPLER_NETLINK ? "netlink" : "sysfs",
 		 o.netns[0] ? " in netns " : "", o.netns, (unsigned long long)o.window_ms,
 		 (unsigned long long)o.report_interval_ms, o.n_scorers);
-	run_loop(&o, &sm, snd, instance);
+	if (met)
+		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
+			 metrics_port(met));
+	run_loop(&o, &sm, snd, met, instance);
 	rc = 0;
 out:
+	metrics_stop(met);
 	sender_destroy(snd);
 	sampler_free(&sm);
 	nl_close(nl);

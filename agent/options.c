@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hostport.h"
 #include "units.h"
 
 #define MAX_DURATION_MS (3600ULL * 1000)
@@ -56,8 +57,10 @@ static int set_scorer(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
 
-	if (strncmp(v, "tcp://", 6) && strncmp(v, "ipc://", 6) && strncmp(v, "tls+tcp://", 10)) {
-		snprintf(why, len, "expected tcp://HOST:PORT or ipc://PATH");
+	char err[SENDER_URL_MAX + 128];
+
+	if (sender_check_url(v, err, sizeof(err))) {
+		snprintf(why, len, "expected tcp://HOST:PORT, tls+tcp://HOST:PORT or ipc://PATH");
 		return -EINVAL;
 	}
 	if (o->n_scorers == SENDER_MAX_SCORERS) {
@@ -130,6 +133,17 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_metrics(void *ctx, const char *v, char *why, size_t len)
+{
+	struct agent_options *o = ctx;
+
+	if (hostport_parse(v, o->metrics_addr, sizeof(o->metrics_addr), &o->metrics_port)) {
+		snprintf(why, len, "expected ADDR:PORT, e.g. 0.0.0.0:9470 or [::]:9470");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_log_level(void *ctx, const char *v, char *why, size_t len)
 {
 	if (log_parse_level(v, &((struct agent_options *)ctx)->log_level)) {
@@ -175,6 +189,7 @@ static const struct cli_opt opts[] = {
 	{ "netns", CLI_VALUE, set_netns, "NAME|PATH  read the counters of this network namespace" },
 	{ "link-speed", CLI_VALUE, set_link_speed, "IF=SPEED  link speed in bit/s, repeatable "
 						     "(ens192=10G)" },
+	{ "metrics", CLI_VALUE, set_metrics, "ADDR:PORT  serve /metrics and /healthz (off)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL  error | warn | info | debug (info)" },
 	{ "once", CLI_FLAG, set_once, "  sample over one interval, print one JSON report, exit" },
 	{ "check-config", CLI_FLAG, set_check_config, "  check the options, print "

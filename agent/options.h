@@ -26,6 +26,8 @@ struct agent_options {
 	uint64_t window_ms;
 	uint64_t report_interval_ms;
 	char netns[256];
+	char metrics_addr[64];	/* "" = no metrics endpoint */
+	uint16_t metrics_port;
 	size_t n_link_speeds;
 	struct linkspeed_override link_speeds[REPORT_MAX_INTERFACES];
 	enum log_level log_level;

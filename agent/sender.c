@@ -1,44 +1,113 @@
 #include "sender.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/push.h>
 
 #include "log.h"
 
+/* One --scorer URL, split so its host can be resolved. */
+struct target {
+	char url[SENDER_URL_MAX];
+	char scheme[16];	/* "tcp://" or "tls+tcp://"; "" for ipc:// (used as is) */
+	char host[SENDER_URL_MAX];
+	char port[8];
+	bool is_name;
+};
+
 struct peer {
 	struct sender_peer pub;
 	nng_socket sock;
-	bool open;
-	int last_err;	/* logged once per change, not once per report */
+	int last_err;		/* logged once per change, not once per report */
 };
 
 struct sender {
-	size_t n;
-	struct peer peers[SENDER_MAX_SCORERS];
+	size_t n_targets;
+	struct target targets[SENDER_MAX_SCORERS];
+	pthread_mutex_t lock;	/* peers and n_peers */
+	size_t n_peers;
+	struct peer *peers[SENDER_MAX_PEERS];
+	pthread_t resolver;
+	bool resolver_started;
+	pthread_cond_t wake;
+	bool stopping;
 };
 
-static int peer_open(struct peer *p, const char *url, char *err, size_t errlen)
+static int target_parse(struct target *t, const char *url, char *err, size_t errlen)
 {
-	int rv;
+	const char *rest, *colon;
+	unsigned char bin[16];
+	size_t hlen;
 
-	if (strlen(url) >= sizeof(p->pub.url)) {
+	memset(t, 0, sizeof(*t));
+	if (strlen(url) >= sizeof(t->url)) {
 		snprintf(err, errlen, "scorer %.40s...: URL longer than %zu bytes", url,
-			 sizeof(p->pub.url) - 1);
+			 sizeof(t->url) - 1);
 		return -EINVAL;
 	}
-	strcpy(p->pub.url, url);
+	strcpy(t->url, url);
+	if (strncmp(url, "ipc://", 6) == 0)
+		return 0;
+	if (strncmp(url, "tcp://", 6) == 0)
+		strcpy(t->scheme, "tcp://");
+	else if (strncmp(url, "tls+tcp://", 10) == 0)
+		strcpy(t->scheme, "tls+tcp://");
+	else
+		goto bad;
+	rest = url + strlen(t->scheme);
+	if (rest[0] == '[') { /* an IPv6 literal: no resolution */
+		colon = strstr(rest, "]:");
+		if (!colon)
+			goto bad;
+		colon++;
+	} else {
+		colon = strrchr(rest, ':');
+	}
+	if (!colon || colon == rest || strlen(colon + 1) == 0 ||
+	    strlen(colon + 1) >= sizeof(t->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+		goto bad;
+	hlen = (size_t)(colon - rest);
+	memcpy(t->host, rest, hlen);
+	t->host[hlen] = '\0';
+	strcpy(t->port, colon + 1);
+	t->is_name = rest[0] != '[' && inet_pton(AF_INET, t->host, bin) != 1;
+	return 0;
+bad:
+	snprintf(err, errlen, "scorer %s: expected tcp://HOST:PORT, tls+tcp://HOST:PORT or ipc://PATH",
+		 url);
+	return -EINVAL;
+}
+
+int sender_check_url(const char *url, char *err, size_t errlen)
+{
+	struct target t;
+
+	return target_parse(&t, url, err, errlen);
+}
+
+static struct peer *peer_open(const char *url)
+{
+	struct peer *p = calloc(1, sizeof(*p));
+	int rv;
+
+	if (!p)
+		return NULL;
+	snprintf(p->pub.url, sizeof(p->pub.url), "%s", url);
 	rv = nng_push0_open(&p->sock);
 	if (rv) {
-		snprintf(err, errlen, "scorer %s: %s", url, nng_strerror(rv));
-		return -ENOMEM;
+		log_error("sender", "scorer %s: %s", url, nng_strerror(rv));
+		free(p);
+		return NULL;
 	}
-	p->open = true;
 	/* One queued report at most: an old report is worth nothing once a newer
 	 * one exists, and a bounded queue bounds memory per dead scorer. */
 	nng_socket_set_int(p->sock, NNG_OPT_SENDBUF, 1);
@@ -47,18 +116,152 @@ static int peer_open(struct peer *p, const char *url, char *err, size_t errlen)
 	nng_socket_set_ms(p->sock, NNG_OPT_SENDTIMEO, 0);
 	rv = nng_dial(p->sock, url, NULL, NNG_FLAG_NONBLOCK);
 	if (rv) {
-		snprintf(err, errlen, "scorer %s: %s", url, nng_strerror(rv));
-		return -EINVAL;
+		log_error("sender", "scorer %s: %s", url, nng_strerror(rv));
+		nng_close(p->sock);
+		free(p);
+		return NULL;
 	}
-	return 0;
+	return p;
+}
+
+static void peer_close(struct peer *p)
+{
+	if (!p)
+		return;
+	nng_close(p->sock);
+	free(p);
+}
+
+/* The URLs to dial now: literals as they are, names as their addresses.
+ * Returns how many; *unresolved counts names that gave nothing. */
+static size_t want_urls(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t *unresolved)
+{
+	size_t n = 0;
+
+	*unresolved = 0;
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct target *t = &s->targets[i];
+		struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+		struct addrinfo *res = NULL;
+		int rc;
+
+		if (!t->is_name) {
+			if (n < SENDER_MAX_PEERS)
+				snprintf(urls[n++], SENDER_URL_MAX, "%s", t->url);
+			continue;
+		}
+		rc = getaddrinfo(t->host, t->port, &hints, &res);
+		if (rc) {
+			(*unresolved)++;
+			log_warn("sender", "scorer %s: cannot resolve %s: %s; retrying", t->url,
+				 t->host, gai_strerror(rc));
+			continue;
+		}
+		for (struct addrinfo *a = res; a && n < SENDER_MAX_PEERS; a = a->ai_next) {
+			char ip[INET6_ADDRSTRLEN];
+			const void *bin = a->ai_family == AF_INET ?
+						  (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr :
+						  (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
+			bool dup = false;
+
+			if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
+			    !inet_ntop(a->ai_family, bin, ip, sizeof(ip)))
+				continue;
+			snprintf(urls[n], SENDER_URL_MAX, a->ai_family == AF_INET6 ? "%s[%s]:%s" :
+										     "%s%s:%s",
+				 t->scheme, ip, t->port);
+			for (size_t k = 0; k < n && !dup; k++)
+				dup = strcmp(urls[k], urls[n]) == 0;
+			n += !dup;
+		}
+		freeaddrinfo(res);
+	}
+	return n;
+}
+
+/* Opens sockets for new addresses and closes those no longer wanted. NNG
+ * calls happen outside the lock, so a send never waits on a close. */
+static void reconcile(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t n)
+{
+	struct peer *add[SENDER_MAX_PEERS], *drop[SENDER_MAX_PEERS];
+	size_t n_add = 0, n_drop = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		bool have = false;
+
+		pthread_mutex_lock(&s->lock);
+		for (size_t k = 0; k < s->n_peers && !have; k++)
+			have = strcmp(s->peers[k]->pub.url, urls[i]) == 0;
+		pthread_mutex_unlock(&s->lock);
+		if (!have && (add[n_add] = peer_open(urls[i])) != NULL)
+			n_add++;
+	}
+	pthread_mutex_lock(&s->lock);
+	for (size_t k = 0; k < s->n_peers;) {
+		bool keep = false;
+
+		for (size_t i = 0; i < n && !keep; i++)
+			keep = strcmp(s->peers[k]->pub.url, urls[i]) == 0;
+		if (keep) {
+			k++;
+			continue;
+		}
+		drop[n_drop++] = s->peers[k];
+		s->peers[k] = s->peers[--s->n_peers];
+	}
+	for (size_t i = 0; i < n_add; i++) {
+		if (s->n_peers < SENDER_MAX_PEERS) {
+			s->peers[s->n_peers++] = add[i];
+			log_info("sender", "scorer %s: sending reports", add[i]->pub.url);
+		} else {
+			drop[n_drop++] = add[i];
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	for (size_t i = 0; i < n_drop; i++) {
+		log_info("sender", "scorer %s: no longer listed; closing", drop[i]->pub.url);
+		peer_close(drop[i]);
+	}
+}
+
+static void *resolver_main(void *arg)
+{
+	static char urls[SENDER_MAX_PEERS][SENDER_URL_MAX];
+	struct sender *s = arg;
+	unsigned retry_s = 1;
+
+	for (;;) {
+		size_t unresolved, n = want_urls(s, urls, &unresolved);
+		struct timespec until;
+		unsigned wait_s;
+
+		reconcile(s, urls, n);
+		/* A name that did not resolve is retried soon, with backoff. */
+		wait_s = unresolved ? retry_s : SENDER_RESOLVE_S;
+		retry_s = unresolved ? (retry_s * 2 > SENDER_RESOLVE_S ? SENDER_RESOLVE_S : retry_s * 2) : 1;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += wait_s;
+		pthread_mutex_lock(&s->lock);
+		while (!s->stopping &&
+		       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
+			;
+		if (s->stopping) {
+			pthread_mutex_unlock(&s->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
 }
 
 struct sender *sender_create(const char *const *urls, size_t n, char *err, size_t errlen)
 {
+	static char first[SENDER_MAX_PEERS][SENDER_URL_MAX];
+	pthread_condattr_t ca;
 	struct sender *s;
+	bool names = false;
 
-	if (n > SENDER_MAX_SCORERS) {
-		snprintf(err, errlen, "%zu scorers, limit %d", n, SENDER_MAX_SCORERS);
+	if (n == 0 || n > SENDER_MAX_SCORERS) {
+		snprintf(err, errlen, "%zu scorers, expected 1 to %d", n, SENDER_MAX_SCORERS);
 		return NULL;
 	}
 	s = calloc(1, sizeof(*s));
@@ -66,13 +269,32 @@ struct sender *sender_create(const char *const *urls, size_t n, char *err, size_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &ca);
+	pthread_condattr_destroy(&ca);
 	for (size_t i = 0; i < n; i++) {
-		s->n = i + 1;
-		if (peer_open(&s->peers[i], urls[i], err, errlen)) {
+		if (target_parse(&s->targets[i], urls[i], err, errlen)) {
+			s->n_targets = i;
 			sender_destroy(s);
 			return NULL;
 		}
+		names |= s->targets[i].is_name;
 	}
+	s->n_targets = n;
+	if (!names) { /* nothing to resolve, ever: no thread */
+		size_t unresolved;
+
+		reconcile(s, first, want_urls(s, first, &unresolved));
+		return s;
+	}
+	if (pthread_create(&s->resolver, NULL, resolver_main, s)) {
+		snprintf(err, errlen, "cannot start the resolver thread");
+		sender_destroy(s);
+		return NULL;
+	}
+	s->resolver_started = true;
 	return s;
 }
 
@@ -80,9 +302,17 @@ void sender_destroy(struct sender *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
-		if (s->peers[i].open)
-			nng_close(s->peers[i].sock);
+	if (s->resolver_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stopping = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->resolver, NULL);
+	}
+	for (size_t i = 0; i < s->n_peers; i++)
+		peer_close(s->peers[i]);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 
@@ -90,8 +320,9 @@ size_t sender_send(struct sender *s, const void *data, size_t len)
 {
 	size_t ok = 0;
 
-	for (size_t i = 0; i < s->n; i++) {
-		struct peer *p = &s->peers[i];
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_peers; i++) {
+		struct peer *p = s->peers[i];
 		int rv = nng_send(p->sock, (void *)data, len, NNG_FLAG_NONBLOCK);
 
 		if (rv == 0) {
@@ -110,15 +341,18 @@ size_t sender_send(struct sender *s, const void *data, size_t len)
 		}
 		p->last_err = rv;
 	}
+	pthread_mutex_unlock(&s->lock);
 	return ok;
 }
 
-size_t sender_count(const struct sender *s)
+size_t sender_peers(struct sender *s, struct sender_peer *out, size_t cap)
 {
-	return s->n;
-}
+	size_t n;
 
-const struct sender_peer *sender_peer(const struct sender *s, size_t i)
-{
-	return i < s->n ? &s->peers[i].pub : NULL;
+	pthread_mutex_lock(&s->lock);
+	n = s->n_peers;
+	for (size_t i = 0; i < n && i < cap; i++)
+		out[i] = s->peers[i]->pub;
+	pthread_mutex_unlock(&s->lock);
+	return n;
 }

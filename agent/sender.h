@@ -1,43 +1,57 @@
-/* Reports to every scorer: one NNG push socket per --scorer URL.
+/* Reports to every scorer: one NNG push socket per scorer address.
  *
- * Each socket dials in the background and redials with backoff (100 ms up to
- * 5 s), so a scorer that is down at start-up or restarts is picked up without
- * the agent noticing. Sends never block: a scorer that is not connected, or
- * whose one-message queue is still full, loses this report and gets the next
- * one (the newest report supersedes every older one anyway). One scorer's
- * trouble therefore never delays sampling or the other scorers.
+ * A --scorer URL whose host is a name (tcp://netsched-scorer-headless:7470)
+ * stands for every address the name resolves to: a headless Service lists
+ * each scorer replica, and every replica must get every report. A resolver
+ * thread re-resolves every SENDER_RESOLVE_S seconds (sooner while a name does
+ * not resolve) and opens or closes sockets to match, so DNS never runs on the
+ * sampling path. IP literals and ipc:// are used as they are.
  *
- * Create before any fork and after leaving a foreign network namespace: NNG
- * starts threads, and dials from the namespace the process is in. */
+ * Each socket dials in the background and redials with backoff (100 ms up
+ * to 5 s). Sends never block: a scorer that is not connected, or whose
+ * one-message queue is still full, loses this report and gets the next one
+ * (the newest report supersedes every older one). One scorer's trouble
+ * therefore never delays sampling or the other scorers, and memory is
+ * bounded by SENDER_MAX_PEERS sockets of one queued report each.
+ *
+ * Create after leaving a foreign network namespace and before any fork:
+ * NNG starts threads. sender_send() and the counters are for one thread
+ * (the sampling loop); the resolver only takes a short lock. */
 #ifndef NETSCHED_SENDER_H
 #define NETSCHED_SENDER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define SENDER_MAX_SCORERS 16
+#define SENDER_MAX_SCORERS 16	/* --scorer URLs */
+#define SENDER_MAX_PEERS 64	/* addresses over all of them */
 #define SENDER_URL_MAX 256
+#define SENDER_RESOLVE_S 30
 
 struct sender_peer {
-	char url[SENDER_URL_MAX];
+	char url[SENDER_URL_MAX];	/* as dialled: an address, never a name */
 	uint64_t sent;
 	uint64_t failed;
 };
 
 struct sender;
 
-/* One socket per url (n <= SENDER_MAX_SCORERS). A URL NNG cannot parse is an
- * error; a scorer that is merely unreachable is not. NULL with err set. */
+/* urls[0..n) must parse (tcp://HOST:PORT, tls+tcp://HOST:PORT or
+ * ipc://PATH); a name that does not resolve yet is not an error. Returns
+ * NULL with err set. */
 struct sender *sender_create(const char *const *urls, size_t n, char *err, size_t errlen);
-/* Accepts NULL. */
+/* Stops the resolver and closes every socket. Accepts NULL. */
 void sender_destroy(struct sender *s);
 
-/* Offers the bytes to every scorer; NNG copies them. Returns how many
- * scorers took the report. */
+/* Whether url is one sender_create() accepts: 0, or -EINVAL with err set. */
+int sender_check_url(const char *url, char *err, size_t errlen);
+
+/* Offers the bytes to every scorer address; NNG copies them. Returns how
+ * many took the report. */
 size_t sender_send(struct sender *s, const void *data, size_t len);
 
-/* Scorers and their counts; the pointer is valid until sender_destroy(). */
-size_t sender_count(const struct sender *s);
-const struct sender_peer *sender_peer(const struct sender *s, size_t i);
+/* A copy of the per-address counts, for metrics: fills up to cap entries
+ * and returns how many there are. */
+size_t sender_peers(struct sender *s, struct sender_peer *out, size_t cap);
 
 #endif

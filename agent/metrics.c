@@ -1,0 +1,300 @@
+#include "metrics.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "buf.h"
+#include "log.h"
+
+#define METRICS_MAX_CONNECTIONS 8
+#define METRICS_TIMEOUT_S 5
+#define METRICS_MAX_BODY (256u * 1024u)
+
+struct iface_counts {
+	char name[REPORT_MAX_IFNAME_LEN + 1];
+	uint64_t resets, gaps, absurd;
+};
+
+struct metrics {
+	struct MHD_Daemon *daemon;
+	uint16_t port;
+	pthread_mutex_t lock;
+	/* The snapshot, guarded by lock. */
+	bool have_report;
+	struct report report;
+	size_t n_ifaces;
+	struct iface_counts ifaces[REPORT_MAX_INTERFACES];
+	size_t n_peers;
+	struct sender_peer peers[SENDER_MAX_PEERS];
+};
+
+void metrics_publish(struct metrics *m, const struct report *r, const struct sampler *sm,
+		     struct sender *snd)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->report = *r;
+	m->have_report = true;
+	m->n_ifaces = 0;
+	for (size_t i = 0; i < sm->n; i++) {
+		const struct sampler_iface *f = &sm->ifs[i];
+		struct iface_counts *c = &m->ifaces[m->n_ifaces];
+
+		if (!f->used)
+			continue;
+		memcpy(c->name, f->name, sizeof(c->name));
+		c->resets = f->win.resets;
+		c->gaps = f->win.gaps;
+		c->absurd = f->win.absurd;
+		m->n_ifaces++;
+	}
+	m->n_peers = snd ? sender_peers(snd, m->peers, SENDER_MAX_PEERS) : 0;
+	if (m->n_peers > SENDER_MAX_PEERS)
+		m->n_peers = SENDER_MAX_PEERS;
+	pthread_mutex_unlock(&m->lock);
+}
+
+/* Label values are interface names and URLs we validated; still escape
+ * the three characters the text format reserves. */
+static void label(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			buf_printf(b, "\\%c", *s);
+		else if (*s == '\n')
+			buf_puts(b, "\\n");
+		else
+			buf_append(b, s, 1);
+	}
+}
+
+static void family(struct buf *b, const char *name, const char *type, const char *help)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void per_iface(struct buf *b, const struct metrics *m, const char *name, const char *type,
+		      const char *help, int which)
+{
+	family(b, name, type, help);
+	for (uint32_t i = 0; i < m->report.n_ifaces; i++) {
+		const struct report_iface *f = &m->report.ifaces[i];
+		uint64_t v = 0;
+
+		switch (which) {
+		case 0: v = report_iface_rx_rate(f); break;
+		case 1: v = report_iface_tx_rate(f); break;
+		case 2: v = f->link_speed_bps / 8; break;
+		case 3: v = f->rx_dropped + f->rx_missed; break;
+		case 4: v = f->tx_dropped; break;
+		}
+		buf_printf(b, "%s{interface=\"", name);
+		label(b, f->name);
+		buf_printf(b, "\"} %" PRIu64 "\n", v);
+	}
+}
+
+static void per_iface_count(struct buf *b, const struct metrics *m, const char *name,
+			    const char *help, int which)
+{
+	family(b, name, "counter", help);
+	for (size_t i = 0; i < m->n_ifaces; i++) {
+		const struct iface_counts *c = &m->ifaces[i];
+
+		buf_printf(b, "%s{interface=\"", name);
+		label(b, c->name);
+		buf_printf(b, "\"} %" PRIu64 "\n", which == 0 ? c->absurd : which == 1 ? c->gaps :
+									       c->resets);
+	}
+}
+
+static void per_peer(struct buf *b, const struct metrics *m, const char *name, const char *help,
+		     bool failed)
+{
+	family(b, name, "counter", help);
+	for (size_t i = 0; i < m->n_peers; i++) {
+		buf_printf(b, "%s{scorer=\"", name);
+		label(b, m->peers[i].url);
+		buf_printf(b, "\"} %" PRIu64 "\n", failed ? m->peers[i].failed : m->peers[i].sent);
+	}
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size, resident;
+	FILE *f = fopen("/proc/self/statm", "re");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fscanf(f, "%lu %lu", &size, &resident) == 2;
+	fclose(f);
+	return ok ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+static void render(struct metrics *m, struct buf *b)
+{
+	struct rusage ru;
+	double cpu = 0;
+
+	if (getrusage(RUSAGE_SELF, &ru) == 0)
+		cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+		      ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+	pthread_mutex_lock(&m->lock);
+	per_iface(b, m, "netsched_agent_receive_bytes_per_second", "gauge",
+		  "Average receive rate over the last window.", 0);
+	per_iface(b, m, "netsched_agent_transmit_bytes_per_second", "gauge",
+		  "Average transmit rate over the last window.", 1);
+	per_iface(b, m, "netsched_agent_link_speed_bytes_per_second", "gauge",
+		  "Link speed (0 = unknown).", 2);
+	per_iface(b, m, "netsched_agent_receive_dropped_packets", "gauge",
+		  "Packets dropped or missed on receive in the last window.", 3);
+	per_iface(b, m, "netsched_agent_transmit_dropped_packets", "gauge",
+		  "Packets dropped on transmit in the last window.", 4);
+	per_iface_count(b, m, "netsched_agent_samples_dropped_total",
+			"Samples dropped for implying more than twice the link speed.", 0);
+	per_iface_count(b, m, "netsched_agent_sample_gaps_total",
+			"Samples missed or late, recorded as gaps.", 1);
+	per_iface_count(b, m, "netsched_agent_interface_resets_total",
+			"Times the kernel's counters went backwards (device reset).", 2);
+	per_peer(b, m, "netsched_agent_reports_sent_total", "Reports queued for a scorer.", false);
+	per_peer(b, m, "netsched_agent_reports_failed_total",
+		 "Reports a scorer could not take (down or not keeping up).", true);
+	pthread_mutex_unlock(&m->lock);
+	family(b, "process_cpu_seconds_total", "counter", "User and system CPU time.");
+	buf_printf(b, "process_cpu_seconds_total %.3f\n", cpu);
+	family(b, "process_resident_memory_bytes", "gauge", "Resident memory.");
+	buf_printf(b, "process_resident_memory_bytes %" PRIu64 "\n", rss_bytes());
+}
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
+			       struct buf *b)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result rc;
+	size_t len = 0;
+	char *body = buf_release(b, &len);
+
+	if (!body)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Content-Type", type);
+	rc = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return rc;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version, const char *data,
+				  size_t *data_len, void **req)
+{
+	struct metrics *m = cls;
+	struct buf b;
+
+	(void)version, (void)data;
+	if (!*req) { /* first call: headers only */
+		*req = m;
+		return MHD_YES;
+	}
+	if (*data_len) { /* a body we never asked for: discard it */
+		*data_len = 0;
+		return MHD_YES;
+	}
+	buf_init(&b, METRICS_MAX_BODY);
+	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+		buf_puts(&b, "method not allowed: use GET\n");
+		return respond(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", &b);
+	}
+	if (strcmp(url, "/metrics") == 0) {
+		render(m, &b);
+		return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);
+	}
+	if (strcmp(url, "/healthz") == 0) {
+		buf_puts(&b, "ok\n");
+		return respond(c, MHD_HTTP_OK, "text/plain", &b);
+	}
+	buf_puts(&b, "not found: try /metrics or /healthz\n");
+	return respond(c, MHD_HTTP_NOT_FOUND, "text/plain", &b);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[256];
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_warn("metrics", "%s", line);
+}
+
+struct metrics *metrics_start(const char *addr, uint16_t port, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	struct metrics *m;
+
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+	} else if (inet_pton(AF_INET6, addr, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons(port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		snprintf(err, errlen, "--metrics %s: not an IP address", addr);
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		snprintf(err, errlen, "--metrics: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&m->lock, NULL);
+	m->daemon = MHD_start_daemon(flags, port, NULL, NULL, on_request, m,
+				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				     MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT_S,
+				     MHD_OPTION_END);
+	if (!m->daemon) {
+		snprintf(err, errlen, "--metrics %s:%u: cannot listen (in use? see the log above)",
+			 addr, port);
+		pthread_mutex_destroy(&m->lock);
+		free(m);
+		return NULL;
+	}
+	info = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT);
+	m->port = info ? info->port : port;
+	return m;
+}
+
+void metrics_stop(struct metrics *m)
+{
+	if (!m)
+		return;
+	MHD_stop_daemon(m->daemon);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+}
+
+uint16_t metrics_port(const struct metrics *m)
+{
+	return m->port;
+}
