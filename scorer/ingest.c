@@ -2,6 +2,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +14,15 @@
 #include "clock.h"
 #include "log.h"
 
+/* How long one receive waits before the thread looks at the stop flag. */
+#define INGEST_POLL_MS 100
+
 struct ingest {
 	struct scorer *scorer;
 	nng_socket sock;
 	pthread_t thread;
 	bool thread_started;
+	atomic_bool stopping;
 };
 
 /* A flood of bad reports must not become a flood of log lines: at most one
@@ -77,10 +83,12 @@ static void *ingest_thread(void *arg)
 {
 	struct ingest *in = arg;
 
-	for (;;) {
+	while (!atomic_load(&in->stopping)) {
 		nng_msg *msg;
 		int rv = nng_recvmsg(in->sock, &msg, 0);
 
+		if (rv == NNG_ETIMEDOUT)
+			continue;
 		if (rv == NNG_ECLOSED)
 			break;
 		if (rv) {
@@ -104,6 +112,7 @@ struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t
 		return NULL;
 	}
 	in->scorer = s;
+	atomic_init(&in->stopping, false);
 	rv = nng_pull0_open(&in->sock);
 	if (rv) {
 		snprintf(err, errlen, "open pull socket: %s", nng_strerror(rv));
@@ -113,6 +122,16 @@ struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t
 	rv = nng_socket_set_size(in->sock, NNG_OPT_RECVMAXSZ, REPORT_MAX_BYTES);
 	if (rv) {
 		snprintf(err, errlen, "set receive limit: %s", nng_strerror(rv));
+		goto out_close;
+	}
+	/* The thread wakes this often to see whether to stop: libnng 1.5.2 can
+	 * deadlock in nng_close() while another thread blocks in
+	 * nng_recvmsg() on the same socket (nanomsg/nng#1543, #1813; seen
+	 * here after a burst of reports), so the socket is closed only once
+	 * the thread is gone. */
+	rv = nng_socket_set_ms(in->sock, NNG_OPT_RECVTIMEO, INGEST_POLL_MS);
+	if (rv) {
+		snprintf(err, errlen, "set receive timeout: %s", nng_strerror(rv));
 		goto out_close;
 	}
 	rv = nng_listen(in->sock, url, NULL, 0);
@@ -139,8 +158,9 @@ void ingest_stop(struct ingest *in)
 {
 	if (!in)
 		return;
-	nng_close(in->sock);
+	atomic_store(&in->stopping, true);
 	if (in->thread_started)
 		pthread_join(in->thread, NULL);
+	nng_close(in->sock);
 	free(in);
 }

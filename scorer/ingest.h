@@ -14,7 +14,8 @@ struct ingest;
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
  * NULL on failure with err filled ("listen tcp://...: Address in use"). */
 struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen);
-/* Stops the thread and closes the socket. Accepts NULL. */
+/* Stops the thread (it notices within INGEST_POLL_MS), then closes the
+ * socket; reports still queued are dropped. Accepts NULL. */
 void ingest_stop(struct ingest *in);
 
 /* Decodes one message and applies it; what the thread does per message.

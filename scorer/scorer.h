@@ -24,6 +24,14 @@ struct scorer_limits {
 #define SCORER_DEFAULT_MAX_JSON_TOKENS (4u * 1024u * 1024u)
 #define SCORER_DEFAULT_MAX_TRACKED_NODES 10000u
 
+/* Latency histogram; see metrics.h. */
+#define SCORER_LATENCY_BUCKETS 12
+struct scorer_histogram {
+	atomic_ulong buckets[SCORER_LATENCY_BUCKETS + 1];
+	atomic_ulong sum_ns;
+	atomic_ulong count;
+};
+
 struct scorer_counters {
 	atomic_ulong reports_accepted;
 	atomic_ulong reports_duplicate;
@@ -32,6 +40,8 @@ struct scorer_counters {
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
 	atomic_ulong requests_bad;	/* 4xx answers */
+	struct scorer_histogram latency_filter;
+	struct scorer_histogram latency_prioritize;
 };
 
 struct scorer {
@@ -39,6 +49,7 @@ struct scorer {
 	enum policy_kind policy;
 	enum policy_direction direction;
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
+	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);

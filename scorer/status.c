@@ -14,14 +14,6 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct table_node *)a)->name, ((const struct table_node *)b)->name);
 }
 
-static void reply(struct buf *b, struct ext_reply *out)
-{
-	out->body = buf_release(b, &out->len);
-	out->status = out->body ? 200 : 500;
-	if (!out->body)
-		out->len = 0;
-}
-
 void status_nodes(struct scorer *s, struct ext_reply *out)
 {
 	size_t cap = table_capacity(s->table), n;
@@ -41,12 +33,8 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 	qsort(nodes, n, sizeof(*nodes), by_name);
 
 	/* Score as if the scheduler had asked about every tracked node. */
-	for (size_t i = 0; i < n; i++) {
-		pn[i].has_data = now - nodes[i].arrival_mono_ns <= s->stale_after_ns;
-		pn[i].rate = policy_rate(s->direction, nodes[i].rx_bytes_per_second,
-					 nodes[i].tx_bytes_per_second);
-		pn[i].link_bytes_per_second = nodes[i].link_bytes_per_second;
-	}
+	for (size_t i = 0; i < n; i++)
+		ext_policy_input(s, &nodes[i], now, &pn[i]);
 	policy_score(s->policy, pn, n);
 
 	buf_puts(&b, "{\"nodes\":[");
@@ -58,7 +46,7 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 		buf_puts(&b, ",\"source\":");
 		buf_json_cstr(&b, pn[i].has_data ? "agent" : "none");
 		buf_puts(&b, ",\"ageSeconds\":");
-		buf_json_double(&b, (double)(now - t->arrival_mono_ns) / (double)NS_PER_SEC);
+		buf_json_double(&b, (double)table_node_age_ns(t, now) / (double)NS_PER_SEC);
 		buf_puts(&b, ",\"rxBytesPerSecond\":");
 		buf_json_u64(&b, t->rx_bytes_per_second);
 		buf_puts(&b, ",\"txBytesPerSecond\":");
@@ -73,7 +61,7 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 out:
 	free(pn);
 	free(nodes);
-	reply(&b, out);
+	ext_reply_take(&b, out);
 }
 
 void status_healthz(struct scorer *s, struct ext_reply *out)
@@ -84,5 +72,22 @@ void status_healthz(struct scorer *s, struct ext_reply *out)
 	buf_printf(&b, "{\"status\":\"ok\",\"nodes\":%zu,\"uptimeSeconds\":%llu}",
 		   table_count(s->table),
 		   (unsigned long long)((s->now_ns() - s->started_mono_ns) / NS_PER_SEC));
-	reply(&b, out);
+	ext_reply_take(&b, out);
+}
+
+void status_readyz(struct scorer *s, struct ext_reply *out)
+{
+	uint64_t now = s->now_ns();
+	uint64_t up = now > s->started_mono_ns ? now - s->started_mono_ns : 0;
+	size_t fresh = table_count_fresh(s->table, now, s->stale_after_ns);
+	bool ready = fresh > 0 || up >= s->warmup_ns;
+	struct buf b;
+
+	buf_init(&b, 256);
+	buf_printf(&b, "{\"ready\":%s,\"freshNodes\":%zu,\"nodes\":%zu,\"warmupRemainingSeconds\":%.3f}",
+		   ready ? "true" : "false", fresh, table_count(s->table),
+		   up >= s->warmup_ns ? 0.0 : (double)(s->warmup_ns - up) / (double)NS_PER_SEC);
+	ext_reply_take(&b, out);
+	if (out->status == 200 && !ready)
+		out->status = 503;
 }

@@ -184,6 +184,22 @@ size_t table_count(struct table *t)
 	return n;
 }
 
+uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns)
+{
+	return now_ns > n->arrival_mono_ns ? now_ns - n->arrival_mono_ns : 0;
+}
+
+size_t table_count_fresh(struct table *t, uint64_t now_ns, uint64_t max_age_ns)
+{
+	size_t n = 0;
+
+	pthread_rwlock_rdlock(&t->lock);
+	for (size_t i = 0; i <= t->mask; i++)
+		n += t->slots[i].used && table_node_age_ns(&t->slots[i].node, now_ns) <= max_age_ns;
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
 size_t table_capacity(const struct table *t)
 {
 	return t->max_nodes;

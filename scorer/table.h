@@ -47,6 +47,12 @@ bool table_get(struct table *t, const char *name, size_t len, struct table_node 
 /* Copies up to cap nodes into out (any order); returns how many. */
 size_t table_snapshot(struct table *t, struct table_node *out, size_t cap);
 size_t table_count(struct table *t);
+/* How long before now_ns n's latest report arrived; 0 when it arrived after
+ * now_ns was read (a reader racing the ingest thread): as fresh as it gets,
+ * never a wrapped-around age. */
+uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns);
+/* Nodes whose latest report arrived at most max_age_ns before now_ns. */
+size_t table_count_fresh(struct table *t, uint64_t now_ns, uint64_t max_age_ns);
 size_t table_capacity(const struct table *t);
 
 #endif

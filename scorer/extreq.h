@@ -1,0 +1,66 @@
+/* Reading a kube-scheduler ExtenderArgs request: which nodes it asks about,
+ * in which mode, and the pod's bandwidth annotations. The only code that
+ * knows the JSON tokenizer (jsmn).
+ *
+ * Nothing is copied: names and node objects point into the body, which must
+ * outlive the request. The parse is strict and bounded:
+ *  - exactly one JSON value, an object, and nothing but whitespace after it;
+ *    the grammar is checked in full (separators, literals, numbers), but
+ *    string contents only where read (jsmn checks escapes, not raw control
+ *    bytes);
+ *  - top-level and object keys match case-insensitively (ASCII) after
+ *    unescaping, and the last duplicate wins, as Go's encoding/json does
+ *    (Go's extra folds of U+212A and U+017F are not honoured);
+ *  - at most limits->max_json_tokens tokens and limits->max_nodes nodes;
+ *  - node names are 1..EXTREQ_MAX_NAME_LEN bytes without escapes or control
+ *    bytes: Kubernetes node names are DNS subdomains, which never need one,
+ *    so a name with a backslash is refused rather than unescaped.
+ * The walk is iterative: nesting depth costs no stack. */
+#ifndef NETSCHED_EXTREQ_H
+#define NETSCHED_EXTREQ_H
+
+#include <stddef.h>
+
+#include "scorer.h"
+
+#define EXTREQ_MAX_NAME_LEN 253u
+
+enum extreq_mode {
+	EXTREQ_NAMES,	/* "NodeNames": [...]  (nodeCacheCapable: true) */
+	EXTREQ_FULL,	/* "Nodes": {"items": [...]}  (nodeCacheCapable: false) */
+};
+
+struct extreq_node {
+	const char *name;	/* into the body, exactly as received */
+	size_t name_len;
+	const char *raw;	/* full mode: the node object's bytes as received; else NULL */
+	size_t raw_len;
+};
+
+/* A pod annotation's value: the JSON string's contents as received (escapes
+ * not decoded), or NULL when the pod does not carry it. */
+struct extreq_str {
+	const char *s;
+	size_t len;
+};
+
+struct extreq {
+	enum extreq_mode mode;
+	size_t n;
+	struct extreq_node *nodes;	/* n entries, in request order; owned */
+	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
+	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
+};
+
+/* Parses len bytes of body (need not be NUL-terminated). Returns 0 and fills
+ * *rq, which the caller releases with extreq_free(); or -EINVAL (not a valid
+ * ExtenderArgs), -E2BIG (over a limit) or -ENOMEM, with *rq untouched and err
+ * holding one line that says what is wrong and where (a JSON path or a byte
+ * offset, the count and the limit), never echoing the input. */
+int extreq_parse(const char *body, size_t len, const struct scorer_limits *limits,
+		 struct extreq *rq, char *err, size_t errlen);
+
+/* Frees what extreq_parse() allocated; accepts a zeroed struct. */
+void extreq_free(struct extreq *rq);
+
+#endif

@@ -1,0 +1,478 @@
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "buf.h"
+#include "extender.h"
+#include "log.h"
+#include "metrics.h"
+#include "status.h"
+
+/* Worker threads, each with its own epoll set over all connections. */
+#define HTTP_THREADS 2u
+#define HTTP_MAX_CONNECTIONS 256u
+/* Longer than Go's 90 s idle-connection timeout, so the scheduler closes
+ * an idle connection before we do and never sends a request into one we
+ * are closing (Go does not retry a POST that hit a closed connection). */
+#define HTTP_IDLE_TIMEOUT_S 120u
+#define HTTP_BACKLOG 128
+/* Per-connection pool for headers and the read buffer; more than ~128 KiB
+ * buys nothing (MHD's own advice). */
+#define HTTP_CONN_MEMORY (128u * 1024u)
+/* Bodies held by all connections together: room for this many requests of
+ * the largest allowed size. */
+#define HTTP_BUDGET_BODIES 4u
+
+struct http_server {
+	struct MHD_Daemon *daemon;
+	struct scorer *s;
+	uint16_t port;
+	size_t budget;
+	atomic_size_t buffered;	/* body bytes charged by all requests */
+};
+
+enum route {
+	ROUTE_NONE,
+	ROUTE_FILTER,
+	ROUTE_PRIORITIZE,
+	ROUTE_HEALTHZ,
+	ROUTE_READYZ,
+	ROUTE_METRICS,
+	ROUTE_NODES,
+};
+
+/* One request, from its headers to its reply; MHD keeps it as con_cls. */
+struct request {
+	enum route route;
+	bool method_ok;
+	struct buf body;
+	size_t charged;		/* bytes of h->buffered this request holds */
+	bool too_large;		/* over max_body_bytes: discard, answer 413 */
+	bool over_budget;	/* server-wide buffer full: discard, answer 503 */
+};
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	log_warn("http", "%s", line);
+}
+
+static bool ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t m = strlen(suffix);
+
+	return n >= m && !memcmp(s + n - m, suffix, m);
+}
+
+/* The verbs may sit under any prefix (urlPrefix + filterVerb). */
+static enum route route_of(const char *url)
+{
+	size_t n = strlen(url);
+
+	if (!strcmp(url, "/healthz"))
+		return ROUTE_HEALTHZ;
+	if (!strcmp(url, "/readyz"))
+		return ROUTE_READYZ;
+	if (!strcmp(url, "/metrics"))
+		return ROUTE_METRICS;
+	if (!strcmp(url, "/v1/nodes"))
+		return ROUTE_NODES;
+	if (ends_with(url, n, "/filter"))
+		return ROUTE_FILTER;
+	if (ends_with(url, n, "/prioritize"))
+		return ROUTE_PRIORITIZE;
+	return ROUTE_NONE;
+}
+
+static bool charge(struct http_server *h, struct request *rq, size_t n)
+{
+	size_t now = atomic_fetch_add(&h->buffered, n) + n;
+
+	if (now > h->budget || now < n) {
+		atomic_fetch_sub(&h->buffered, n);
+		return false;
+	}
+	rq->charged += n;
+	return true;
+}
+
+static void drop_body(struct http_server *h, struct request *rq)
+{
+	buf_free(&rq->body);
+	atomic_fetch_sub(&h->buffered, rq->charged);
+	rq->charged = 0;
+}
+
+/* Queues reply (taking its body) with an optional extra header. */
+static enum MHD_Result respond(struct MHD_Connection *conn, struct ext_reply *reply,
+			       const char *header, const char *value)
+{
+	static const char oom[] = "{\"error\":\"out of memory\"}";
+	const char *type = reply->content_type ? reply->content_type : "application/json";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	unsigned status = reply->status;
+
+	if (reply->body) {
+		resp = MHD_create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
+		if (!resp)
+			free(reply->body);
+	} else {
+		status = 500;
+		type = "application/json";
+		resp = MHD_create_response_from_buffer(sizeof(oom) - 1, (void *)oom,
+						       MHD_RESPMEM_PERSISTENT);
+	}
+	reply->body = NULL;
+	if (!resp)
+		return MHD_NO;
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES ||
+	    (header && MHD_add_response_header(resp, header, value) != MHD_YES)) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connection *conn,
+				     unsigned status, const char *header, const char *value,
+				     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connection *conn,
+				     unsigned status, const char *header, const char *value,
+				     const char *fmt, ...)
+{
+	struct ext_reply reply;
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (status >= 400 && status < 500)
+		atomic_fetch_add(&h->s->counters.requests_bad, 1);
+	log_debug("http", "%u: %s", status, msg);
+	ext_error(status, msg, &reply);
+	return respond(conn, &reply, header, value);
+}
+
+/* The declared body length; -ENOENT when there is none (chunked or empty).
+ * MHD has already refused a malformed one with 400. */
+static int content_length(struct MHD_Connection *conn, uint64_t *out)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+						    MHD_HTTP_HEADER_CONTENT_LENGTH);
+	uint64_t n = 0;
+
+	if (!v || !*v)
+		return -ENOENT;
+	for (; *v; v++) {
+		if (*v < '0' || *v > '9' || n > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		n = n * 10 + (uint64_t)(*v - '0');
+	}
+	*out = n;
+	return 0;
+}
+
+static bool is_post_route(enum route route)
+{
+	return route == ROUTE_FILTER || route == ROUTE_PRIORITIZE;
+}
+
+/* Every answer, once the request is complete or as soon as it is known to be
+ * an error. */
+static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn,
+			      struct request *rq)
+{
+	struct ext_reply reply;
+
+	switch (rq->route) {
+	case ROUTE_NONE:
+		return respond_error(h, conn, 404, NULL, NULL,
+				     "no such path; try POST .../filter, POST .../prioritize, "
+				     "GET /healthz, /readyz, /metrics or /v1/nodes");
+	case ROUTE_HEALTHZ:
+	case ROUTE_READYZ:
+	case ROUTE_METRICS:
+	case ROUTE_NODES:
+		if (!rq->method_ok)
+			return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD",
+					     "method not allowed here; use GET");
+		if (rq->route == ROUTE_HEALTHZ)
+			status_healthz(h->s, &reply);
+		else if (rq->route == ROUTE_READYZ)
+			status_readyz(h->s, &reply);
+		else if (rq->route == ROUTE_METRICS)
+			metrics_render(h->s, &reply);
+		else
+			status_nodes(h->s, &reply);
+		return respond(conn, &reply, NULL, NULL);
+	case ROUTE_FILTER:
+	case ROUTE_PRIORITIZE:
+		break;
+	}
+	if (!rq->method_ok)
+		return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW, "POST",
+				     "method not allowed here; use POST");
+	if (rq->too_large)
+		return respond_error(h, conn, 413, NULL, NULL, "body over the limit of %zu bytes",
+				     h->s->limits.max_body_bytes);
+	if (rq->over_budget) {
+		log_warn("http", "request bodies in flight reached %zu bytes; answering 503", h->budget);
+		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+				     "too many large requests in flight; retry");
+	}
+	if (buf_failed(&rq->body))
+		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
+	if (rq->route == ROUTE_FILTER)
+		ext_filter(h->s, rq->body.data ? rq->body.data : "", rq->body.len, &reply);
+	else
+		ext_prioritize(h->s, rq->body.data ? rq->body.data : "", rq->body.len, &reply);
+	/* The reply holds no pointer into the body: release it before sending. */
+	drop_body(h, rq);
+	return respond(conn, &reply, NULL, NULL);
+}
+
+/* The first call for a request: only the headers are in. An error is
+ * answered right away when a body follows, so that body is never read (MHD
+ * then closes the connection); without a body, the answer waits for the
+ * request's end so the connection stays usable. */
+static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn, const char *url,
+			     const char *method, void **con_cls)
+{
+	size_t max = h->s->limits.max_body_bytes;
+	struct request *rq;
+	uint64_t declared = 0;
+	bool has_length, has_body;
+
+	rq = calloc(1, sizeof(*rq));
+	if (!rq)
+		return MHD_NO;
+	rq->route = route_of(url);
+	if (is_post_route(rq->route))
+		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_POST);
+	else
+		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_GET) ||
+				!strcmp(method, MHD_HTTP_METHOD_HEAD);
+	buf_init(&rq->body, max);
+	*con_cls = rq;
+
+	has_length = content_length(conn, &declared) == 0;
+	has_body = has_length ? declared > 0 :
+		   MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					       MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+	if (is_post_route(rq->route) && rq->method_ok) {
+		if (has_length && declared > max) {
+			rq->too_large = true;
+			return answer(h, conn, rq);
+		}
+		/* A declared length is charged whole now, a chunked body as
+		 * it comes. */
+		if (has_length && !charge(h, rq, (size_t)declared)) {
+			rq->over_budget = true;
+			return answer(h, conn, rq);
+		}
+		return MHD_YES;
+	}
+	return has_body ? answer(h, conn, rq) : MHD_YES;
+}
+
+/* A piece of the body. MHD cannot answer in the middle of a body, so an
+ * oversized one is discarded as it comes and answered at its end. */
+static void receive(struct http_server *h, struct request *rq, const char *data, size_t n)
+{
+	size_t max = h->s->limits.max_body_bytes, len = rq->body.len;
+
+	if (!is_post_route(rq->route) || !rq->method_ok || rq->too_large || rq->over_budget)
+		return;
+	if (n > max - len) {
+		rq->too_large = true;
+		drop_body(h, rq);
+		return;
+	}
+	if (len + n > rq->charged && !charge(h, rq, len + n - rq->charged)) {
+		rq->over_budget = true;
+		drop_body(h, rq);
+		return;
+	}
+	buf_append(&rq->body, data, n);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct http_server *h = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq)
+		return begin(h, conn, url, method, con_cls);
+	if (*upload_size) {
+		receive(h, rq, upload, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	return answer(h, conn, rq);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct http_server *h = cls;
+	struct request *rq = *con_cls;
+
+	(void)conn;
+	(void)why;
+	if (!rq)
+		return;
+	drop_body(h, rq);
+	free(rq);
+	*con_cls = NULL;
+}
+
+/* Our own listening socket, so a failure to bind names its cause. Returns
+ * the descriptor and the bound port, or -1 with err filled. */
+static int listen_on(const char *addr, uint16_t port, bool *v6, uint16_t *bound, char *err,
+		     size_t errlen)
+{
+	struct sockaddr_storage ss;
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&ss;
+	socklen_t sl;
+	int fd, one = 1;
+	const char *what;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, addr, &sin->sin_addr) == 1) {
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+		sl = sizeof(*sin);
+		*v6 = false;
+	} else if (inet_pton(AF_INET6, addr, &sin6->sin6_addr) == 1) {
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+		sl = sizeof(*sin6);
+		*v6 = true;
+	} else {
+		snprintf(err, errlen, "listen %s:%u: not an IPv4 or IPv6 address", addr, port);
+		return -1;
+	}
+	/* Non-blocking: every pool thread polls it and only one wins the accept. */
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		what = "socket";
+		goto out_err;
+	}
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one))) {
+		what = "setsockopt SO_REUSEADDR";
+		goto out_close;
+	}
+	if (bind(fd, (struct sockaddr *)&ss, sl)) {
+		what = "bind";
+		goto out_close;
+	}
+	if (listen(fd, HTTP_BACKLOG)) {
+		what = "listen";
+		goto out_close;
+	}
+	sl = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl)) {
+		what = "getsockname";
+		goto out_close;
+	}
+	*bound = ntohs(ss.ss_family == AF_INET6 ? sin6->sin6_port : sin->sin_port);
+	return fd;
+
+out_close:
+	{
+		int e = errno;
+
+		close(fd);
+		errno = e;
+	}
+out_err:
+	snprintf(err, errlen, "%s %s%s%s:%u: %s", what, *v6 ? "[" : "", addr, *v6 ? "]" : "", port,
+		 strerror(errno));
+	return -1;
+}
+
+struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port, char *err,
+			       size_t errlen)
+{
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	size_t max = s->limits.max_body_bytes;
+	struct http_server *h;
+	bool v6 = false;
+	int fd;
+
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		snprintf(err, errlen, "http: out of memory");
+		return NULL;
+	}
+	h->s = s;
+	h->budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
+	atomic_init(&h->buffered, 0);
+	fd = listen_on(addr, port, &v6, &h->port, err, errlen);
+	if (fd < 0)
+		goto out_free_server;
+	if (v6)
+		flags |= MHD_USE_IPv6;
+	/* MHD owns fd from here: MHD_stop_daemon() closes it. */
+	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				     MHD_OPTION_LISTEN_SOCKET, fd,
+				     MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS,
+				     MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
+				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				     MHD_OPTION_END);
+	if (!h->daemon) {
+		close(fd);
+		snprintf(err, errlen, "http %s%s%s:%u: libmicrohttpd failed to start (see the log above)",
+			 v6 ? "[" : "", addr, v6 ? "]" : "", h->port);
+		goto out_free_server;
+	}
+	return h;
+
+out_free_server:
+	free(h);
+	return NULL;
+}
+
+uint16_t http_port(const struct http_server *h)
+{
+	return h->port;
+}
+
+void http_stop(struct http_server *h)
+{
+	if (!h)
+		return;
+	MHD_stop_daemon(h->daemon);
+	free(h);
+}

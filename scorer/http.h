@@ -1,0 +1,42 @@
+/* The scorer's HTTP server (libmicrohttpd): the extender verbs and the
+ * status endpoints.
+ *
+ *   POST <any prefix>/filter       ext_filter()
+ *   POST <any prefix>/prioritize   ext_prioritize()
+ *   GET  /healthz                  status_healthz()   process alive
+ *   GET  /readyz                   status_readyz()    200, or 503 until warmed up
+ *   GET  /metrics                  metrics_render()   Prometheus text format
+ *   GET  /v1/nodes                 status_nodes()
+ * (HEAD works wherever GET does.)
+ *
+ * A known path with the wrong method gets 405 with an Allow header, any
+ * other path 404, a body over s->limits.max_body_bytes 413 (judged by
+ * Content-Length before any byte is read, and again while a chunked body
+ * arrives). Every reply is application/json except /metrics (text/plain,
+ * version 0.0.4); errors are {"error":"..."}.
+ * Bodies buffered across all connections together are capped too (503 with
+ * Retry-After when over), so no mix of clients can grow memory unbounded. */
+#ifndef NETSCHED_HTTP_H
+#define NETSCHED_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scorer.h"
+
+struct http_server;
+
+/* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
+ * and serves from internal threads until http_stop(). s must outlive the
+ * server. NULL on failure, with err holding one line such as
+ * "bind 0.0.0.0:8470: Address already in use". */
+struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port, char *err,
+			       size_t errlen);
+
+/* The port actually listened on. */
+uint16_t http_port(const struct http_server *h);
+
+/* Stops serving, waits for the threads, frees everything. Accepts NULL. */
+void http_stop(struct http_server *h);
+
+#endif

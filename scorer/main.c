@@ -1,0 +1,93 @@
+/* netsched-scorer: holds the latest traffic window of every node and answers
+ * kube-scheduler extender calls from memory. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "http.h"
+#include "ingest.h"
+#include "log.h"
+#include "options.h"
+#include "scorer.h"
+
+#define EXIT_USAGE 2
+
+int main(int argc, char **argv)
+{
+	static struct scorer s;
+	struct scorer_options o;
+	struct ingest *in = NULL;
+	struct http_server *http = NULL;
+	char err[512];
+	sigset_t sigs;
+	int sig, rc = 1;
+
+	log_init("netsched-scorer");
+	scorer_options_defaults(&o);
+	if (scorer_options_parse(&o, argc, argv, err, sizeof(err))) {
+		fprintf(stderr, "netsched-scorer: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (o.help) {
+		scorer_options_usage(stdout);
+		return 0;
+	}
+	if (o.check_config) {
+		printf("configuration OK\n");
+		return 0;
+	}
+	log_set_level(o.log_level);
+
+	s.policy = o.policy;
+	s.direction = o.direction;
+	s.stale_after_ns = o.stale_after_ms * NS_PER_MS;
+	/* Every live agent reports well within stale-after, so after that long
+	 * without any fresh node, waiting longer would not bring data: say
+	 * ready and let the scheduler have (neutral) answers. */
+	s.warmup_ns = s.stale_after_ns;
+	s.limits.max_body_bytes = o.max_body_bytes;
+	s.limits.max_nodes = o.max_request_nodes;
+	s.limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s.now_ns = clock_mono_ns;
+	s.started_mono_ns = clock_mono_ns();
+	s.table = table_create(o.max_tracked_nodes);
+	if (!s.table) {
+		log_error("scorer", "cannot allocate a table of %llu nodes",
+			  (unsigned long long)o.max_tracked_nodes);
+		return 1;
+	}
+
+	/* Threads inherit this mask, so only sigwait() below sees the signals. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	in = ingest_start(&s, o.listen, err, sizeof(err));
+	if (!in) {
+		log_error("scorer", "%s", err);
+		goto out;
+	}
+	http = http_start(&s, o.http_addr, o.http_port, err, sizeof(err));
+	if (!http) {
+		log_error("scorer", "%s", err);
+		goto out;
+	}
+	log_info("scorer", "ready: reports on %s, extender on http://%s:%u, policy %s, direction %s, "
+		 "stale after %llu ms, up to %llu nodes",
+		 o.listen, o.http_addr, http_port(http), policy_kind_name(o.policy),
+		 policy_direction_name(o.direction), (unsigned long long)o.stale_after_ms,
+		 (unsigned long long)o.max_tracked_nodes);
+
+	sigwait(&sigs, &sig);
+	log_info("scorer", "%s: stopping", strsignal(sig));
+	rc = 0;
+out:
+	http_stop(http);
+	ingest_stop(in);
+	table_destroy(s.table);
+	return rc;
+}

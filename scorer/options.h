@@ -1,0 +1,45 @@
+/* The scorer's settings: defaults, command-line flags and the YAML --config
+ * file, all through one table of option handlers. Flags win over the file. */
+#ifndef NETSCHED_SCORER_OPTIONS_H
+#define NETSCHED_SCORER_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "log.h"
+#include "policy.h"
+
+#define SCORER_OPT_URL_MAX 256
+
+struct scorer_options {
+	char listen[SCORER_OPT_URL_MAX];
+	char http_addr[64];
+	uint16_t http_port;
+	enum policy_kind policy;
+	enum policy_direction direction;
+	uint64_t stale_after_ms;
+	uint64_t max_tracked_nodes;
+	uint64_t max_body_bytes;
+	uint64_t max_request_nodes;
+	enum log_level log_level;
+	/* The Go NetworkTraffic plugin's argument names, accepted so its users
+	 * can bring their args over; used by the Prometheus fallback. */
+	char prometheus[SCORER_OPT_URL_MAX];
+	char network_interface[64];
+	uint64_t time_range_minutes;
+	bool check_config;
+	bool help;
+};
+
+void scorer_options_defaults(struct scorer_options *o);
+
+/* Applies a config file (if --config is given) and then the flags. Returns 0,
+ * or -EINVAL with err set to one line naming the option and the problem. */
+int scorer_options_parse(struct scorer_options *o, int argc, char **argv, char *err,
+			 size_t errlen);
+
+void scorer_options_usage(FILE *f);
+
+#endif

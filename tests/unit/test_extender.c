@@ -1,0 +1,755 @@
+/* The extender protocol: every captured and synthetic scheduler request
+ * through both verbs with the reply shapes PROTOCOL.md requires, scoring from
+ * the node table (busy, idle, unknown, stale), and bad requests that must get
+ * 400 with a reason. Run from the repository root (fixtures are read from
+ * ../shared/extender). Replies are checked with a walk of their own over
+ * jsmn tokens, independent of extreq.c. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#define JSMN_PARENT_LINKS
+#define JSMN_STATIC
+#include <jsmn.h>
+
+#include "extender.h"
+#include "extreq.h"
+#include "log.h"
+#include "scorer.h"
+
+#define FIXTURES "../shared/extender"
+#define STALE_NS (6ULL * 1000000000ULL)
+#define MAXN 8
+
+static uint64_t fake_now = 1000000000000ULL;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static int setup(void **state)
+{
+	struct scorer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	s->table = table_create(64);
+	if (!s->table) {
+		free(s);
+		return -1;
+	}
+	s->policy = POLICY_RELATIVE;
+	s->direction = POLICY_DIR_RX;
+	s->stale_after_ns = STALE_NS;
+	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
+	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
+	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s->now_ns = fake_clock;
+	s->started_mono_ns = fake_now;
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct scorer *s = *state;
+
+	table_destroy(s->table);
+	free(s);
+	return 0;
+}
+
+/* A report saying node receives rx_per_s bytes per second, arriving at
+ * fake_now - age_ns. */
+static void feed(struct scorer *s, const char *node, uint64_t rx_per_s, uint64_t age_ns)
+{
+	static uint64_t seq;
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.instance_id = 1;
+	r.seq = ++seq;
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	r.ifaces[0].rx_bytes = rx_per_s * 10;
+	r.ifaces[0].covered_ms = 10000;
+	assert_int_equal(table_apply(s->table, &r, fake_now - age_ns), TABLE_APPLIED);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *d = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)) {
+		d = malloc((size_t)n + 1);
+		if (d && fread(d, 1, (size_t)n, f) != (size_t)n) {
+			free(d);
+			d = NULL;
+		} else if (d) {
+			d[n] = '\0';
+			*len = (size_t)n;
+		}
+	}
+	fclose(f);
+	return d;
+}
+
+/* ---- a small JSON walker for checking replies ---- */
+
+struct json {
+	const char *js;
+	jsmntok_t t[4096];
+	int n;
+};
+
+struct span {
+	const char *p;
+	size_t len;
+};
+
+static int json_parse(struct json *j, const char *js, size_t len)
+{
+	jsmn_parser p;
+
+	jsmn_init(&p);
+	j->js = js;
+	j->n = jsmn_parse(&p, js, len, j->t, sizeof(j->t) / sizeof(j->t[0]));
+	return j->n > 0 ? 0 : -1;
+}
+
+static int json_skip(const struct json *j, int i)
+{
+	int k = i + 1;
+
+	while (k < j->n && j->t[k].start < j->t[i].end)
+		k++;
+	return k;
+}
+
+static bool json_text(const struct json *j, int i, const char *text)
+{
+	size_t len = strlen(text);
+
+	return i >= 0 && (size_t)(j->t[i].end - j->t[i].start) == len &&
+	       !memcmp(j->js + j->t[i].start, text, len);
+}
+
+/* Value of key in object obj, -1 if absent (exact key match). */
+static int json_get(const struct json *j, int obj, const char *key)
+{
+	int k = obj + 1;
+
+	if (obj < 0 || j->t[obj].type != JSMN_OBJECT)
+		return -1;
+	for (int m = 0; m < j->t[obj].size; m++) {
+		if (json_text(j, k, key))
+			return k + 1;
+		k = json_skip(j, k + 1);
+	}
+	return -1;
+}
+
+static struct span json_span(const struct json *j, int i)
+{
+	struct span s = { j->js + j->t[i].start, (size_t)(j->t[i].end - j->t[i].start) };
+
+	return s;
+}
+
+static bool span_eq(struct span a, struct span b)
+{
+	return a.len == b.len && !memcmp(a.p, b.p, a.len);
+}
+
+/* The nodes a request asks about, as the scheduler means them: names, and
+ * in full mode the raw node objects. Returns the count, -1 on no list. */
+static int request_nodes(const struct json *rq, struct span *names, struct span *items, bool *full)
+{
+	int nn = json_get(rq, 0, "NodeNames"), nodes = json_get(rq, 0, "Nodes"), count = 0;
+
+	if (nn >= 0 && rq->t[nn].type == JSMN_ARRAY) {
+		*full = false;
+		for (int m = 0, k = nn + 1; m < rq->t[nn].size && count < MAXN; m++, k++)
+			names[count++] = json_span(rq, k);
+		return count;
+	}
+	nodes = json_get(rq, nodes, "items");
+	if (nodes < 0)
+		return -1;
+	*full = true;
+	for (int m = 0, k = nodes + 1; m < rq->t[nodes].size && count < MAXN; m++, k = json_skip(rq, k)) {
+		items[count] = json_span(rq, k);
+		names[count++] = json_span(rq, json_get(rq, json_get(rq, k, "metadata"), "name"));
+	}
+	return count;
+}
+
+static char why[512];
+
+#define CHECK(cond, ...) \
+	do { if (!(cond)) { snprintf(why, sizeof(why), __VA_ARGS__); return why; } } while (0)
+
+/* NULL when reply is the HostPriorityList PROTOCOL.md asks for: a bare
+ * array, every requested host once in request order, integer scores 0..10.
+ * scores (may be NULL) receives them. */
+static const char *check_prioritize(const struct json *rq, const char *body, size_t len, int *scores)
+{
+	static struct json j;
+	struct span names[MAXN], items[MAXN];
+	bool full;
+	int n = request_nodes(rq, names, items, &full), k = 1;
+
+	CHECK(n >= 0, "request has no node list");
+	CHECK(!json_parse(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
+	CHECK(j.t[0].type == JSMN_ARRAY, "reply is not a bare array: %.80s", body);
+	CHECK(j.t[0].size == n, "reply has %d hosts, request %d", j.t[0].size, n);
+	for (int i = 0; i < n; i++, k = json_skip(&j, k)) {
+		int host = json_get(&j, k, "Host"), score = json_get(&j, k, "Score");
+		struct span sc;
+
+		CHECK(j.t[k].type == JSMN_OBJECT && j.t[k].size == 2, "element %d is not {Host,Score}", i);
+		CHECK(host >= 0 && j.t[host].type == JSMN_STRING && span_eq(json_span(&j, host), names[i]),
+		      "element %d: Host is not %.*s", i, (int)names[i].len, names[i].p);
+		CHECK(score >= 0 && j.t[score].type == JSMN_PRIMITIVE, "element %d: no integer Score", i);
+		sc = json_span(&j, score);
+		CHECK((sc.len == 1 && sc.p[0] >= '0' && sc.p[0] <= '9') ||
+		      (sc.len == 2 && !memcmp(sc.p, "10", 2)),
+		      "element %d: Score %.*s is not an integer 0..10", i, (int)sc.len, sc.p);
+		if (scores)
+			scores[i] = atoi(sc.p);
+	}
+	return NULL;
+}
+
+/* NULL when reply is an ExtenderFilterResult that keeps every node: names
+ * mode gives the request's NodeNames and Nodes null; full mode gives each
+ * node object byte for byte and NodeNames null. */
+static const char *check_filter(const struct json *rq, const char *body, size_t len)
+{
+	static struct json j;
+	struct span names[MAXN], items[MAXN];
+	bool full;
+	int n = request_nodes(rq, names, items, &full);
+	int nodes, nn, list;
+
+	CHECK(n >= 0, "request has no node list");
+	CHECK(!json_parse(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
+	CHECK(j.t[0].type == JSMN_OBJECT, "reply is not an object");
+	nodes = json_get(&j, 0, "Nodes");
+	nn = json_get(&j, 0, "NodeNames");
+	CHECK(json_text(&j, json_get(&j, 0, "Error"), ""), "Error is not empty");
+	CHECK(json_text(&j, json_get(&j, 0, "FailedNodes"), "{}"), "FailedNodes is not {}");
+	CHECK(json_text(&j, json_get(&j, 0, "FailedAndUnresolvableNodes"), "{}"),
+	      "FailedAndUnresolvableNodes is not {}");
+	if (full) {
+		CHECK(json_text(&j, nn, "null"), "full mode: NodeNames is not null");
+		list = json_get(&j, nodes, "items");
+		CHECK(list >= 0 && j.t[list].type == JSMN_ARRAY && j.t[list].size == n,
+		      "full mode: Nodes.items does not hold %d nodes", n);
+		for (int i = 0, k = list + 1; i < n; i++, k = json_skip(&j, k))
+			CHECK(span_eq(json_span(&j, k), items[i]), "full mode: item %d differs from the request", i);
+	} else {
+		CHECK(json_text(&j, nodes, "null"), "names mode: Nodes is not null");
+		CHECK(nn >= 0 && j.t[nn].type == JSMN_ARRAY && j.t[nn].size == n,
+		      "names mode: NodeNames does not hold %d names", n);
+		for (int i = 0; i < n; i++)
+			CHECK(span_eq(json_span(&j, nn + 1 + i), names[i]), "names mode: name %d differs", i);
+	}
+	return NULL;
+}
+
+/* The error body every non-200 carries. */
+static const char *check_error(const struct ext_reply *r, const char *want)
+{
+	static struct json j;
+	int e;
+
+	CHECK(r->body, "no body");
+	CHECK(!json_parse(&j, r->body, r->len) && j.t[0].type == JSMN_OBJECT, "error body not an object");
+	e = json_get(&j, 0, "error");
+	CHECK(e >= 0 && j.t[e].type == JSMN_STRING && j.t[e].end > j.t[e].start, "no error message");
+	CHECK(!want || strstr(r->body, want), "error %.*s does not mention \"%s\"",
+	      (int)(j.t[e].end - j.t[e].start), r->body + j.t[e].start, want);
+	return NULL;
+}
+
+/* ---- every fixture, both verbs ---- */
+
+struct fixture_row {
+	const char *path;
+	unsigned status;	/* for both verbs */
+	const char *error;	/* part of the 400 message */
+};
+
+static const struct fixture_row fixtures[] = {
+	{ "captured-k8s-1.20/filter-request.nodeCacheCapable-false.json", 200, NULL },
+	{ "captured-k8s-1.20/filter-request.nodeCacheCapable-true.json", 200, NULL },
+	{ "captured-k8s-1.20/prioritize-request.nodeCacheCapable-false.json", 200, NULL },
+	{ "captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json", 200, NULL },
+	{ "synthetic/filter_request_nodeCacheCapable_false.json", 200, NULL },
+	{ "synthetic/filter_request_nodeCacheCapable_true.json", 200, NULL },
+	/* Not ExtenderArgs: a bind request, the headers file, the reply examples. */
+	{ "captured-k8s-1.20/bind-request.json", 400, "neither Nodes nor NodeNames" },
+	{ "captured-k8s-1.20/filter-request.headers.txt", 400, "invalid JSON" },
+	{ "synthetic/responses.json", 400, "neither Nodes nor NodeNames" },
+};
+
+static void test_extender_fixtures(void **state)
+{
+	struct scorer *s = *state;
+
+	for (size_t r = 0; r < sizeof(fixtures) / sizeof(fixtures[0]); r++) {
+		const struct fixture_row *row = &fixtures[r];
+		static struct json rq;
+		struct ext_reply f, p;
+		const char *bad;
+		char path[256];
+		size_t len = 0;
+		char *body;
+
+		snprintf(path, sizeof(path), FIXTURES "/%s", row->path);
+		body = read_file(path, &len);
+		if (!body)
+			fail_msg("%s: cannot read (run from the repository root)", path);
+		ext_filter(s, body, len, &f);
+		ext_prioritize(s, body, len, &p);
+		if (f.status != row->status || p.status != row->status)
+			fail_msg("%s: filter %u, prioritize %u, want %u: %.200s", row->path, f.status,
+				 p.status, row->status, p.body ? p.body : "");
+		if (row->status == 200) {
+			assert_int_equal(json_parse(&rq, body, len), 0);
+			if ((bad = check_filter(&rq, f.body, f.len)))
+				fail_msg("%s: filter: %s", row->path, bad);
+			if ((bad = check_prioritize(&rq, p.body, p.len, NULL)))
+				fail_msg("%s: prioritize: %s", row->path, bad);
+		} else if ((bad = check_error(&f, row->error)) || (bad = check_error(&p, row->error))) {
+			fail_msg("%s: %s", row->path, bad);
+		}
+		free(f.body);
+		free(p.body);
+		free(body);
+	}
+}
+
+/* The full-mode filter reply, exactly: the request's node objects inside a
+ * fixed frame. */
+static void test_extender_filter_full_exact(void **state)
+{
+	const char *req = "{\"Pod\":null,\"Nodes\":{\"metadata\":{},\"items\":["
+			  "{\"metadata\":{\"name\":\"a\"},\"x\":[1, 2.5e3 ,{}]} ,\n"
+			  "{ \"metadata\" : { \"name\" : \"b\" } }]},\"NodeNames\":null}";
+	const char *want = "{\"Nodes\":{\"metadata\":{},\"items\":["
+			   "{\"metadata\":{\"name\":\"a\"},\"x\":[1, 2.5e3 ,{}]},"
+			   "{ \"metadata\" : { \"name\" : \"b\" } }]},\"NodeNames\":null,"
+			   "\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}";
+	struct ext_reply r;
+
+	ext_filter(*state, req, strlen(req), &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, want);
+	assert_int_equal(r.len, strlen(want));
+	free(r.body);
+}
+
+/* ---- scores from the table ---- */
+
+struct score_row {
+	const char *name;
+	enum policy_kind policy;
+	const char *nodes[MAXN];	/* requested, in order */
+	uint64_t rx[MAXN];		/* fed to the table; NOFEED = never reported */
+	uint64_t age_s[MAXN];		/* how old the report is */
+	int want[MAXN];
+};
+
+#define NOFEED UINT64_MAX
+
+static const struct score_row score_rows[] = {
+	{ "busy node scores lower than an idle one", POLICY_RELATIVE,
+	  { "busy", "idle" }, { 1000000, 0 }, { 1, 1 }, { 0, 10 } },
+	{ "scores in between are linear", POLICY_RELATIVE,
+	  { "n1", "n2", "n3" }, { 1000, 500, 0 }, { 0, 0, 0 }, { 0, 5, 10 } },
+	{ "node without data is neutral", POLICY_RELATIVE,
+	  { "busy", "ghost" }, { 1000, NOFEED }, { 0, 0 }, { 0, POLICY_NEUTRAL_SCORE } },
+	{ "stale data counts as no data", POLICY_RELATIVE,
+	  { "old", "new" }, { 5000, 1000 }, { 7, 0 }, { POLICY_NEUTRAL_SCORE, 0 } },
+	{ "data exactly stale_after old is still fresh", POLICY_RELATIVE,
+	  { "edge", "idle" }, { 1000, 0 }, { 6, 0 }, { 0, 10 } },
+	{ "all idle: every node the maximum", POLICY_RELATIVE,
+	  { "a", "b" }, { 0, 0 }, { 0, 0 }, { 10, 10 } },
+	{ "utilization without link speeds falls back to relative", POLICY_UTILIZATION,
+	  { "busy", "idle" }, { 1000, 0 }, { 0, 0 }, { 0, 10 } },
+};
+
+static void test_extender_scores(void **state)
+{
+	for (size_t r = 0; r < sizeof(score_rows) / sizeof(score_rows[0]); r++) {
+		const struct score_row *row = &score_rows[r];
+		struct scorer *s;
+		static struct json rq;
+		char body[1024];
+		int n = 0, len, scores[MAXN];
+		struct ext_reply rep;
+		const char *bad;
+
+		/* A fresh scorer per row: rows must not see each other's nodes. */
+		teardown(state);
+		assert_int_equal(setup(state), 0);
+		s = *state;
+		s->policy = row->policy;
+		len = snprintf(body, sizeof(body), "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
+		for (; n < MAXN && row->nodes[n]; n++) {
+			if (row->rx[n] != NOFEED)
+				feed(s, row->nodes[n], row->rx[n], row->age_s[n] * 1000000000ULL);
+			len += snprintf(body + len, sizeof(body) - (size_t)len, "%s\"%s\"", n ? "," : "",
+					row->nodes[n]);
+		}
+		len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
+		ext_prioritize(s, body, (size_t)len, &rep);
+		if (rep.status != 200)
+			fail_msg("%s: status %u: %s", row->name, rep.status, rep.body);
+		assert_int_equal(json_parse(&rq, body, (size_t)len), 0);
+		if ((bad = check_prioritize(&rq, rep.body, rep.len, scores)))
+			fail_msg("%s: %s", row->name, bad);
+		for (int i = 0; i < n; i++)
+			if (scores[i] != row->want[i])
+				fail_msg("%s: %s scored %d, want %d (%s)", row->name, row->nodes[i],
+					 scores[i], row->want[i], rep.body);
+		free(rep.body);
+	}
+}
+
+/* The same table data scores the same through full Node objects. */
+static void test_extender_full_mode_scores(void **state)
+{
+	struct scorer *s = *state;
+	const char *req = "{\"Pod\":{},\"Nodes\":{\"metadata\":{},\"items\":["
+			  "{\"metadata\":{\"name\":\"idle\"}},{\"metadata\":{\"name\":\"busy\"}}]},"
+			  "\"NodeNames\":null}";
+	struct ext_reply r;
+
+	feed(s, "busy", 100, 0);
+	feed(s, "idle", 0, 0);
+	ext_prioritize(s, req, strlen(req), &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "[{\"Host\":\"idle\",\"Score\":10},{\"Host\":\"busy\",\"Score\":0}]");
+	free(r.body);
+}
+
+/* ---- requests that must be answered 400, and odd ones that are fine ---- */
+
+struct request_row {
+	const char *name;
+	const char *body;
+	size_t len;		/* 0: strlen(body) */
+	unsigned status;
+	const char *error;	/* part of the error message, or for 200 the exact prioritize reply */
+};
+
+static const struct request_row request_rows[] = {
+	{ "not JSON", "not json", 0, 400, "invalid JSON" },
+	{ "empty body", "", 0, 400, "empty body" },
+	{ "only whitespace", " \r\n\t ", 0, 400, "empty body" },
+	{ "truncated", "{\"Pod\":{},\"NodeNames\":[\"a\",", 0, 400, "ends early" },
+	{ "truncated inside a string", "{\"NodeNames\":[\"a", 0, 400, "ends early" },
+	{ "top-level array", "[1,2,3]", 0, 400, "got an array" },
+	{ "top-level string", "\"x\" ", 0, 400, "got a string" },
+	{ "trailing garbage", "{\"NodeNames\":[\"a\"]} x", 0, 400, "invalid JSON" },
+	{ "a second JSON value", "{\"NodeNames\":[\"a\"]}{}", 0, 400, "after the JSON object" },
+	{ "a NUL byte after the object", "{\"NodeNames\":[\"a\"]}\0", 20, 400, "after the JSON object" },
+	{ "a NUL byte first", "\0{}", 3, 400, "NUL" },
+	{ "NodeNames not an array", "{\"Nodes\":null,\"NodeNames\":\"a\"}", 0, 400,
+	  "NodeNames is a string, expected an array" },
+	{ "a name that is a number", "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"a\",1]}", 0, 400,
+	  "NodeNames[1] is a number, expected a string" },
+	{ "a name that is null", "{\"NodeNames\":[null]}", 0, 400, "NodeNames[0] is null" },
+	{ "an empty name", "{\"NodeNames\":[\"\"]}", 0, 400, "NodeNames[0] is empty" },
+	{ "a name with an escape", "{\"NodeNames\":[\"a\\u003cb\"]}", 0, 400, "NodeNames[0] has an escape" },
+	{ "a name longer than 253 bytes",
+	  "{\"NodeNames\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"]}",
+	  0, 400, "bytes long, limit 253" },
+	{ "neither node list", "{\"Pod\":{}}", 0, 400, "neither Nodes nor NodeNames" },
+	{ "both node lists null", "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":null}", 0, 400,
+	  "neither Nodes nor NodeNames" },
+	{ "both node lists set", "{\"Nodes\":{\"items\":[]},\"NodeNames\":[]}", 0, 400,
+	  "both Nodes and NodeNames" },
+	{ "Nodes not an object", "{\"Nodes\":[],\"NodeNames\":null}", 0, 400, "Nodes is an array" },
+	{ "items not an array", "{\"Nodes\":{\"items\":{}}}", 0, 400, "Nodes.items is an object" },
+	{ "an item that is not an object", "{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"a\"}},7]}}", 0,
+	  400, "Nodes.items[1] is a number" },
+	{ "an item without metadata", "{\"Nodes\":{\"items\":[{\"spec\":{}}]}}", 0, 400,
+	  "Nodes.items[0].metadata is missing" },
+	{ "an item without a name", "{\"Nodes\":{\"items\":[{\"metadata\":{\"uid\":\"x\"}}]}}", 0, 400,
+	  "Nodes.items[0].metadata.name is missing" },
+	{ "an item whose name is an object", "{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":{}}}]}}", 0,
+	  400, "Nodes.items[0].metadata.name is an object" },
+	{ "Pod not an object", "{\"Pod\":[],\"NodeNames\":[\"a\"]}", 0, 400, "Pod is an array" },
+	{ "a bandwidth annotation that is a number",
+	  "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/egress-bandwidth\":10}}},"
+	  "\"NodeNames\":[\"a\"]}", 0, 400, "egress-bandwidth\\\"] is a number" },
+	/* Grammar jsmn alone would let through. */
+	{ "missing comma in an array", "{\"NodeNames\":[\"a\" \"b\"]}", 0, 400, "expected ','" },
+	{ "missing comma between members", "{\"Pod\":{} \"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "double comma", "{\"NodeNames\":[\"a\",,\"b\"]}", 0, 400, "unexpected ','" },
+	{ "trailing comma in an array", "{\"NodeNames\":[\"a\",]}", 0, 400, "unexpected ','" },
+	{ "trailing comma in an object", "{\"NodeNames\":[\"a\"],}", 0, 400, "unexpected ','" },
+	{ "leading comma", "{,\"NodeNames\":[\"a\"]}", 0, 400, "unexpected ','" },
+	{ "key without a value", "{\"Pod\",\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "key with an empty value", "{\"Pod\":,\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "two colons", "{\"Pod\":\"x\":\"y\",\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "colon in an array", "{\"NodeNames\":[\"a\":\"b\"]}", 0, 400, "invalid JSON" },
+	{ "colon after a number", "{\"Pod\":{\"x\":[1:2]},\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "unquoted key", "{NodeNames:[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "number as key", "{1:2,\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "misspelt literal", "{\"Pod\":nul,\"NodeNames\":[\"a\"]}", 0, 400, "not a number, true, false or null" },
+	{ "leading zero", "{\"Pod\":{\"x\":01},\"NodeNames\":[\"a\"]}", 0, 400, "not a number" },
+	{ "bare minus", "{\"Pod\":{\"x\":-},\"NodeNames\":[\"a\"]}", 0, 400, "not a number" },
+	{ "bad escape", "{\"Pod\":{\"x\":\"\\q\"},\"NodeNames\":[\"a\"]}", 0, 400, "invalid JSON" },
+	{ "mismatched brackets", "{\"NodeNames\":[\"a\"}}", 0, 400, "invalid JSON" },
+	{ "extra closing bracket", "{\"NodeNames\":[\"a\"]}}", 0, 400, "invalid JSON" },
+	/* Valid requests in unusual clothes. */
+	{ "lower-case keys", "{\"pod\":null,\"nodes\":null,\"nodenames\":[\"a\"]}", 0, 200,
+	  "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "mixed-case keys", "{\"POD\":{},\"NODENAMES\":[\"a\"]}", 0, 200, "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "escaped key", "{\"Node\\u004eames\":[\"a\"],\"Nodes\":null}", 0, 200,
+	  "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "last duplicate key wins", "{\"NodeNames\":[\"x\"],\"NodeNames\":[\"a\",\"b\"]}", 0, 200,
+	  "[{\"Host\":\"a\",\"Score\":5},{\"Host\":\"b\",\"Score\":5}]" },
+	{ "last duplicate key wins even when null", "{\"NodeNames\":[\"x\"],\"nodenames\":null}", 0, 400,
+	  "neither" },
+	{ "empty name list", "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[]}", 0, 200, "[]" },
+	{ "empty items", "{\"Nodes\":{\"metadata\":{},\"items\":[]},\"NodeNames\":null}", 0, 200, "[]" },
+	{ "null items", "{\"Nodes\":{\"metadata\":{},\"items\":null}}", 0, 200, "[]" },
+	{ "whitespace everywhere", " \n{ \"NodeNames\" :\t[ \"a\" , \"b\" ] } \r\n", 0, 200,
+	  "[{\"Host\":\"a\",\"Score\":5},{\"Host\":\"b\",\"Score\":5}]" },
+	{ "every kind of JSON value in the pod",
+	  "{\"Pod\":{\"a\":[true,false,null,-0.5e+3,0,1E9,\"\\u00e9\\n\\\"\",{},[[]]],\"b\":{\"c\":{}}},"
+	  "\"NodeNames\":[\"a\"]}", 0, 200, "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "a name with a dot and digits", "{\"NodeNames\":[\"ip-10-0-1-23.ec2.internal\"]}", 0, 200,
+	  "[{\"Host\":\"ip-10-0-1-23.ec2.internal\",\"Score\":5}]" },
+};
+
+static void test_extender_requests(void **state)
+{
+	struct scorer *s = *state;
+
+	for (size_t r = 0; r < sizeof(request_rows) / sizeof(request_rows[0]); r++) {
+		const struct request_row *row = &request_rows[r];
+		size_t len = row->len ? row->len : strlen(row->body);
+		unsigned long bad_before = atomic_load(&s->counters.requests_bad);
+		struct ext_reply f, p;
+		const char *bad;
+
+		ext_filter(s, row->body, len, &f);
+		ext_prioritize(s, row->body, len, &p);
+		if (f.status != row->status || p.status != row->status)
+			fail_msg("%s: filter %u, prioritize %u, want %u: %s", row->name, f.status, p.status,
+				 row->status, p.body ? p.body : "(no body)");
+		if (row->status == 200) {
+			if (strcmp(p.body, row->error))
+				fail_msg("%s: prioritize replied %s, want %s", row->name, p.body, row->error);
+			assert_int_equal(atomic_load(&s->counters.requests_bad), bad_before);
+		} else {
+			if ((bad = check_error(&f, row->error)) || (bad = check_error(&p, row->error)))
+				fail_msg("%s: %s", row->name, bad);
+			assert_int_equal(atomic_load(&s->counters.requests_bad), bad_before + 2);
+		}
+		free(f.body);
+		free(p.body);
+	}
+}
+
+/* Names-mode filter with no nodes still answers with a list, never null. */
+static void test_extender_filter_empty(void **state)
+{
+	const char *req = "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[]}";
+	struct ext_reply r;
+
+	ext_filter(*state, req, strlen(req), &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{},"
+				    "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+	free(r.body);
+}
+
+/* ---- limits ---- */
+
+static char *names_request(size_t n, size_t *len)
+{
+	size_t cap = 64 + n * 16, off;
+	char *b = malloc(cap);
+
+	assert_non_null(b);
+	off = (size_t)snprintf(b, cap, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
+	for (size_t i = 0; i < n; i++)
+		off += (size_t)snprintf(b + off, cap - off, "%s\"node-%05zu\"", i ? "," : "", i);
+	off += (size_t)snprintf(b + off, cap - off, "]}");
+	*len = off;
+	return b;
+}
+
+static void test_extender_limits(void **state)
+{
+	struct scorer *s = *state;
+	struct ext_reply r;
+	size_t len;
+	char *body = names_request(11, &len);
+
+	s->limits.max_nodes = 10;
+	ext_prioritize(s, body, len, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "request has 11 nodes, limit 10"));
+	free(r.body);
+
+	s->limits.max_nodes = 11;
+	s->limits.max_json_tokens = 14; /* top object, 3 keys, 2 values, the array, 11 names = 18 */
+	ext_filter(s, body, len, &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "request has 18 JSON tokens, limit 14"));
+	free(r.body);
+
+	s->limits.max_json_tokens = 18;
+	ext_filter(s, body, len, &r);
+	assert_int_equal(r.status, 200);
+	free(r.body);
+	free(body);
+
+	/* Node names: 253 bytes is the longest DNS subdomain. */
+	for (size_t n = 252; n <= 254; n++) {
+		char req[512];
+		int l = snprintf(req, sizeof(req), "{\"NodeNames\":[\"%0*d\"]}", (int)n, 7);
+
+		ext_prioritize(s, req, (size_t)l, &r);
+		if (r.status != (n <= EXTREQ_MAX_NAME_LEN ? 200u : 400u))
+			fail_msg("a name of %zu bytes: status %u: %s", n, r.status, r.body);
+		free(r.body);
+	}
+}
+
+/* 5,000 names, the largest names-mode request a big cluster sends. */
+static void test_extender_many_names(void **state)
+{
+	struct scorer *s = *state;
+	const char *head = "[{\"Host\":\"node-00000\",\"Score\":10},{\"Host\":\"node-00001\",\"Score\":5},";
+	struct ext_reply r;
+	size_t len;
+	char *body = names_request(5000, &len);
+
+	feed(s, "node-04999", 1000, 0);
+	feed(s, "node-00000", 0, 0);
+	ext_prioritize(s, body, len, &r);
+	assert_int_equal(r.status, 200);
+	assert_memory_equal(r.body, head, strlen(head));
+	assert_non_null(strstr(r.body, ",{\"Host\":\"node-04999\",\"Score\":0}]"));
+	free(r.body);
+	free(body);
+}
+
+/* ---- request parsing details the replies do not show ---- */
+
+static void test_extreq_annotations(void **state)
+{
+	const char *req = "{\"Pod\":{\"metadata\":{\"annotations\":{"
+			  "\"kubernetes.io/ingress-bandwidth\":\"10M\","
+			  "\"Kubernetes.io/egress-bandwidth\":\"ignored: map keys are exact\","
+			  "\"kubernetes.io\\/egress-bandwidth\":\"1G\"}}},\"NodeNames\":[\"a\"]}";
+	struct scorer *s = *state;
+	struct extreq rq;
+	char err[256];
+
+	assert_int_equal(extreq_parse(req, strlen(req), &s->limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(rq.mode, EXTREQ_NAMES);
+	assert_int_equal(rq.n, 1);
+	assert_int_equal(rq.ingress_bandwidth.len, 3);
+	assert_memory_equal(rq.ingress_bandwidth.s, "10M", 3);
+	assert_int_equal(rq.egress_bandwidth.len, 2);
+	assert_memory_equal(rq.egress_bandwidth.s, "1G", 2);
+	extreq_free(&rq);
+
+	req = "{\"Pod\":{\"metadata\":{\"annotations\":null}},\"NodeNames\":[\"a\"]}";
+	assert_int_equal(extreq_parse(req, strlen(req), &s->limits, &rq, err, sizeof(err)), 0);
+	assert_null(rq.ingress_bandwidth.s);
+	assert_null(rq.egress_bandwidth.s);
+	extreq_free(&rq);
+}
+
+static void test_extreq_error_codes(void **state)
+{
+	struct scorer *s = *state;
+	struct extreq rq = { .n = 42 };
+	char err[256];
+	size_t len;
+	char *body = names_request(3, &len);
+
+	s->limits.max_nodes = 2;
+	assert_int_equal(extreq_parse(body, len, &s->limits, &rq, err, sizeof(err)), -E2BIG);
+	assert_int_equal(rq.n, 42); /* untouched on error */
+	assert_int_equal(extreq_parse("{", 1, &s->limits, &rq, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rq.n, 42);
+	free(body);
+}
+
+static void test_extender_counters(void **state)
+{
+	struct scorer *s = *state;
+	const char *ok = "{\"NodeNames\":[\"a\"]}";
+	struct ext_reply r;
+
+	ext_filter(s, ok, strlen(ok), &r);
+	free(r.body);
+	ext_prioritize(s, ok, strlen(ok), &r);
+	free(r.body);
+	ext_prioritize(s, "x", 1, &r);
+	free(r.body);
+	assert_int_equal(atomic_load(&s->counters.requests_filter), 1);
+	assert_int_equal(atomic_load(&s->counters.requests_prioritize), 2);
+	assert_int_equal(atomic_load(&s->counters.requests_bad), 1);
+}
+
+static void test_extender_error_body(void **state)
+{
+	struct ext_reply r;
+
+	(void)state;
+	ext_error(413, "body of \"9\" bytes\n", &r);
+	assert_int_equal(r.status, 413);
+	assert_string_equal(r.body, "{\"error\":\"body of \\\"9\\\" bytes\\u000a\"}");
+	assert_int_equal(r.len, strlen(r.body));
+	free(r.body);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_extender_fixtures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_filter_full_exact, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_scores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_full_mode_scores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_filter_empty, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_many_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extreq_annotations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extreq_error_codes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_counters, setup, teardown),
+		cmocka_unit_test(test_extender_error_body),
+	};
+
+	log_init("test_extender");
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests_name("extender", tests, NULL, NULL);
+}

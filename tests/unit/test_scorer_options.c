@@ -1,0 +1,133 @@
+/* The scorer's settings: defaults, flags, a YAML file, and flags over file. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+/* By path: tests see -Iagent before -Iscorer, and agent/ has an options.h too. */
+#include "../../scorer/options.h"
+
+static int parse(struct scorer_options *o, char *err, size_t len, ...)
+{
+	char *argv[16] = { "netsched-scorer" };
+	int argc = 1;
+	va_list ap;
+
+	va_start(ap, len);
+	for (char *a; argc < 15 && (a = va_arg(ap, char *)); )
+		argv[argc++] = a;
+	va_end(ap);
+	scorer_options_defaults(o);
+	return scorer_options_parse(o, argc, argv, err, len);
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static void test_options_defaults(void **state)
+{
+	struct scorer_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, sizeof(err), NULL), 0);
+	assert_string_equal(o.listen, "tcp://0.0.0.0:7470");
+	assert_string_equal(o.http_addr, "0.0.0.0");
+	assert_int_equal(o.http_port, 8470);
+	assert_int_equal(o.policy, POLICY_RELATIVE);
+	assert_int_equal(o.direction, POLICY_DIR_RX);
+	assert_int_equal(o.stale_after_ms, 6000);
+}
+
+struct bad_flag {
+	const char *flag, *value, *says;
+};
+
+static const struct bad_flag bad_flags[] = {
+	{ "--policy", "fastest", "--policy fastest: expected relative or utilization" },
+	{ "--direction", "up", "--direction up: expected rx, tx, both or max" },
+	{ "--stale-after", "5", "--stale-after 5: expected a duration" },
+	{ "--stale-after", "10ms", "--stale-after 10ms: expected a duration from 100ms" },
+	{ "--http", "8470", "--http 8470: expected ADDR:PORT" },
+	{ "--http", "1.2.3.4:99999", "--http 1.2.3.4:99999: expected ADDR:PORT" },
+	{ "--listen", "http://x", "--listen http://x: expected tcp://" },
+	{ "--max-nodes", "0", "--max-nodes 0: expected a count from 1" },
+	{ "--max-body", "12", "--max-body 12: expected a size from 1Ki" },
+	{ "--prometheus", "localhost:9090", "--prometheus localhost:9090: expected an http://" },
+	{ "--log-level", "loud", "--log-level loud: expected error, warn, info or debug" },
+	{ "--bogus", "x", "--bogus: unknown option" },
+};
+
+static void test_options_bad_flags(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad_flags) / sizeof(bad_flags[0]); i++) {
+		struct scorer_options o;
+		char err[256] = "";
+
+		if (parse(&o, err, sizeof(err), bad_flags[i].flag, bad_flags[i].value, NULL) != -EINVAL)
+			fail_msg("%s %s accepted", bad_flags[i].flag, bad_flags[i].value);
+		if (!strstr(err, bad_flags[i].says))
+			fail_msg("%s %s: \"%s\" does not say \"%s\"", bad_flags[i].flag,
+				 bad_flags[i].value, err, bad_flags[i].says);
+	}
+}
+
+static void test_options_file_then_flags(void **state)
+{
+	char path[] = "/tmp/netsched-scorer-opts-XXXXXX";
+	struct scorer_options o;
+	char err[256] = "";
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "policy: utilization\ndirection: max\nhttp: 127.0.0.1:9000\n"
+			 "prometheusAddress: http://prom:9090\nnetworkInterface: eth0\n"
+			 "timeRangeInMinutes: 10\n");
+	/* The flag wins even though it comes before --config. */
+	assert_int_equal(parse(&o, err, sizeof(err), "--direction", "tx", "--config", path, NULL), 0);
+	assert_int_equal(o.policy, POLICY_UTILIZATION);
+	assert_int_equal(o.direction, POLICY_DIR_TX);
+	assert_string_equal(o.http_addr, "127.0.0.1");
+	assert_int_equal(o.http_port, 9000);
+	assert_string_equal(o.prometheus, "http://prom:9090");
+	assert_string_equal(o.network_interface, "eth0");
+	assert_int_equal(o.time_range_minutes, 10);
+
+	write_file(path, "policy: utilization\nstale-after: forever\n");
+	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, ":2: stale-after: expected a duration"));
+	write_file(path, "check-config: true\n");
+	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, "check-config: a command-line flag, not allowed in a config file"));
+	write_file(path, "colour: blue\n");
+	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, "colour: unknown option"));
+	unlink(path);
+	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, "No such file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options_defaults),
+		cmocka_unit_test(test_options_bad_flags),
+		cmocka_unit_test(test_options_file_then_flags),
+	};
+	return cmocka_run_group_tests_name("scorer options", tests, NULL, NULL);
+}

@@ -1,0 +1,239 @@
+/* The status endpoints and /metrics, on a scorer with a fake clock:
+ * /readyz before and after the warm-up and with fresh data, /v1/nodes with a
+ * report that races the reader, and the Prometheus text that the verbs'
+ * counters and latency histograms turn into. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "clock.h"
+#include "extender.h"
+#include "log.h"
+/* By path: tests see -Iagent before -Iscorer, and agent/ has a metrics.h too. */
+#include "../../scorer/metrics.h"
+#include "scorer.h"
+#include "status.h"
+
+#define START_NS (1000ULL * NS_PER_SEC)
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static int setup(void **state)
+{
+	struct scorer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -1;
+	s->table = table_create(16);
+	if (!s->table) {
+		free(s);
+		return -1;
+	}
+	fake_now = START_NS;
+	s->policy = POLICY_RELATIVE;
+	s->direction = POLICY_DIR_RX;
+	s->stale_after_ns = 6 * NS_PER_SEC;
+	s->warmup_ns = 6 * NS_PER_SEC;
+	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
+	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
+	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s->now_ns = fake_clock;
+	s->started_mono_ns = fake_now;
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct scorer *s = *state;
+
+	table_destroy(s->table);
+	free(s);
+	return 0;
+}
+
+/* node receives rx_per_s bytes per second; the report arrives at arrival. */
+static void feed(struct scorer *s, const char *node, uint64_t rx_per_s, uint64_t arrival)
+{
+	static uint64_t seq;
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.instance_id = 1;
+	r.seq = ++seq;
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	r.ifaces[0].rx_bytes = rx_per_s * 10;
+	r.ifaces[0].covered_ms = 10000;
+	assert_int_equal(table_apply(s->table, &r, arrival), TABLE_APPLIED);
+}
+
+struct readyz_row {
+	const char *name;
+	uint64_t after_ns;	/* since start */
+	bool feed;		/* a node reported just now */
+	unsigned status;
+	const char *body;
+};
+
+static const struct readyz_row readyz_rows[] = {
+	{ "at start, no data", 0, false, 503,
+	  "{\"ready\":false,\"freshNodes\":0,\"nodes\":0,\"warmupRemainingSeconds\":6.000}" },
+	{ "just before the warm-up ends", 6 * NS_PER_SEC - NS_PER_MS, false, 503,
+	  "{\"ready\":false,\"freshNodes\":0,\"nodes\":0,\"warmupRemainingSeconds\":0.001}" },
+	{ "warm-up over, still no data", 6 * NS_PER_SEC, false, 200,
+	  "{\"ready\":true,\"freshNodes\":0,\"nodes\":0,\"warmupRemainingSeconds\":0.000}" },
+	{ "fresh data before the warm-up ends", NS_PER_SEC, true, 200,
+	  "{\"ready\":true,\"freshNodes\":1,\"nodes\":1,\"warmupRemainingSeconds\":5.000}" },
+};
+
+static void test_status_readyz(void **state)
+{
+	for (size_t i = 0; i < sizeof(readyz_rows) / sizeof(readyz_rows[0]); i++) {
+		const struct readyz_row *row = &readyz_rows[i];
+		struct ext_reply r;
+		struct scorer *s;
+
+		teardown(state);
+		assert_int_equal(setup(state), 0);
+		s = *state;
+		fake_now = START_NS + row->after_ns;
+		if (row->feed)
+			feed(s, "n1", 100, fake_now);
+		status_readyz(s, &r);
+		if (r.status != row->status || !r.body || strcmp(r.body, row->body))
+			fail_msg("%s: got %u %s, want %u %s", row->name, r.status, r.body ? r.body : "",
+				 row->status, row->body);
+		free(r.body);
+	}
+}
+
+/* A report that lands between the reader's clock read and its table read is
+ * fresh with age 0, not 18 billion seconds old. */
+static void test_status_nodes_race(void **state)
+{
+	struct scorer *s = *state;
+	struct ext_reply r;
+
+	feed(s, "busy", 1000, fake_now + NS_PER_MS);
+	feed(s, "idle", 0, fake_now - 2 * NS_PER_SEC);
+	feed(s, "old", 0, fake_now - 7 * NS_PER_SEC);
+	status_nodes(s, &r);
+	assert_int_equal(r.status, 200);
+	assert_null(r.content_type);
+	assert_string_equal(r.body,
+		"{\"nodes\":["
+		"{\"name\":\"busy\",\"source\":\"agent\",\"ageSeconds\":0.000,\"rxBytesPerSecond\":1000,"
+		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":0},"
+		"{\"name\":\"idle\",\"source\":\"agent\",\"ageSeconds\":2.000,\"rxBytesPerSecond\":0,"
+		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":10},"
+		"{\"name\":\"old\",\"source\":\"none\",\"ageSeconds\":7.000,\"rxBytesPerSecond\":0,"
+		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":5}]}");
+	free(r.body);
+}
+
+static void test_status_healthz(void **state)
+{
+	struct scorer *s = *state;
+	struct ext_reply r;
+
+	feed(s, "a", 1, fake_now);
+	fake_now += 90 * NS_PER_SEC;
+	status_healthz(s, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.body, "{\"status\":\"ok\",\"nodes\":1,\"uptimeSeconds\":90}");
+	free(r.body);
+}
+
+/* Bucket bounds are inclusive (le), as Prometheus defines them. */
+static void test_metrics_observe_buckets(void **state)
+{
+	struct scorer *s = *state;
+	struct scorer_histogram *h = &s->counters.latency_filter;
+
+	metrics_observe(h, 0);
+	metrics_observe(h, 50000);		/* exactly 50 us: first bucket */
+	metrics_observe(h, 50001);		/* second */
+	metrics_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
+	assert_int_equal(atomic_load(&h->buckets[0]), 2);
+	assert_int_equal(atomic_load(&h->buckets[1]), 1);
+	assert_int_equal(atomic_load(&h->buckets[SCORER_LATENCY_BUCKETS]), 1);
+	assert_int_equal(atomic_load(&h->count), 4);
+	assert_int_equal(atomic_load(&h->sum_ns), 100001 + 2 * NS_PER_SEC);
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return true;
+	return false;
+}
+
+static void test_metrics_render(void **state)
+{
+	static const char *const want[] = {
+		"# TYPE netsched_scorer_request_duration_seconds histogram",
+		"netsched_scorer_requests_total{verb=\"filter\"} 1",
+		"netsched_scorer_requests_total{verb=\"prioritize\"} 2",
+		"netsched_scorer_bad_requests_total 1",
+		"netsched_scorer_request_duration_seconds_bucket{verb=\"prioritize\",le=\"5e-05\"} 2",
+		"netsched_scorer_request_duration_seconds_bucket{verb=\"prioritize\",le=\"+Inf\"} 2",
+		"netsched_scorer_request_duration_seconds_count{verb=\"prioritize\"} 2",
+		"netsched_scorer_request_duration_seconds_count{verb=\"filter\"} 1",
+		"netsched_scorer_nodes{source=\"agent\"} 1",
+		"netsched_scorer_nodes{source=\"none\"} 1",
+		"netsched_scorer_nodes_capacity 16",
+		"netsched_scorer_reports_total{result=\"accepted\"} 0",
+	};
+	const char *ok = "{\"NodeNames\":[\"a\"]}";
+	struct scorer *s = *state;
+	struct ext_reply r;
+
+	feed(s, "fresh", 10, fake_now);
+	feed(s, "stale", 10, fake_now - 10 * NS_PER_SEC);
+	ext_filter(s, ok, strlen(ok), &r);
+	free(r.body);
+	ext_prioritize(s, ok, strlen(ok), &r);
+	free(r.body);
+	ext_prioritize(s, "x", 1, &r);	/* a 400 is timed too */
+	free(r.body);
+
+	metrics_render(s, &r);
+	assert_int_equal(r.status, 200);
+	assert_string_equal(r.content_type, METRICS_CONTENT_TYPE);
+	assert_int_equal(r.len, strlen(r.body));
+	assert_true(r.len > 0 && r.body[r.len - 1] == '\n');
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		if (!has_line(r.body, want[i]))
+			fail_msg("no line \"%s\" in:\n%s", want[i], r.body);
+	free(r.body);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_status_readyz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_nodes_race, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_healthz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_observe_buckets, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_metrics_render, setup, teardown),
+	};
+
+	log_init("test_status");
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests_name("status and metrics", tests, NULL, NULL);
+}
