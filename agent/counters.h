@@ -7,12 +7,8 @@
 struct counters {
 	uint64_t rx_bytes;
 	uint64_t tx_bytes;
-	uint64_t rx_packets;
-	uint64_t tx_packets;
 	uint64_t rx_dropped;
 	uint64_t tx_dropped;
-	uint64_t rx_errors;
-	uint64_t tx_errors;
 	uint64_t rx_missed_errors;	/* the NIC's FIFO overflowed: a saturation signal */
 };
 

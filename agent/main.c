@@ -149,7 +149,7 @@ static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t 
 }
 
 static void run_loop(const struct agent_options *o, struct sampler *sm, struct sender *snd,
-		     struct metrics *met, uint64_t instance)
+		     struct agent_metrics *met, uint64_t instance)
 {
 	static struct report r;
 	const uint64_t interval_ns = o->sample_interval_ms * NS_PER_MS;
@@ -166,7 +166,7 @@ static void run_loop(const struct agent_options *o, struct sampler *sm, struct s
 		if (now >= next_report) {
 			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
 			send_report(snd, &r);
-			metrics_publish(met, &r, sm, snd);
+			agent_metrics_publish(met, &r, sm, snd);
 			next_report += report_ns;
 			if (next_report <= now) /* we fell behind: skip, never burst */
 				next_report = now + report_ns;
@@ -186,7 +186,7 @@ int main(int argc, char **argv)
 	struct sampler_config cfg;
 	const char *urls[SENDER_MAX_SCORERS];
 	struct sender *snd = NULL;
-	struct metrics *met = NULL;
+	struct agent_metrics *met = NULL;
 	struct nl *nl = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs;
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 		urls[i] = o.scorers[i];
 	snd = sender_create(urls, o.n_scorers, err, sizeof(err));
 	if (snd && o.metrics_addr[0])
-		met = metrics_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
+		met = agent_metrics_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
 	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
 	if (!snd || (o.metrics_addr[0] && !met)) {
 		log_error("agent", "%s: %s", o.node, err);
@@ -266,11 +266,11 @@ int main(int argc, char **argv)
 		 (unsigned long long)o.report_interval_ms, o.n_scorers);
 	if (met)
 		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
-			 metrics_port(met));
+			 agent_metrics_port(met));
 	run_loop(&o, &sm, snd, met, instance);
 	rc = 0;
 out:
-	metrics_stop(met);
+	agent_metrics_stop(met);
 	sender_destroy(snd);
 	sampler_free(&sm);
 	nl_close(nl);

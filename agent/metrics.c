@@ -24,7 +24,7 @@ struct iface_counts {
 	uint64_t resets, gaps, absurd;
 };
 
-struct metrics {
+struct agent_metrics {
 	struct MHD_Daemon *daemon;
 	uint16_t port;
 	pthread_mutex_t lock;
@@ -37,7 +37,7 @@ struct metrics {
 	struct sender_peer peers[SENDER_MAX_PEERS];
 };
 
-void metrics_publish(struct metrics *m, const struct report *r, const struct sampler *sm,
+void agent_metrics_publish(struct agent_metrics *m, const struct report *r, const struct sampler *sm,
 		     struct sender *snd)
 {
 	if (!m)
@@ -83,7 +83,7 @@ static void family(struct buf *b, const char *name, const char *type, const char
 	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void per_iface(struct buf *b, const struct metrics *m, const char *name, const char *type,
+static void per_iface(struct buf *b, const struct agent_metrics *m, const char *name, const char *type,
 		      const char *help, int which)
 {
 	family(b, name, type, help);
@@ -104,7 +104,7 @@ static void per_iface(struct buf *b, const struct metrics *m, const char *name, 
 	}
 }
 
-static void per_iface_count(struct buf *b, const struct metrics *m, const char *name,
+static void per_iface_count(struct buf *b, const struct agent_metrics *m, const char *name,
 			    const char *help, int which)
 {
 	family(b, name, "counter", help);
@@ -118,7 +118,7 @@ static void per_iface_count(struct buf *b, const struct metrics *m, const char *
 	}
 }
 
-static void per_peer(struct buf *b, const struct metrics *m, const char *name, const char *help,
+static void per_peer(struct buf *b, const struct agent_metrics *m, const char *name, const char *help,
 		     bool failed)
 {
 	family(b, name, "counter", help);
@@ -142,7 +142,7 @@ static uint64_t rss_bytes(void)
 	return ok ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
-static void render(struct metrics *m, struct buf *b)
+static void render(struct agent_metrics *m, struct buf *b)
 {
 	struct rusage ru;
 	double cpu = 0;
@@ -202,7 +202,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version, const char *data,
 				  size_t *data_len, void **req)
 {
-	struct metrics *m = cls;
+	struct agent_metrics *m = cls;
 	struct buf b;
 
 	(void)version, (void)data;
@@ -241,14 +241,14 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	log_warn("metrics", "%s", line);
 }
 
-struct metrics *metrics_start(const char *addr, uint16_t port, char *err, size_t errlen)
+struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
-	struct metrics *m;
+	struct agent_metrics *m;
 
 	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
@@ -285,7 +285,7 @@ struct metrics *metrics_start(const char *addr, uint16_t port, char *err, size_t
 	return m;
 }
 
-void metrics_stop(struct metrics *m)
+void agent_metrics_stop(struct agent_metrics *m)
 {
 	if (!m)
 		return;
@@ -294,7 +294,7 @@ void metrics_stop(struct metrics *m)
 	free(m);
 }
 
-uint16_t metrics_port(const struct metrics *m)
+uint16_t agent_metrics_port(const struct agent_metrics *m)
 {
 	return m->port;
 }

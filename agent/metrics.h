@@ -2,7 +2,7 @@
  * Prometheus text format, and GET /healthz for the DaemonSet's probes.
  *
  * The sampling loop publishes a snapshot after every report with
- * metrics_publish(); the HTTP thread renders only from that snapshot, under
+ * agent_metrics_publish(); the HTTP thread renders only from that snapshot, under
  * a mutex, so a slow or hostile scraper can never touch or delay sampling.
  * Served by libmicrohttpd from one internal thread, a few connections at
  * most, each with a short timeout. */
@@ -16,17 +16,17 @@
 #include "sampler.h"
 #include "sender.h"
 
-struct metrics;
+struct agent_metrics;
 
 /* Listens on addr:port (port 0 picks one). NULL with err set. */
-struct metrics *metrics_start(const char *addr, uint16_t port, char *err, size_t errlen);
+struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char *err, size_t errlen);
 /* Accepts NULL. */
-void metrics_stop(struct metrics *m);
-uint16_t metrics_port(const struct metrics *m);
+void agent_metrics_stop(struct agent_metrics *m);
+uint16_t agent_metrics_port(const struct agent_metrics *m);
 
 /* Copies what /metrics shows: the latest report, the sampler's per-interface
  * counts and the sender's per-scorer counts. Accepts m == NULL. */
-void metrics_publish(struct metrics *m, const struct report *r, const struct sampler *sm,
+void agent_metrics_publish(struct agent_metrics *m, const struct report *r, const struct sampler *sm,
 		     struct sender *snd);
 
 #endif

@@ -21,8 +21,9 @@ struct nl {
 	uint32_t seq;
 	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
 	/* The kernel fills dump replies up to 32 KB (libmnl's MNL_SOCKET_DUMP_SIZE);
-	 * a smaller buffer would truncate them. */
-	char buf[32768];
+	 * a smaller buffer would truncate them. Aligned: replies are read in
+	 * place as struct nlmsghdr. */
+	_Alignas(8) char buf[32768];
 };
 
 struct nl *nl_open(char *err, size_t errlen)
@@ -150,12 +151,8 @@ static struct counters from64(const struct rtnl_link_stats64 *st)
 	return (struct counters){
 		.rx_bytes = st->rx_bytes,
 		.tx_bytes = st->tx_bytes,
-		.rx_packets = st->rx_packets,
-		.tx_packets = st->tx_packets,
 		.rx_dropped = st->rx_dropped,
 		.tx_dropped = st->tx_dropped,
-		.rx_errors = st->rx_errors,
-		.tx_errors = st->tx_errors,
 		.rx_missed_errors = st->rx_missed_errors,
 	};
 }
@@ -247,12 +244,8 @@ static int getlink_stats_cb(const struct nlmsghdr *nlh, void *data)
 		c = (struct counters){
 			.rx_bytes = st32.rx_bytes,
 			.tx_bytes = st32.tx_bytes,
-			.rx_packets = st32.rx_packets,
-			.tx_packets = st32.tx_packets,
 			.rx_dropped = st32.rx_dropped,
 			.tx_dropped = st32.tx_dropped,
-			.rx_errors = st32.rx_errors,
-			.tx_errors = st32.tx_errors,
 			.rx_missed_errors = st32.rx_missed_errors,
 		};
 		d->fn(d->ctx, (uint32_t)ifi->ifi_index, &c, 32);
@@ -292,6 +285,52 @@ int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx)
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	return transact(nl, nlh, getlink_stats_cb, &d);
+}
+
+int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_fn fn, void *ctx)
+{
+	struct dump_ctx d = { fn, ctx };
+	char *p = nl->buf;
+	uint32_t first = nl->seq + 1;
+	size_t replies = 0;
+
+	if (n == 0)
+		return 0;
+	if (n > NL_MAX_BATCH || nl->no_getstats)
+		return -EOPNOTSUPP;
+	for (size_t i = 0; i < n; i++) {
+		struct nlmsghdr *nlh = mnl_nlmsg_put_header(p);
+		struct if_stats_msg *ifsm;
+
+		nlh->nlmsg_type = RTM_GETSTATS;
+		nlh->nlmsg_flags = NLM_F_REQUEST;
+		nlh->nlmsg_seq = ++nl->seq;
+		ifsm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifsm));
+		ifsm->family = AF_UNSPEC;
+		ifsm->ifindex = ifindexes[i];
+		ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
+		p += NLMSG_ALIGN(nlh->nlmsg_len);
+	}
+	if (mnl_socket_sendto(nl->sock, nl->buf, (size_t)(p - nl->buf)) < 0)
+		return -errno;
+	/* One reply per request: the stats, or an error for a gone ifindex. */
+	while (replies < n) {
+		ssize_t len = mnl_socket_recvfrom(nl->sock, nl->buf, sizeof(nl->buf));
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl->buf;
+		int left = (int)len;
+
+		if (len < 0)
+			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+			if (nlh->nlmsg_pid != nl->portid || nlh->nlmsg_seq < first ||
+			    nlh->nlmsg_seq > nl->seq)
+				continue; /* a late reply to an earlier, timed-out call */
+			replies++;
+			if (nlh->nlmsg_type == RTM_NEWSTATS)
+				stats_cb(nlh, &d);
+		}
+	}
+	return 0;
 }
 
 struct links_ctx {

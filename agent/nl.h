@@ -44,6 +44,12 @@ int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n);
 typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct counters *c,
 			    unsigned bits);
 
+/* Reads the counters of n interfaces with n RTM_GETSTATS requests in one
+ * send, for when they are few among many links: a dump walks every link.
+ * An interface that is gone is simply not reported. 0 or -errno. */
+#define NL_MAX_BATCH 64
+int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_fn fn, void *ctx);
+
 /* Dumps the counters of every interface: RTM_GETSTATS, or where the kernel
  * lacks it (before 4.7) an RTM_GETLINK dump's IFLA_STATS64, else IFLA_STATS.
  * 0 or -errno; on error fn may have been called for some interfaces. */

@@ -134,7 +134,9 @@ static void rescan(struct sampler *s, uint64_t now_ns)
 	int rc = list_links(s, &n);
 
 	s->rescan_now = false;
-	s->next_rescan_ns = now_ns + SAMPLER_RESCAN_NS;
+	s->n_links = n;
+	/* With link notifications the periodic rescan is only a safety net. */
+	s->next_rescan_ns = now_ns + (s->nl ? SAMPLER_RESCAN_NOTIFIED_NS : SAMPLER_RESCAN_NS);
 	if (rc == -E2BIG)
 		log_warn("sampler", "%s: more than %d links; only the first are considered",
 			 s->cfg.node, SAMPLER_MAX_LINKS);
@@ -142,6 +144,7 @@ static void rescan(struct sampler *s, uint64_t now_ns)
 		log_warn("sampler", "%s: cannot list interfaces: %s; trying again in %llu s",
 			 s->cfg.node, strerror(-rc),
 			 (unsigned long long)(SAMPLER_RESCAN_NS / NS_PER_SEC));
+		s->next_rescan_ns = now_ns + SAMPLER_RESCAN_NS;
 		return;
 	}
 
@@ -225,12 +228,8 @@ static void widen(struct sampler_iface *f)
 	}
 	f->wide.rx_bytes = widen32(f->wide.rx_bytes, f->raw.rx_bytes);
 	f->wide.tx_bytes = widen32(f->wide.tx_bytes, f->raw.tx_bytes);
-	f->wide.rx_packets = widen32(f->wide.rx_packets, f->raw.rx_packets);
-	f->wide.tx_packets = widen32(f->wide.tx_packets, f->raw.tx_packets);
 	f->wide.rx_dropped = widen32(f->wide.rx_dropped, f->raw.rx_dropped);
 	f->wide.tx_dropped = widen32(f->wide.tx_dropped, f->raw.tx_dropped);
-	f->wide.rx_errors = widen32(f->wide.rx_errors, f->raw.rx_errors);
-	f->wide.tx_errors = widen32(f->wide.tx_errors, f->raw.tx_errors);
 	f->wide.rx_missed_errors = widen32(f->wide.rx_missed_errors, f->raw.rx_missed_errors);
 }
 
@@ -266,10 +265,23 @@ static void log_event(const struct sampler *s, const struct sampler_iface *f,
 
 static int read_all(struct sampler *s)
 {
+	uint32_t ifindexes[REPORT_MAX_INTERFACES];
+	size_t n = 0;
 	int rc = 0;
 
-	if (s->cfg.source == SAMPLER_NETLINK)
+	if (s->cfg.source == SAMPLER_NETLINK) {
+		for (size_t i = 0; i < s->n; i++)
+			if (s->ifs[i].used && s->ifs[i].ifindex)
+				ifindexes[n++] = s->ifs[i].ifindex;
+		/* A dump walks every link (pods' veths included); a request per
+		 * measured interface is cheaper once they are a small share. */
+		if (n * 4 < s->n_links) {
+			rc = nl_read_stats(s->nl, ifindexes, n, on_stats, s);
+			if (rc != -EOPNOTSUPP)
+				return rc;
+		}
 		return nl_dump_stats(s->nl, on_stats, s);
+	}
 	for (size_t i = 0; i < s->n; i++) {
 		struct sampler_iface *f = &s->ifs[i];
 

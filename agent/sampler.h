@@ -6,7 +6,8 @@
  *
  * Which interfaces: the ifselect spec is matched against the kernel's links
  * at start, on every rtnetlink link notification (hot-plug, rename, delete),
- * every SAMPLER_RESCAN_NS in case one was missed, and at once when a
+ * every SAMPLER_RESCAN_NOTIFIED_NS in case one was missed (every
+ * SAMPLER_RESCAN_NS when there is no netlink to notify), and at once when a
  * measured interface goes missing. Interfaces are followed by ifindex: a rename keeps the window
  * (the report carries the new name); a device that disappears leaves a gap,
  * and one that comes back under the same name takes its window back and
@@ -31,7 +32,9 @@
 #include "sysfs.h"
 #include "window.h"
 
+/* Rescan period without link notifications (sysfs only), and with them. */
 #define SAMPLER_RESCAN_NS (5ULL * 1000000000ULL)
+#define SAMPLER_RESCAN_NOTIFIED_NS (60ULL * 1000000000ULL)
 /* Links considered per rescan; a host with more is logged, not crashed. */
 #define SAMPLER_MAX_LINKS 4096
 
@@ -74,6 +77,7 @@ struct sampler {
 	size_t n;			/* slots in use or once used */
 	struct sampler_iface ifs[REPORT_MAX_INTERFACES];
 	struct ifselect_link links[SAMPLER_MAX_LINKS]; /* scratch for rescans */
+	size_t n_links;			/* links the last rescan saw */
 	uint64_t next_rescan_ns;
 	bool rescan_now;
 	bool warned_full;

@@ -15,7 +15,7 @@
 #include "counters.h"
 #include "ifselect.h"
 
-#define SYSFS_N_FILES 9
+#define SYSFS_N_FILES 5
 
 struct sysfs_stats {
 	int fd[SYSFS_N_FILES];	/* -1 = closed */

@@ -36,9 +36,8 @@ static void put(const char *rel, const char *content)
 
 static void put_stats(const char *ifname, const char *rx_bytes)
 {
-	static const char *const names[] = { "rx_bytes",   "tx_bytes",  "rx_packets",
-					     "tx_packets", "rx_dropped", "tx_dropped",
-					     "rx_errors",  "tx_errors", "rx_missed_errors" };
+	static const char *const names[] = { "rx_bytes", "tx_bytes", "rx_dropped", "tx_dropped",
+					     "rx_missed_errors" };
 	char rel[128];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
