@@ -44,7 +44,7 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit test test-unit test-integration demo bench clean
+.PHONY: all deps deps-test deps-bench unit bench-tools test test-unit test-integration demo bench clean
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
 deps:
@@ -54,8 +54,8 @@ deps-test:
 deps-bench:
 	$(Q).ci/deps bench
 
-# Generated code lives only in the build tree.
-$(GEN)/netsched.pb-c.c $(GEN)/netsched.pb-c.h: proto/netsched.proto
+# Generated code lives only in the build tree; one protoc-c run makes both files.
+$(GEN)/netsched.pb-c.c $(GEN)/netsched.pb-c.h &: proto/netsched.proto
 	@mkdir -p $(GEN)
 	@echo "  PROTOC  $<"
 	$(Q)protoc-c --proto_path=proto --c_out=$(GEN) $<
@@ -101,6 +101,16 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer
 
 unit: all $(TESTS)
 
+# Benchmark tools (bench/*.c with a main, except the hand-built JSON comparison).
+BENCH_SRC := $(filter-out bench/json_candidates.c,$(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+$(BUILD)/bench/%.o: CPPFLAGS += -Iagent -Iscorer
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+bench-tools: all $(BENCH_BINS)
+
 # The full suite: unit tests in the release and the sanitizer build, then the
 # integration tests against the real binaries (root needed for namespaces).
 test: deps-test
@@ -113,7 +123,7 @@ demo: deps-test
 	$(Q)tests/demo.sh
 
 bench: deps-bench
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/run
 
 clean:

@@ -1,0 +1,126 @@
+# Shared helpers for the integration tests (sourced, bash).
+# Every test runs the real binaries from $BIN (default bin/), keeps traffic on
+# loopback or inside namespaces it created, and cleans up on any exit.
+
+BIN=${BIN:-bin}
+: "${TMPDIR:=/tmp}"
+WORK=$(mktemp -d "$TMPDIR/netsched-it.XXXXXX")
+PIDS=()
+NETNS=()
+
+cleanup() {
+	local p ns
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$WORK"/*.log "$WORK"/*.trace; do
+		[ -f "$f" ] || continue
+		echo "--- last lines of $(basename "$f")" >&2
+		tail -n 15 "$f" >&2
+	done
+	exit 1
+}
+
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: $1 needs root (network namespaces)"
+		exit 77
+	fi
+}
+
+# A TCP port nobody listens on, from a range tests own.
+free_port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 20000))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	fail "no free port"
+}
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls every 100 ms, never sleeps blindly.
+wait_for() {
+	local limit=$1 what=$2 deadline
+	shift 2
+	deadline=$(($(date +%s%N) + limit * 1000000000))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s%N)" -lt "$deadline" ] || fail "timed out after ${limit}s waiting for $what"
+		sleep 0.1
+	done
+}
+
+# start NAME CMD...: runs a daemon in the background, logging to $WORK/NAME.log;
+# its pid is in LAST_PID.
+start() {
+	local name=$1
+	shift
+	"$@" >"$WORK/$name.log" 2>&1 &
+	LAST_PID=$!
+	PIDS+=($!)
+}
+
+# http METHOD PATH [BODYFILE]: prints "STATUS BODY" from the scorer under test.
+http() {
+	local method=$1 path=$2 file=${3:-}
+	local args=(-s -o "$WORK/body" -w '%{http_code}' -X "$method")
+	[ -n "$file" ] && args+=(-H 'Content-Type: application/json' --data-binary "@$file")
+	local code
+	code=$(curl "${args[@]}" "http://127.0.0.1:$HTTP_PORT$path") || code=000
+	echo "$code $(cat "$WORK/body" 2>/dev/null)"
+}
+
+start_scorer() {
+	LISTEN_PORT=$(free_port)
+	HTTP_PORT=$(free_port)
+	start scorer "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$LISTEN_PORT" \
+		--http "127.0.0.1:$HTTP_PORT" "$@"
+	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$HTTP_PORT/healthz"
+}
+
+# expect WHAT GOT WANT: compares and says what was compared when it fails.
+expect() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+	echo "ok: $1"
+}
+
+# make_nodes HUB NODE...: a hub namespace joined to each node namespace by a
+# veth pair (hub-N <-> eth0), addresses 10.231.I.1 (hub) and 10.231.I.2 (node).
+# IPv6 is off inside them so an idle link carries no neighbour chatter.
+make_nodes() {
+	local hub=$1 ns i=0
+	shift
+	for ns in "$hub" "$@"; do
+		ip netns add "$ns" || fail "cannot create namespace $ns"
+		NETNS+=("$ns")
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+			net.ipv6.conf.default.disable_ipv6=1
+		ip -n "$ns" link set lo up
+	done
+	for ns in "$@"; do
+		i=$((i + 1))
+		ip link add "hub-$i" netns "$hub" type veth peer name eth0 netns "$ns" ||
+			fail "cannot create a veth pair for $ns"
+		ip -n "$hub" addr add "10.231.$i.1/24" dev "hub-$i"
+		ip -n "$ns" addr add "10.231.$i.2/24" dev eth0
+		ip -n "$hub" link set "hub-$i" up
+		ip -n "$ns" link set eth0 up
+	done
+}
+
+# iperf_server NS ADDR: a one-shot iperf3 server inside NS; waits until it
+# listens (checked with ss: a test connection would use up the one shot).
+iperf_server() {
+	local ns=$1 addr=$2
+	start "iperf-server-$ns" ip netns exec "$ns" iperf3 -s -1 -B "$addr" -p 5201
+	wait_for 5 "iperf3 server in $ns" \
+		bash -c "ip netns exec '$ns' ss -Hltn 'sport = :5201' | grep -q ."
+}
