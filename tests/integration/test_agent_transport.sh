@@ -16,12 +16,12 @@ scorer() {
 age() { curl -s "http://127.0.0.1:$1/v1/nodes" | jq -r "[.nodes[] | select(.name == \"$2\" and .source == \"agent\") | .ageSeconds][0] // 99"; }
 fresh() { awk -v a="$(age "$1" "$2")" 'BEGIN { exit !(a < 1.0) }'; }
 
-L1=$(free_port) H1=$(free_port) L2=$(free_port) H2=$(free_port)
+L1=$(free_port) H1=$(free_port) L2=$(free_port) H2=$(free_port) M=$(free_port)
 scorer s1 127.0.0.1 "$L1" "$H1"
 scorer s2 127.0.0.1 "$L2" "$H2"
 start agent "$BIN/netsched-agent" --node node-t --interfaces lo --sample-interval 100ms \
 	--window 1s --report-interval 200ms --scorer "tcp://127.0.0.1:$L1" \
-	--scorer "tcp://127.0.0.1:$L2"
+	--scorer "tcp://127.0.0.1:$L2" --metrics "127.0.0.1:$M"
 wait_for 10 "reports at scorer 1" fresh "$H1" node-t
 wait_for 10 "reports at scorer 2" fresh "$H2" node-t
 echo "ok: both scorers receive"
@@ -40,6 +40,23 @@ for i in $(seq 10); do
 	sleep 0.2
 done
 echo "ok: a killed scorer does not delay the other"
+
+# The agent's /metrics says the same: scorer 2's reports fail, scorer 1's go.
+metric() { curl -s "http://127.0.0.1:$M/metrics" | awk -v k="$1{scorer=\"tcp://127.0.0.1:$2\"}" '$1 == k { print $2 }'; }
+failing() { [ "$(metric netsched_agent_reports_failed_total "$L2")" -gt 0 ]; }
+wait_for 5 "the agent's /metrics to count failures to the dead scorer" failing
+[ "$(metric netsched_agent_reports_sent_total "$L1")" -gt 10 ] ||
+	fail "reports_sent_total to scorer 1 is $(metric netsched_agent_reports_sent_total "$L1")"
+[ "$(metric netsched_agent_reports_failed_total "$L1")" = 0 ] ||
+	fail "reports to scorer 1 failed: $(metric netsched_agent_reports_failed_total "$L1")"
+curl -s "http://127.0.0.1:$M/metrics" >"$WORK/agent-metrics.txt"
+grep -q '^netsched_agent_receive_bytes_per_second{interface="lo"} ' "$WORK/agent-metrics.txt" ||
+	fail "no per-interface rate in the agent's /metrics"
+if command -v promtool >/dev/null; then
+	promtool check metrics <"$WORK/agent-metrics.txt" || fail "promtool rejects the agent's /metrics"
+fi
+expect "agent /healthz" "$(curl -s "http://127.0.0.1:$M/healthz")" ok
+echo "ok: the agent's /metrics counts sent and failed reports per scorer"
 scorer s2b 127.0.0.1 "$L2" "$H2"
 wait_for 10 "reports at the restarted scorer 2" fresh "$H2" node-t
 echo "ok: a restarted scorer gets reports again"
