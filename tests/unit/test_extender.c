@@ -21,48 +21,22 @@
 #include "extender.h"
 #include "extreq.h"
 #include "log.h"
+#include "fake_scorer.h"
 #include "scorer.h"
 
 #define FIXTURES "../shared/extender"
 #define STALE_NS (6ULL * 1000000000ULL)
 #define MAXN 8
 
-static uint64_t fake_now = 1000000000000ULL;
-
-static uint64_t fake_clock(void)
-{
-	return fake_now;
-}
-
 static int setup(void **state)
 {
-	struct scorer *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return -1;
-	s->table = table_create(64);
-	if (!s->table) {
-		free(s);
-		return -1;
-	}
-	s->policy = POLICY_RELATIVE;
-	s->direction = POLICY_DIR_RX;
-	s->stale_after_ns = STALE_NS;
-	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
-	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
-	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
-	s->now_ns = fake_clock;
-	s->started_mono_ns = fake_now;
-	*state = s;
-	return 0;
+	*state = fake_scorer_new(64, 1000000000000ULL, STALE_NS);
+	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	struct scorer *s = *state;
-
-	table_destroy(s->table);
-	free(s);
+	fake_scorer_free(*state);
 	return 0;
 }
 
@@ -70,18 +44,7 @@ static int teardown(void **state)
  * fake_now - age_ns. */
 static void feed(struct scorer *s, const char *node, uint64_t rx_per_s, uint64_t age_ns)
 {
-	static uint64_t seq;
-	struct report r;
-
-	memset(&r, 0, sizeof(r));
-	snprintf(r.node, sizeof(r.node), "%s", node);
-	r.instance_id = 1;
-	r.seq = ++seq;
-	r.n_ifaces = 1;
-	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx_per_s * 10;
-	r.ifaces[0].covered_ms = 10000;
-	assert_int_equal(table_apply(s->table, &r, fake_now - age_ns), TABLE_APPLIED);
+	assert_int_equal(fake_feed(s, node, rx_per_s, fake_now - age_ns), TABLE_APPLIED);
 }
 
 static char *read_file(const char *path, size_t *len)

@@ -16,67 +16,28 @@
 #include "log.h"
 /* By path: tests see -Iagent before -Iscorer, and agent/ has a metrics.h too. */
 #include "../../scorer/metrics.h"
+#include "fake_scorer.h"
 #include "scorer.h"
 #include "status.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
 
-static uint64_t fake_now;
-
-static uint64_t fake_clock(void)
-{
-	return fake_now;
-}
-
 static int setup(void **state)
 {
-	struct scorer *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return -1;
-	s->table = table_create(16);
-	if (!s->table) {
-		free(s);
-		return -1;
-	}
-	fake_now = START_NS;
-	s->policy = POLICY_RELATIVE;
-	s->direction = POLICY_DIR_RX;
-	s->stale_after_ns = 6 * NS_PER_SEC;
-	s->warmup_ns = 6 * NS_PER_SEC;
-	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
-	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
-	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
-	s->now_ns = fake_clock;
-	s->started_mono_ns = fake_now;
-	*state = s;
-	return 0;
+	*state = fake_scorer_new(16, START_NS, 6 * NS_PER_SEC);
+	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	struct scorer *s = *state;
-
-	table_destroy(s->table);
-	free(s);
+	fake_scorer_free(*state);
 	return 0;
 }
 
 /* node receives rx_per_s bytes per second; the report arrives at arrival. */
 static void feed(struct scorer *s, const char *node, uint64_t rx_per_s, uint64_t arrival)
 {
-	static uint64_t seq;
-	struct report r;
-
-	memset(&r, 0, sizeof(r));
-	snprintf(r.node, sizeof(r.node), "%s", node);
-	r.instance_id = 1;
-	r.seq = ++seq;
-	r.n_ifaces = 1;
-	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx_per_s * 10;
-	r.ifaces[0].covered_ms = 10000;
-	assert_int_equal(table_apply(s->table, &r, arrival), TABLE_APPLIED);
+	assert_int_equal(fake_feed(s, node, rx_per_s, arrival), TABLE_APPLIED);
 }
 
 struct readyz_row {

@@ -1,0 +1,75 @@
+/* A scorer on a fake clock for unit tests that drive the extender and the
+ * status endpoints without threads or sockets. Header-only: each test is
+ * one translation unit. */
+#ifndef NETSCHED_TEST_FAKE_SCORER_H
+#define NETSCHED_TEST_FAKE_SCORER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scorer.h"
+
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+/* A scorer whose clock reads fake_now (set to start_ns), with default
+ * limits, the relative policy on rx, and a table of table_nodes nodes.
+ * NULL when memory runs out. */
+static struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_ns, uint64_t stale_ns)
+{
+	struct scorer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->table = table_create(table_nodes);
+	if (!s->table) {
+		free(s);
+		return NULL;
+	}
+	fake_now = start_ns;
+	s->policy = POLICY_RELATIVE;
+	s->direction = POLICY_DIR_RX;
+	s->stale_after_ns = stale_ns;
+	s->warmup_ns = stale_ns;
+	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
+	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
+	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s->now_ns = fake_clock;
+	s->started_mono_ns = start_ns;
+	return s;
+}
+
+static void fake_scorer_free(struct scorer *s)
+{
+	if (!s)
+		return;
+	table_destroy(s->table);
+	free(s);
+}
+
+/* A report saying node receives rx_per_s bytes per second over a 10 s
+ * window, arriving at arrival_ns. */
+static enum table_result fake_feed(struct scorer *s, const char *node, uint64_t rx_per_s,
+				   uint64_t arrival_ns)
+{
+	static uint64_t seq;
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.instance_id = 1;
+	r.seq = ++seq;
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	r.ifaces[0].rx_bytes = rx_per_s * 10;
+	r.ifaces[0].covered_ms = 10000;
+	return table_apply(s->table, &r, arrival_ns);
+}
+
+#endif
