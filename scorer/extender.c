@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "extreq.h"
+#include "filter.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -19,6 +21,8 @@
 /* Bad requests are logged this many times, then one in EXT_LOG_EVERY. */
 #define EXT_LOG_FIRST 10u
 #define EXT_LOG_EVERY 1000u
+/* A debug line per node, for this many nodes of a decision. */
+#define EXT_DEBUG_NODES 100u
 
 void ext_reply_take(struct buf *b, struct ext_reply *out)
 {
@@ -68,6 +72,30 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 		log_warn("ext", "%s: bad request (%lu so far): %s", verb, bad, err);
 	ext_error(400, err, out);
 	return rc;
+}
+
+/* Up to cap - 1 bytes of an outside string for a log line: anything but
+ * printable ASCII becomes '?', so no request can forge or split log lines. */
+static const char *printable(const struct extreq_str *v, char *out, size_t cap)
+{
+	size_t n = v->s ? v->len : 0;
+
+	if (n >= cap)
+		n = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = v->s[i] >= 0x20 && v->s[i] < 0x7f ? v->s[i] : '?';
+	out[n] = '\0';
+	return out;
+}
+
+/* "namespace/name" of the pod, for logs. */
+static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
+{
+	char ns[64], name[128];
+
+	snprintf(out, cap, "%s/%s", printable(&rq->pod_namespace, ns, sizeof(ns)),
+		 printable(&rq->pod_name, name, sizeof(name)));
+	return out;
 }
 
 void ext_policy_input(const struct scorer *s, const struct table_node *tn, uint64_t now_ns,
@@ -134,6 +162,7 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct ex
 	struct policy_node *pn;
 	struct extreq rq;
 	size_t fresh;
+	char pod[200];
 	struct buf b;
 
 	atomic_fetch_add(&s->counters.requests_prioritize, 1);
@@ -160,33 +189,68 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct ex
 	}
 	buf_puts(&b, "]");
 	ext_reply_take(&b, out);
-	log_debug("ext", "prioritize: %zu nodes (%s), %zu with fresh data", rq.n,
-		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh);
+	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s",
+		  pod_id(&rq, pod, sizeof(pod)), rq.n,
+		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
+		  policy_kind_name(s->policy));
+	if (log_enabled(LOG_LVL_DEBUG))
+		for (size_t i = 0; i < rq.n && i < EXT_DEBUG_NODES; i++)
+			log_debug("ext", "  %.*s: %s %llu B/s, link %llu B/s -> score %d",
+				  (int)rq.nodes[i].name_len, rq.nodes[i].name,
+				  pn[i].has_data ? policy_direction_name(s->direction) : "no data",
+				  (unsigned long long)pn[i].rate,
+				  (unsigned long long)pn[i].link_bytes_per_second, pn[i].score);
 	free(pn);
 out_free_request:
 	extreq_free(&rq);
 }
 
-/* Whether a node passes the filter; when it does not, why goes to *reason
- * (shown to users in the pod's events). No rule exists yet, so every node
- * passes. Rules such as maxUtilization or the pod's bandwidth annotations
- * belong here: they see the request and the node's data. */
-static bool filter_pass(const struct scorer *s, const struct extreq *rq,
-			const struct policy_node *pn, struct buf *reason)
+/* The pod's bandwidth annotation, in bits per second; a malformed one is
+ * ignored (it never fails the pod) and logged once per distinct value. */
+static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *v,
+			      const char *key)
 {
-	(void)s;
-	(void)rq;
-	(void)pn;
-	(void)reason;
-	return true;
+	char pod[200], value[65];
+	uint64_t bps;
+
+	if (!v->s)
+		return 0;
+	if (filter_parse_bandwidth(v->s, v->len, &bps) == 0)
+		return bps;
+	if (filter_warn_once(v->s, v->len))
+		log_warn("ext", "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
+			 "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
+			 printable(v, value, sizeof(value)));
+	return 0;
+}
+
+/* What the filter knows of a requested node: nothing when the table does
+ * not know it or its data is stale. */
+static void filter_input(struct scorer *s, const struct extreq_node *node, uint64_t now,
+			 struct table_node *tn, struct filter_node *fn)
+{
+	struct policy_node pn;
+
+	memset(fn, 0, sizeof(*fn));
+	fn->label = "";
+	if (!table_get(s->table, node->name, node->name_len, tn))
+		return;
+	ext_policy_input(s, tn, now, &pn);
+	fn->has_data = pn.has_data;
+	fn->rx_bytes_per_second = tn->rx_bytes_per_second;
+	fn->tx_bytes_per_second = tn->tx_bytes_per_second;
+	fn->link_bytes_per_second = tn->link_bytes_per_second;
+	fn->label = tn->ifaces_label;
 }
 
 static void filter(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
 {
-	struct policy_node *pn;
-	struct buf b, failed, why;
+	struct filter_pod asks;
+	struct buf b, failed;
+	char pod[200];
 	size_t kept = 0, n_failed = 0;
 	struct extreq rq;
+	uint64_t now;
 	bool full;
 
 	atomic_fetch_add(&s->counters.requests_filter, 1);
@@ -195,14 +259,9 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 	full = rq.mode == EXTREQ_FULL;
 	buf_init(&b, reply_max(len, rq.n));
 	buf_init(&failed, reply_max(0, rq.n));
-	buf_init(&why, EXT_REPLY_PER_NODE / 2);
-	pn = calloc(rq.n ? rq.n : 1, sizeof(*pn));
-	if (!pn) {
-		log_error("ext", "filter: out of memory for %zu nodes", rq.n);
-		ext_error(500, "out of memory", out);
-		goto out_free_request;
-	}
-	lookup(s, &rq, pn);
+	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
+	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
+	now = s->now_ns();
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
 	 * reads only Nodes and hands these objects to later extenders, so
@@ -211,9 +270,12 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 	buf_puts(&b, full ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"Nodes\":null,\"NodeNames\":[");
 	for (size_t i = 0; i < rq.n; i++) {
 		const struct extreq_node *node = &rq.nodes[i];
+		struct filter_node fn;
+		struct table_node tn;
+		char why[EXT_REPLY_PER_NODE];
 
-		buf_reset(&why);
-		if (filter_pass(s, &rq, &pn[i], &why)) {
+		filter_input(s, node, now, &tn, &fn);
+		if (filter_check(&s->filter, s->direction, &asks, &fn, why, sizeof(why))) {
 			if (kept++)
 				buf_puts(&b, ",");
 			if (full)
@@ -225,21 +287,22 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 		buf_puts(&failed, n_failed++ ? "," : "");
 		buf_json_str(&failed, node->name, node->name_len);
 		buf_puts(&failed, ":");
-		buf_json_str(&failed, why.data ? why.data : "", why.len);
+		buf_json_cstr(&failed, why);
+		if (n_failed <= EXT_DEBUG_NODES)
+			log_debug("ext", "  %.*s filtered out: %s", (int)node->name_len, node->name,
+				  why); /* names are validated: no escapes, no control bytes */
 	}
 	buf_puts(&b, full ? "]},\"NodeNames\":null" : "]");
 	buf_puts(&b, ",\"FailedNodes\":{");
 	if (failed.len)
 		buf_append(&b, failed.data, failed.len);
 	buf_puts(&b, "},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
-	if (buf_failed(&failed) || buf_failed(&why))
+	if (buf_failed(&failed))
 		b.failed = true;
 	ext_reply_take(&b, out);
-	log_debug("ext", "filter: %zu nodes (%s), %zu kept, %zu failed", rq.n,
-		  full ? "full objects" : "names", kept, n_failed);
-	free(pn);
-out_free_request:
-	buf_free(&why);
+	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed; pod asks rx %llu b/s, "
+		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,
+		  n_failed, (unsigned long long)asks.ingress_bps, (unsigned long long)asks.egress_bps);
 	buf_free(&failed);
 	buf_free(&b);
 	extreq_free(&rq);

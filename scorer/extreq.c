@@ -483,22 +483,26 @@ out_free_nodes:
 	return rc;
 }
 
-static int read_annotation(struct ctx *c, int ann, const char *key, struct extreq_str *out)
+/* A string member of obj, if present and not null; fold: match the key as
+ * Go's decoder matches struct fields (case-insensitively), else exactly
+ * (map keys such as annotations). */
+static int read_string(struct ctx *c, int obj, const char *path, const char *key, bool fold,
+		       struct extreq_str *out)
 {
-	int v = member(c, ann, key, false);
+	int v = member(c, obj, key, fold);
 
 	if (v < 0 || is_null(c, v))
 		return 0;
 	if (c->t[v].type != JSMN_STRING)
-		return fail(c, -EINVAL, "Pod.metadata.annotations[\"%s\"] is %s, expected a string", key,
+		return fail(c, -EINVAL, "%s[\"%s\"] is %s, expected a string", path, key,
 			    kind(c, v));
 	out->s = c->js + c->t[v].start;
 	out->len = (size_t)(c->t[v].end - c->t[v].start);
 	return 0;
 }
 
-/* Pod.metadata.annotations: only the bandwidth requests; any level may be
- * missing or null. */
+/* Pod.metadata: the name and namespace (for logs) and, of the annotations,
+ * only the bandwidth requests; any level may be missing or null. */
 static int read_pod(struct ctx *c, int pod, struct extreq *rq)
 {
 	int md, ann;
@@ -512,14 +516,19 @@ static int read_pod(struct ctx *c, int pod, struct extreq *rq)
 		return 0;
 	if (c->t[md].type != JSMN_OBJECT)
 		return fail(c, -EINVAL, "Pod.metadata is %s, expected an object", kind(c, md));
+	if (read_string(c, md, "Pod.metadata", "name", true, &rq->pod_name) ||
+	    read_string(c, md, "Pod.metadata", "namespace", true, &rq->pod_namespace))
+		return -EINVAL;
 	ann = member(c, md, "annotations", true);
 	if (ann < 0 || is_null(c, ann))
 		return 0;
 	if (c->t[ann].type != JSMN_OBJECT)
 		return fail(c, -EINVAL, "Pod.metadata.annotations is %s, expected an object",
 			    kind(c, ann));
-	if (read_annotation(c, ann, "kubernetes.io/ingress-bandwidth", &rq->ingress_bandwidth) ||
-	    read_annotation(c, ann, "kubernetes.io/egress-bandwidth", &rq->egress_bandwidth))
+	if (read_string(c, ann, "Pod.metadata.annotations", "kubernetes.io/ingress-bandwidth",
+			false, &rq->ingress_bandwidth) ||
+	    read_string(c, ann, "Pod.metadata.annotations", "kubernetes.io/egress-bandwidth",
+			false, &rq->egress_bandwidth))
 		return -EINVAL;
 	return 0;
 }

@@ -48,6 +48,8 @@ struct extreq {
 	enum extreq_mode mode;
 	size_t n;
 	struct extreq_node *nodes;	/* n entries, in request order; owned */
+	struct extreq_str pod_namespace;	/* Pod.metadata.namespace, for logs */
+	struct extreq_str pod_name;		/* Pod.metadata.name, for logs */
 	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
 	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
 };

@@ -42,6 +42,7 @@ int main(int argc, char **argv)
 
 	s.policy = o.policy;
 	s.direction = o.direction;
+	s.filter = o.filter;
 	s.stale_after_ns = o.stale_after_ms * NS_PER_MS;
 	/* Every live agent reports well within stale-after, so after that long
 	 * without any fresh node, waiting longer would not bring data: say

@@ -56,6 +56,48 @@ static int set_direction(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_max_utilization(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+	size_t n = strlen(v);
+	char digits[8];
+	uint64_t pct;
+
+	/* "80" or "80%"; 0 or "off" turns the rule off. */
+	if (strcmp(v, "off") == 0) {
+		o->filter.max_utilization_pct = 0;
+		return 0;
+	}
+	if (n && v[n - 1] == '%')
+		n--;
+	if (n == 0 || n >= sizeof(digits))
+		goto bad;
+	memcpy(digits, v, n);
+	digits[n] = '\0';
+	if (units_parse_u64(digits, 100, &pct))
+		goto bad;
+	o->filter.max_utilization_pct = (unsigned)pct;
+	return 0;
+bad:
+	snprintf(why, len, "expected a percentage of the link from 1 to 100, such as 80%%, or off");
+	return -EINVAL;
+}
+
+static int set_bandwidth_filter(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
+		o->filter.bandwidth = true;
+	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
+		o->filter.bandwidth = false;
+	else {
+		snprintf(why, len, "expected on or off");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_stale(void *ctx, const char *v, char *why, size_t len)
 {
 	return cli_set_duration(&OPTS(ctx)->stale_after_ms, v, 100, 24ULL * 3600 * 1000, why, len);
@@ -141,6 +183,10 @@ static const struct cli_opt opts[] = {
 	{ "http", CLI_VALUE, set_http, "ADDR:PORT extender and status HTTP (0.0.0.0:8470)" },
 	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization (relative)" },
 	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
+	{ "max-utilization", CLI_VALUE, set_max_utilization,
+	  "PCT  filter out nodes above this share of their link, e.g. 80% (off)" },
+	{ "bandwidth-filter", CLI_VALUE, set_bandwidth_filter,
+	  "on|off  honour the pod's kubernetes.io/*-bandwidth annotations (on)" },
 	{ "stale-after", CLI_VALUE, set_stale, "DUR   a node's report is ignored after this (6s)" },
 	{ "max-nodes", CLI_VALUE, set_max_nodes, "N     nodes tracked at most (10000)" },
 	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
@@ -164,6 +210,7 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->http_port = 8470;
 	o->policy = POLICY_RELATIVE;
 	o->direction = POLICY_DIR_RX;
+	o->filter.bandwidth = true;
 	o->stale_after_ms = 6000;
 	o->max_tracked_nodes = SCORER_DEFAULT_MAX_TRACKED_NODES;
 	o->max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "filter.h"
 #include "log.h"
 #include "policy.h"
 
@@ -19,6 +20,7 @@ struct scorer_options {
 	uint16_t http_port;
 	enum policy_kind policy;
 	enum policy_direction direction;
+	struct filter_config filter;
 	uint64_t stale_after_ms;
 	uint64_t max_tracked_nodes;
 	uint64_t max_body_bytes;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filter.h"
 #include "policy.h"
 #include "table.h"
 
@@ -48,6 +49,7 @@ struct scorer {
 	struct table *table;
 	enum policy_kind policy;
 	enum policy_direction direction;
+	struct filter_config filter;
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;

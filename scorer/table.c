@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 struct slot {
@@ -110,6 +111,12 @@ static void summarize(const struct report *r, struct table_node *n)
 	n->link_bytes_per_second = link_known ? link : 0;
 	n->window_ms = window;
 	n->n_ifaces = r->n_ifaces;
+	if (r->n_ifaces > 1)
+		snprintf(n->ifaces_label, sizeof(n->ifaces_label), "%s+%u", r->ifaces[0].name,
+			 r->n_ifaces - 1);
+	else
+		snprintf(n->ifaces_label, sizeof(n->ifaces_label), "%s",
+			 r->n_ifaces ? r->ifaces[0].name : "no interface");
 }
 
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns)

@@ -23,6 +23,8 @@ struct table_node {
 	uint64_t tx_bytes_per_second;
 	uint64_t link_bytes_per_second;	/* summed; 0 when any interface's speed is unknown */
 	uint32_t n_ifaces;
+	/* For reasons and logs: the interface's name, or "eth0+2" for three. */
+	char ifaces_label[REPORT_MAX_IFNAME_LEN + 12];
 };
 
 enum table_result {

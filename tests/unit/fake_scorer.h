@@ -9,11 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "scorer.h"
 
 static uint64_t fake_now;
 
-static uint64_t fake_clock(void)
+static inline uint64_t fake_clock(void)
 {
 	return fake_now;
 }
@@ -21,7 +22,7 @@ static uint64_t fake_clock(void)
 /* A scorer whose clock reads fake_now (set to start_ns), with default
  * limits, the relative policy on rx, and a table of table_nodes nodes.
  * NULL when memory runs out. */
-static struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_ns, uint64_t stale_ns)
+static inline struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_ns, uint64_t stale_ns)
 {
 	struct scorer *s = calloc(1, sizeof(*s));
 
@@ -45,7 +46,7 @@ static struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_ns, uin
 	return s;
 }
 
-static void fake_scorer_free(struct scorer *s)
+static inline void fake_scorer_free(struct scorer *s)
 {
 	if (!s)
 		return;
@@ -55,7 +56,7 @@ static void fake_scorer_free(struct scorer *s)
 
 /* A report saying node receives rx_per_s bytes per second over a 10 s
  * window, arriving at arrival_ns. */
-static enum table_result fake_feed(struct scorer *s, const char *node, uint64_t rx_per_s,
+static inline enum table_result fake_feed(struct scorer *s, const char *node, uint64_t rx_per_s,
 				   uint64_t arrival_ns)
 {
 	static uint64_t seq;

@@ -1,0 +1,122 @@
+#include "filter.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "units.h"
+
+#define QUANTITY_MAX_LEN 32
+
+/* rate * 100 > link * pct, in 128 bits. */
+static bool above(uint64_t rate, uint64_t link, unsigned pct)
+{
+	return (unsigned __int128)rate * 100 > (unsigned __int128)link * pct;
+}
+
+static unsigned percent(uint64_t rate, uint64_t link)
+{
+	unsigned __int128 p = (unsigned __int128)rate * 100 / link;
+
+	return p > 999 ? 999 : (unsigned)p;
+}
+
+static void bits(char *buf, size_t len, uint64_t bytes_per_second)
+{
+	units_format_bits_rate(buf, len, (double)bytes_per_second * 8.0);
+}
+
+static bool check_utilization(const struct filter_config *cfg, enum policy_direction dir,
+			      const struct filter_node *n, char *reason, size_t len)
+{
+	const char *which;
+	uint64_t rate;
+	char r[32], l[32];
+
+	/* Each direction has the whole link (full duplex): "both" and "max"
+	 * judge the busier one. */
+	if (dir == POLICY_DIR_RX || (dir != POLICY_DIR_TX &&
+				     n->rx_bytes_per_second >= n->tx_bytes_per_second)) {
+		which = "rx";
+		rate = n->rx_bytes_per_second;
+	} else {
+		which = "tx";
+		rate = n->tx_bytes_per_second;
+	}
+	if (!above(rate, n->link_bytes_per_second, cfg->max_utilization_pct))
+		return true;
+	bits(r, sizeof(r), rate);
+	bits(l, sizeof(l), n->link_bytes_per_second);
+	snprintf(reason, len, "%s %s %s is %u%% of %s, above maxUtilization %u%%", n->label, which,
+		 r, percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct);
+	return false;
+}
+
+static bool check_bandwidth(const struct filter_node *n, const char *which, uint64_t rate,
+			    uint64_t ask_bps, const char *annotation, char *reason, size_t len)
+{
+	uint64_t link = n->link_bytes_per_second;
+	uint64_t free_bytes = link > rate ? link - rate : 0;
+	char r[32], l[32], f[32], a[32];
+
+	if (ask_bps == 0 || (unsigned __int128)ask_bps <= (unsigned __int128)free_bytes * 8)
+		return true;
+	bits(r, sizeof(r), rate);
+	bits(l, sizeof(l), link);
+	bits(f, sizeof(f), free_bytes);
+	units_format_bits_rate(a, sizeof(a), (double)ask_bps);
+	snprintf(reason, len, "%s %s %s of %s, free %s, pod asks %s (%s)", n->label, which, r, l, f,
+		 a, annotation);
+	return false;
+}
+
+bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
+		  const struct filter_pod *pod, const struct filter_node *node, char *reason,
+		  size_t len)
+{
+	if (!node->has_data || node->link_bytes_per_second == 0)
+		return true;
+	if (cfg->max_utilization_pct && !check_utilization(cfg, dir, node, reason, len))
+		return false;
+	if (!cfg->bandwidth)
+		return true;
+	return check_bandwidth(node, "rx", node->rx_bytes_per_second, pod->ingress_bps,
+			       "kubernetes.io/ingress-bandwidth", reason, len) &&
+	       check_bandwidth(node, "tx", node->tx_bytes_per_second, pod->egress_bps,
+			       "kubernetes.io/egress-bandwidth", reason, len);
+}
+
+int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps)
+{
+	char buf[QUANTITY_MAX_LEN + 1];
+
+	/* A quantity never needs a JSON escape; one means it is not a quantity. */
+	if (len == 0 || len > QUANTITY_MAX_LEN || memchr(s, '\\', len))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return units_parse_quantity(buf, bps) ? -EINVAL : 0;
+}
+
+bool filter_warn_once(const char *s, size_t len)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static uint64_t seen[FILTER_WARN_SLOTS];
+	static unsigned next;
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	bool fresh = true;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+	h |= 1; /* 0 marks an empty slot */
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < FILTER_WARN_SLOTS && fresh; i++)
+		fresh = seen[i] != h;
+	if (fresh) {
+		seen[next] = h;
+		next = (next + 1) % FILTER_WARN_SLOTS;
+	}
+	pthread_mutex_unlock(&lock);
+	return fresh;
+}

@@ -1,0 +1,57 @@
+/* Which nodes a pod may not go to, and why. Pure functions, no I/O.
+ *
+ * Two rules, each naming its numbers in the reason the scheduler shows in
+ * the pod's events ("0/3 nodes are available: 3 <reason>"):
+ *  - maxUtilization (off unless configured): a node whose busier direction
+ *    (or the configured one) is above that share of its link fails;
+ *  - bandwidth (on by default): a pod that declares the standard
+ *    kubernetes.io/ingress-bandwidth or egress-bandwidth annotation is asking
+ *    for that much; a node whose free rx (ingress) or tx (egress) bandwidth
+ *    is below it fails.
+ * A node without fresh data, or whose link speed is unknown, always passes:
+ * there is nothing to judge it by, and we never fail a pod on a guess. */
+#ifndef NETSCHED_FILTER_H
+#define NETSCHED_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+struct filter_config {
+	unsigned max_utilization_pct;	/* 1..100; 0 = rule off */
+	bool bandwidth;			/* honour the pod's bandwidth annotations */
+};
+
+/* What the pod asks for, bits per second; 0 = nothing. */
+struct filter_pod {
+	uint64_t ingress_bps;
+	uint64_t egress_bps;
+};
+
+struct filter_node {
+	bool has_data;			/* fresh data from an agent */
+	uint64_t rx_bytes_per_second;
+	uint64_t tx_bytes_per_second;
+	uint64_t link_bytes_per_second;	/* 0 = unknown */
+	const char *label;		/* interface name(s) for the reason */
+};
+
+/* True when the node passes; otherwise false with a one-line reason. */
+bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
+		  const struct filter_pod *pod, const struct filter_node *node, char *reason,
+		  size_t len);
+
+/* A bandwidth annotation's value as it arrived in the JSON string (escapes
+ * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",
+ * "500k", "1.5G", "1Gi"), parsed strictly. 0 and *bps set, or -EINVAL. */
+int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps);
+
+/* Whether this malformed value is new (true once per distinct value among
+ * the last FILTER_WARN_SLOTS), so a pod retried every second is logged
+ * once, not once per attempt. Thread-safe. */
+#define FILTER_WARN_SLOTS 64
+bool filter_warn_once(const char *s, size_t len);
+
+#endif

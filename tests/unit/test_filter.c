@@ -1,0 +1,213 @@
+/* The filter: maxUtilization and the pod's bandwidth annotations as tables
+ * (no data, unknown speed, each direction, exact boundaries, huge values),
+ * strict quantity parsing, and the filter verb end to end on a fake scorer:
+ * the exact reply, reasons with their numbers, a malformed annotation that
+ * is ignored. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "extender.h"
+#include "fake_scorer.h"
+#include "filter.h"
+#include "log.h"
+
+#define GBIT (1000000000ULL / 8) /* 1 Gb/s in bytes per second */
+
+struct filter_row {
+	const char *name;
+	unsigned max_pct;
+	bool bandwidth;
+	enum policy_direction dir;
+	uint64_t ingress_bps, egress_bps;
+	bool has_data;
+	uint64_t rx, tx, link;	/* bytes per second */
+	const char *want;	/* NULL: passes; else the exact reason */
+};
+
+static const struct filter_row rows[] = {
+	{ "no rules: everything passes", 0, false, POLICY_DIR_RX, 0, 0, true, GBIT, GBIT, GBIT, NULL },
+	{ "no data: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, false, GBIT, 0, GBIT,
+	  NULL },
+	{ "unknown link speed: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, true,
+	  GBIT, 0, 0, NULL },
+	{ "utilization above the limit", 80, false, POLICY_DIR_RX, 0, 0, true, 108750000, 0, GBIT,
+	  "ens192 rx 870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%" },
+	{ "utilization exactly at the limit passes", 80, false, POLICY_DIR_RX, 0, 0, true,
+	  100000000, 0, GBIT, NULL },
+	{ "rx policy ignores a busy tx", 80, false, POLICY_DIR_RX, 0, 0, true, 0, GBIT, GBIT, NULL },
+	{ "max direction judges the busier tx", 80, false, POLICY_DIR_MAX, 0, 0, true, 0, 118750000,
+	  GBIT, "ens192 tx 950 Mb/s is 95% of 1 Gb/s, above maxUtilization 80%" },
+	{ "pod asks more than the free rx", 0, true, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0,
+	  GBIT, "ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
+		"(kubernetes.io/ingress-bandwidth)" },
+	{ "pod asks exactly the free rx", 0, true, POLICY_DIR_RX, 130000000, 0, true, 108750000, 0,
+	  GBIT, NULL },
+	{ "egress checked against tx", 0, true, POLICY_DIR_RX, 0, 10000000, true, 0, GBIT, GBIT,
+	  "ens192 tx 1 Gb/s of 1 Gb/s, free 0 b/s, pod asks 10 Mb/s "
+	  "(kubernetes.io/egress-bandwidth)" },
+	{ "bandwidth rule off", 0, false, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0, GBIT,
+	  NULL },
+	{ "rx over the link: free is zero, not negative", 0, true, POLICY_DIR_RX, 1, 0, true,
+	  2 * GBIT, 0, GBIT, "ens192 rx 2 Gb/s of 1 Gb/s, free 0 b/s, pod asks 1 b/s "
+			     "(kubernetes.io/ingress-bandwidth)" },
+	{ "huge values do not overflow", 99, true, POLICY_DIR_RX, UINT64_MAX, 0, true,
+	  UINT64_MAX / 2, 0, UINT64_MAX, NULL /* 50% used; free 2^63 B/s > 2^64 b/s asked */ },
+};
+
+static void test_filter_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		const struct filter_row *row = &rows[r];
+		struct filter_config cfg = { row->max_pct, row->bandwidth };
+		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
+		struct filter_node node = { row->has_data, row->rx, row->tx, row->link, "ens192" };
+		char why[256] = "";
+		bool pass = filter_check(&cfg, row->dir, &pod, &node, why, sizeof(why));
+
+		if (pass != (row->want == NULL))
+			fail_msg("%s: %s (reason '%s')", row->name, pass ? "passed" : "failed", why);
+		if (row->want && strcmp(why, row->want))
+			fail_msg("%s: reason '%s', want '%s'", row->name, why, row->want);
+	}
+}
+
+struct quantity_row {
+	const char *in;
+	int rc;
+	uint64_t bps;
+};
+
+static const struct quantity_row quantities[] = {
+	{ "10M", 0, 10000000 },
+	{ "1G", 0, 1000000000 },
+	{ "500k", 0, 500000 },
+	{ "1.5G", 0, 1500000000 },
+	{ "1Gi", 0, 1073741824 },
+	{ "100", 0, 100 },
+	{ "", -EINVAL, 0 },
+	{ "10 M", -EINVAL, 0 },
+	{ "-1M", -EINVAL, 0 },
+	{ "10MB", -EINVAL, 0 },
+	{ "M", -EINVAL, 0 },
+	{ "1e3", -EINVAL, 0 },
+	{ "10\\u004d", -EINVAL, 0 },	/* an escape, as it would arrive in JSON */
+	{ "99999999999999999999", -EINVAL, 0 },
+	{ "123456789012345678901234567890123", -EINVAL, 0 }, /* over 32 bytes */
+};
+
+static void test_filter_quantities(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(quantities) / sizeof(quantities[0]); r++) {
+		const struct quantity_row *q = &quantities[r];
+		uint64_t bps = 42;
+		int rc = filter_parse_bandwidth(q->in, strlen(q->in), &bps);
+
+		if (rc != q->rc || (rc == 0 && bps != q->bps) || (rc && bps != 42))
+			fail_msg("'%s': rc %d bps %llu, want rc %d bps %llu", q->in, rc,
+				 (unsigned long long)bps, q->rc, (unsigned long long)q->bps);
+	}
+}
+
+static void test_filter_warn_once(void **state)
+{
+	(void)state;
+	assert_true(filter_warn_once("fast", 4));
+	assert_false(filter_warn_once("fast", 4));
+	assert_true(filter_warn_once("faster", 6));
+}
+
+/* busy: 870 Mb/s rx of 1 Gb/s; idle: nothing on 1 Gb/s; ghost: unknown. */
+static struct scorer *busy_idle(void)
+{
+	struct scorer *s = fake_scorer_new(16, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	struct report r = { .instance_id = 1, .seq = 1, .n_ifaces = 1 };
+
+	assert_non_null(s);
+	s->filter.bandwidth = true;
+	strcpy(r.ifaces[0].name, "ens192");
+	r.ifaces[0].covered_ms = 1000;
+	r.ifaces[0].link_speed_bps = 1000000000;
+	strcpy(r.node, "busy");
+	r.ifaces[0].rx_bytes = 108750000;
+	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	strcpy(r.node, "idle");
+	r.ifaces[0].rx_bytes = 0;
+	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	return s;
+}
+
+static void filter_expect(struct scorer *s, const char *req, const char *want)
+{
+	struct ext_reply out;
+
+	ext_filter(s, req, strlen(req), &out);
+	assert_int_equal(out.status, 200);
+	if (strcmp(out.body, want))
+		fail_msg("reply\n  %s\nwant\n  %s", out.body, want);
+	free(out.body);
+}
+
+static void test_filter_verb(void **state)
+{
+	struct scorer *s = busy_idle();
+
+	(void)state;
+	/* The pod asks 500 Mb/s in: busy has 130 free and fails with the
+	 * numbers; idle passes; ghost has no data and is never filtered. */
+	filter_expect(s,
+		      "{\"Pod\":{\"metadata\":{\"name\":\"p\",\"namespace\":\"ns\",\"annotations\":"
+		      "{\"kubernetes.io/ingress-bandwidth\":\"500M\"}}},\"Nodes\":null,"
+		      "\"NodeNames\":[\"busy\",\"idle\",\"ghost\"]}",
+		      "{\"Nodes\":null,\"NodeNames\":[\"idle\",\"ghost\"],\"FailedNodes\":{\"busy\":"
+		      "\"ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
+		      "(kubernetes.io/ingress-bandwidth)\"},\"FailedAndUnresolvableNodes\":{},"
+		      "\"Error\":\"\"}");
+	/* A malformed annotation never fails the pod: every node is kept. */
+	filter_expect(s,
+		      "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":"
+		      "\"lots\"}}},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
+		      "{\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"],\"FailedNodes\":{},"
+		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+	/* Full-node mode: the kept object goes back byte for byte. */
+	filter_expect(s,
+		      "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":"
+		      "\"500M\"}}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"busy\"}},"
+		      "{\"metadata\":{\"name\":\"idle\"},\"spec\":{ }}]},\"NodeNames\":null}",
+		      "{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"idle\"},"
+		      "\"spec\":{ }}]},\"NodeNames\":null,\"FailedNodes\":{\"busy\":\"ens192 rx 870 "
+		      "Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
+		      "(kubernetes.io/ingress-bandwidth)\"},\"FailedAndUnresolvableNodes\":{},"
+		      "\"Error\":\"\"}");
+	/* maxUtilization at 80%: busy (87%) fails without any annotation. */
+	s->filter.max_utilization_pct = 80;
+	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
+		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"ens192 rx "
+		      "870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%\"},"
+		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+	/* Stale data is no data: after 7 s busy passes again. */
+	fake_now += 7 * NS_PER_SEC;
+	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
+		      "{\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"],\"FailedNodes\":{},"
+		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+	fake_scorer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_filter_rows),
+		cmocka_unit_test(test_filter_quantities),
+		cmocka_unit_test(test_filter_warn_once),
+		cmocka_unit_test(test_filter_verb),
+	};
+	log_init("test_filter");
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests_name("filter", tests, NULL, NULL);
+}
