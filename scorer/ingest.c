@@ -56,7 +56,10 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 
 	rc = report_decode(data, len, &r, err, sizeof(err));
 	if (rc) {
-		atomic_fetch_add(&s->counters.reports_rejected, 1);
+		atomic_fetch_add(rc == -EPROTO ? &s->counters.reports_version :
+				 rc == -ERANGE ? &s->counters.reports_absurd :
+						 &s->counters.reports_malformed,
+				 1);
 		log_rejected(err);
 		return rc;
 	}

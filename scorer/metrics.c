@@ -70,7 +70,9 @@ void metrics_render(struct scorer *s, struct ext_reply *out)
 		     "# TYPE netsched_scorer_reports_total counter\n");
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"accepted\"} %lu\n", get(&c->reports_accepted));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"duplicate\"} %lu\n", get(&c->reports_duplicate));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"rejected\"} %lu\n", get(&c->reports_rejected));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"malformed\"} %lu\n", get(&c->reports_malformed));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"wrong_version\"} %lu\n", get(&c->reports_version));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"absurd\"} %lu\n", get(&c->reports_absurd));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"table_full\"} %lu\n", get(&c->reports_table_full));
 
 	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"

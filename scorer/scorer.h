@@ -36,7 +36,9 @@ struct scorer_histogram {
 struct scorer_counters {
 	atomic_ulong reports_accepted;
 	atomic_ulong reports_duplicate;
-	atomic_ulong reports_rejected;	/* malformed or absurd */
+	atomic_ulong reports_malformed;	/* not a report, or over a size/count limit */
+	atomic_ulong reports_version;	/* a wire version we do not speak */
+	atomic_ulong reports_absurd;	/* values no NIC can produce */
 	atomic_ulong reports_table_full;
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;

@@ -1,0 +1,109 @@
+/* Reports as the ingest thread sees them: a good one is applied; garbage,
+ * a truncated message, an unknown wire version and absurd values are each
+ * counted under their reason and never reach the table; a replayed
+ * sequence number is a duplicate. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "fake_scorer.h"
+#include "ingest.h"
+#include "log.h"
+#include "netsched.pb-c.h"
+#include "report.h"
+
+static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
+{
+	size_t len;
+
+	memset(r, 0, sizeof(*r));
+	strcpy(r->node, "node-1");
+	r->instance_id = 7;
+	r->seq = seq;
+	r->n_ifaces = 1;
+	strcpy(r->ifaces[0].name, "eth0");
+	r->ifaces[0].rx_bytes = 1000;
+	r->ifaces[0].covered_ms = 1000;
+	assert_int_equal(report_encode(r, wire, cap, &len), 0);
+	return len;
+}
+
+/* An envelope of the given version around raw report bytes. */
+static size_t envelope(uint32_t version, const uint8_t *inner, size_t inner_len, uint8_t *out)
+{
+	Netsched__Envelope env = NETSCHED__ENVELOPE__INIT;
+
+	env.version = version;
+	env.report.data = (uint8_t *)inner;
+	env.report.len = inner_len;
+	return netsched__envelope__pack(&env, out);
+}
+
+static void test_ingest_reasons(void **state)
+{
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	uint8_t wire[REPORT_MAX_BYTES + 1], other[REPORT_MAX_BYTES];
+	Netsched__Report rep = NETSCHED__REPORT__INIT;
+	Netsched__Interface ifc = NETSCHED__INTERFACE__INIT, *ifp = &ifc;
+	uint8_t inner[512];
+	struct report r;
+	size_t len, n;
+
+	(void)state;
+	assert_non_null(s);
+	len = good(&r, wire, sizeof(wire), 1);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -EALREADY); /* replayed */
+
+	/* Garbage and a truncated report: malformed. */
+	memset(other, 0xff, 64);
+	assert_int_not_equal(ingest_message(s, other, 64), 0);
+	assert_int_not_equal(ingest_message(s, wire, len / 2), 0);
+	assert_int_not_equal(ingest_message(s, wire, REPORT_MAX_BYTES + 1), 0);
+	/* A future wire version. */
+	n = envelope(REPORT_WIRE_VERSION + 1, wire, 8, other);
+	assert_int_equal(ingest_message(s, other, n), -EPROTO);
+	/* A well-formed report claiming 10 PB/s on one interface: absurd. */
+	rep.node = "node-1";
+	rep.instance_id = 7;
+	rep.seq = 99;
+	ifc.name = "eth0";
+	ifc.rx_bytes = 10000000000000000ULL;
+	ifc.covered_ms = 1000;
+	ifc.samples = 1;
+	rep.n_interfaces = 1;
+	rep.interfaces = &ifp;
+	n = netsched__report__pack(&rep, inner);
+	n = envelope(REPORT_WIRE_VERSION, inner, n, other);
+	assert_int_equal(ingest_message(s, other, n), -ERANGE);
+
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_duplicate), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_malformed), 3);
+	assert_int_equal(atomic_load(&s->counters.reports_version), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_absurd), 1);
+	/* Nothing bad reached the table: the node still holds report 1. */
+	{
+		struct table_node tn;
+
+		assert_true(table_get(s->table, "node-1", 6, &tn));
+		assert_int_equal(tn.seq, 1);
+		assert_int_equal(tn.rx_bytes_per_second, 1000);
+		assert_int_equal(table_count(s->table), 1);
+	}
+	fake_scorer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ingest_reasons),
+	};
+	log_init("test_ingest");
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests_name("ingest", tests, NULL, NULL);
+}
