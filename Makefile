@@ -2,11 +2,13 @@
 # V=1 shows the commands; SAN=1 builds with AddressSanitizer + UBSan into build/san.
 
 CC ?= cc
-PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1
+PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1 libcurl
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARN) -D_GNU_SOURCE -MMD -MP -pthread
 LDLIBS += -pthread -lnng
+# Each binary keeps only the libraries it calls (the agent needs no libcurl).
+LDFLAGS += -Wl,--as-needed
 
 # O= moves every build product (parallel checkouts and helpers use it).
 O ?= build

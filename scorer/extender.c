@@ -12,6 +12,7 @@
 #include "filter.h"
 #include "log.h"
 #include "metrics.h"
+#include "view.h"
 
 /* A reply holds at most the request's names or node objects plus this much
  * per node ({"Host":"","Score":10}, separators, a filter reason), so its
@@ -98,31 +99,18 @@ static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
 	return out;
 }
 
-void ext_policy_input(const struct scorer *s, const struct table_node *tn, uint64_t now_ns,
-		      struct policy_node *out)
-{
-	memset(out, 0, sizeof(*out));
-	if (table_node_age_ns(tn, now_ns) > s->stale_after_ns)
-		return;
-	out->has_data = true;
-	out->rate = policy_rate(s->direction, tn->rx_bytes_per_second, tn->tx_bytes_per_second);
-	out->link_bytes_per_second = tn->link_bytes_per_second;
-}
-
-/* The policy's input for every requested node; a node the table does not
- * know has no data. Returns how many have fresh data. */
+/* The policy's input for every requested node (view.h decides where the
+ * data comes from). Returns how many have data. */
 static size_t lookup(struct scorer *s, const struct extreq *rq, struct policy_node *pn)
 {
 	uint64_t now = s->now_ns();
 	size_t fresh = 0;
 
 	for (size_t i = 0; i < rq->n; i++) {
-		struct table_node tn;
+		struct view_node v;
 
-		memset(&pn[i], 0, sizeof(pn[i]));
-		if (!table_get(s->table, rq->nodes[i].name, rq->nodes[i].name_len, &tn))
-			continue;
-		ext_policy_input(s, &tn, now, &pn[i]);
+		view_get(s, rq->nodes[i].name, rq->nodes[i].name_len, now, &v);
+		view_policy_input(s, &v, &pn[i]);
 		fresh += pn[i].has_data;
 	}
 	return fresh;
@@ -224,23 +212,16 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 	return 0;
 }
 
-/* What the filter knows of a requested node: nothing when the table does
- * not know it or its data is stale. */
+/* What the filter knows of a requested node; v owns the label. */
 static void filter_input(struct scorer *s, const struct extreq_node *node, uint64_t now,
-			 struct table_node *tn, struct filter_node *fn)
+			 struct view_node *v, struct filter_node *fn)
 {
-	struct policy_node pn;
-
-	memset(fn, 0, sizeof(*fn));
-	fn->label = "";
-	if (!table_get(s->table, node->name, node->name_len, tn))
-		return;
-	ext_policy_input(s, tn, now, &pn);
-	fn->has_data = pn.has_data;
-	fn->rx_bytes_per_second = tn->rx_bytes_per_second;
-	fn->tx_bytes_per_second = tn->tx_bytes_per_second;
-	fn->link_bytes_per_second = tn->link_bytes_per_second;
-	fn->label = tn->ifaces_label;
+	view_get(s, node->name, node->name_len, now, v);
+	fn->has_data = v->source != VIEW_NONE;
+	fn->rx_bytes_per_second = v->rx_bytes_per_second;
+	fn->tx_bytes_per_second = v->tx_bytes_per_second;
+	fn->link_bytes_per_second = v->link_bytes_per_second;
+	fn->label = v->label;
 }
 
 static void filter(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
@@ -271,10 +252,10 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 	for (size_t i = 0; i < rq.n; i++) {
 		const struct extreq_node *node = &rq.nodes[i];
 		struct filter_node fn;
-		struct table_node tn;
+		struct view_node v;
 		char why[EXT_REPLY_PER_NODE];
 
-		filter_input(s, node, now, &tn, &fn);
+		filter_input(s, node, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, why, sizeof(why))) {
 			if (kept++)
 				buf_puts(&b, ",");

@@ -41,10 +41,4 @@ void ext_error(unsigned status, const char *msg, struct ext_reply *out);
  * endpoint that writes its reply into a struct buf. */
 void ext_reply_take(struct buf *b, struct ext_reply *out);
 
-/* What the policy is told about table node tn at now: it has data when its
- * latest report is at most s->stale_after_ns old. The one place that rule
- * lives (the extender verbs and /v1/nodes both use it). */
-void ext_policy_input(const struct scorer *s, const struct table_node *tn, uint64_t now_ns,
-		      struct policy_node *out);
-
 #endif

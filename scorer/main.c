@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "clock.h"
 #include "http.h"
 #include "ingest.h"
 #include "log.h"
 #include "options.h"
+#include "prom.h"
 #include "scorer.h"
 
 #define EXIT_USAGE 2
@@ -67,6 +70,25 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (o.prom.url[0]) {
+		/* A fallback refreshed every 15 s whose data expired after the
+		 * agents' 6 s would flicker between data and neutral: it keeps
+		 * its data for two refreshes and a timeout, or --stale-after
+		 * if that is longer. */
+		o.prom.max_age_ms = 2 * o.prom.refresh_ms + o.prom.timeout_ms;
+		if (o.prom.max_age_ms < o.stale_after_ms)
+			o.prom.max_age_ms = o.stale_after_ms;
+		o.prom.max_nodes = o.max_tracked_nodes;
+		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+			log_error("scorer", "libcurl cannot initialise");
+			goto out;
+		}
+		s.prom = prom_start(&s, &o.prom, err, sizeof(err));
+		if (!s.prom) {
+			log_error("scorer", "%s", err);
+			goto out;
+		}
+	}
 	in = ingest_start(&s, o.listen, err, sizeof(err));
 	if (!in) {
 		log_error("scorer", "%s", err);
@@ -89,6 +111,7 @@ int main(int argc, char **argv)
 out:
 	http_stop(http);
 	ingest_stop(in);
+	prom_stop(s.prom);
 	table_destroy(s.table);
 	return rc;
 }

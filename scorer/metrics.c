@@ -1,6 +1,10 @@
 #include "metrics.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "buf.h"
+#include "prom.h"
 #include "clock.h"
 
 static const uint64_t bucket_us[SCORER_LATENCY_BUCKETS] = {
@@ -23,26 +27,53 @@ static unsigned long get(atomic_ulong *v)
 	return atomic_load_explicit(v, memory_order_relaxed);
 }
 
-static void histogram(struct buf *b, const char *name, const char *verb, struct scorer_histogram *h)
+/* labels: "" or one label pair such as verb="filter". */
+static void histogram(struct buf *b, const char *name, const char *labels, struct scorer_histogram *h)
 {
+	const char *sep = labels[0] ? "," : "";
 	unsigned long cumulative = 0;
 
 	for (size_t i = 0; i <= SCORER_LATENCY_BUCKETS; i++) {
 		cumulative += get(&h->buckets[i]);
 		if (i < SCORER_LATENCY_BUCKETS)
-			buf_printf(b, "%s_bucket{verb=\"%s\",le=\"%g\"} %lu\n", name, verb,
+			buf_printf(b, "%s_bucket{%s%sle=\"%g\"} %lu\n", name, labels, sep,
 				   (double)bucket_us[i] / 1e6, cumulative);
 		else
-			buf_printf(b, "%s_bucket{verb=\"%s\",le=\"+Inf\"} %lu\n", name, verb, cumulative);
+			buf_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %lu\n", name, labels, sep, cumulative);
 	}
-	buf_printf(b, "%s_sum{verb=\"%s\"} %.9f\n", name, verb, (double)get(&h->sum_ns) / 1e9);
-	buf_printf(b, "%s_count{verb=\"%s\"} %lu\n", name, verb, get(&h->count));
+	buf_printf(b, "%s_sum{%s} %.9f\n", name, labels, (double)get(&h->sum_ns) / 1e9);
+	buf_printf(b, "%s_count{%s} %lu\n", name, labels, get(&h->count));
+}
+
+/* Nodes that only the fallback serves now: known to a fresh snapshot and
+ * without fresh agent data. */
+static size_t prometheus_nodes(struct scorer *s, uint64_t now)
+{
+	char (*names)[PROMQUERY_NODE_MAX + 1];
+	size_t cap = table_capacity(s->table), n, served = 0;
+
+	if (!s->prom)
+		return 0;
+	names = calloc(cap, sizeof(*names));
+	if (!names)
+		return 0;
+	n = prom_nodes(s->prom, now, names, cap);
+	for (size_t i = 0; i < n && i < cap; i++) {
+		struct table_node tn;
+
+		if (!table_get(s->table, names[i], strlen(names[i]), &tn) ||
+		    table_node_age_ns(&tn, now) > s->stale_after_ns)
+			served++;
+	}
+	free(names);
+	return served;
 }
 
 static void node_gauges(struct buf *b, struct scorer *s)
 {
 	size_t n = table_count(s->table);
 	size_t fresh = table_count_fresh(s->table, s->now_ns(), s->stale_after_ns);
+	size_t from_prom = prometheus_nodes(s, s->now_ns());
 
 	/* Counted in two passes, so a report landing in between could make
 	 * fresh exceed n for one scrape; clamp rather than print a negative. */
@@ -51,7 +82,9 @@ static void node_gauges(struct buf *b, struct scorer *s)
 	buf_puts(b, "# HELP netsched_scorer_nodes Tracked nodes by where their data comes from.\n"
 		    "# TYPE netsched_scorer_nodes gauge\n");
 	buf_printf(b, "netsched_scorer_nodes{source=\"agent\"} %zu\n", fresh);
-	buf_printf(b, "netsched_scorer_nodes{source=\"none\"} %zu\n", n - fresh);
+	buf_printf(b, "netsched_scorer_nodes{source=\"prometheus\"} %zu\n", from_prom);
+	buf_printf(b, "netsched_scorer_nodes{source=\"none\"} %zu\n",
+		   n - fresh > from_prom ? n - fresh - from_prom : 0);
 	buf_puts(b, "# HELP netsched_scorer_nodes_stale Tracked nodes whose latest report is older than --stale-after.\n"
 		    "# TYPE netsched_scorer_nodes_stale gauge\n");
 	buf_printf(b, "netsched_scorer_nodes_stale %zu\n", n - fresh);
@@ -85,8 +118,20 @@ void metrics_render(struct scorer *s, struct ext_reply *out)
 
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
-	histogram(&b, "netsched_scorer_request_duration_seconds", "filter", &c->latency_filter);
-	histogram(&b, "netsched_scorer_request_duration_seconds", "prioritize", &c->latency_prioritize);
+	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"filter\"", &c->latency_filter);
+	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"prioritize\"",
+		  &c->latency_prioritize);
+
+	buf_puts(&b, "# HELP netsched_scorer_prometheus_refreshes_total Fallback queries to Prometheus, by result.\n"
+		     "# TYPE netsched_scorer_prometheus_refreshes_total counter\n");
+	buf_printf(&b, "netsched_scorer_prometheus_refreshes_total{result=\"ok\"} %lu\n", get(&c->prom_refreshes));
+	buf_printf(&b, "netsched_scorer_prometheus_refreshes_total{result=\"failed\"} %lu\n", get(&c->prom_failures));
+	buf_puts(&b, "# HELP netsched_scorer_prometheus_values_dropped_total Fallback values dropped: NaN, Inf, negative, absurd or without a node name.\n"
+		     "# TYPE netsched_scorer_prometheus_values_dropped_total counter\n");
+	buf_printf(&b, "netsched_scorer_prometheus_values_dropped_total %lu\n", get(&c->prom_values_dropped));
+	buf_puts(&b, "# HELP netsched_scorer_prometheus_query_duration_seconds Time of each fallback query, failed ones included.\n"
+		     "# TYPE netsched_scorer_prometheus_query_duration_seconds histogram\n");
+	histogram(&b, "netsched_scorer_prometheus_query_duration_seconds", "", &c->latency_prometheus);
 
 	node_gauges(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"

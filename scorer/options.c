@@ -145,19 +145,154 @@ static int set_prometheus(void *ctx, const char *v, char *why, size_t len)
 		snprintf(why, len, "expected an http:// or https:// URL");
 		return -EINVAL;
 	}
-	return cli_set_string(o->prometheus, sizeof(o->prometheus), v, why, len);
+	return cli_set_string(o->prom.url, sizeof(o->prom.url), v, why, len);
 }
 
+static int set_prom_string(char *dst, size_t cap, const char *v, char *why, size_t len)
+{
+	if (!promquery_safe(v, cap - 1)) {
+		snprintf(why, len, "1-%zu bytes without quotes, backslashes or control characters",
+			 cap - 1);
+		return -EINVAL;
+	}
+	return cli_set_string(dst, cap, v, why, len);
+}
+
+/* networkInterface (the Go plugin's): one exact device name. */
 static int set_network_interface(void *ctx, const char *v, char *why, size_t len)
 {
-	struct scorer_options *o = OPTS(ctx);
+	struct prom_config *p = &OPTS(ctx)->prom;
 
-	return cli_set_string(o->network_interface, sizeof(o->network_interface), v, why, len);
+	for (const char *c = v; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '-' || *c == '_')) {
+			snprintf(why, len, "expected an interface name such as ens192 (use "
+				 "prometheus-device for a regex)");
+			return -EINVAL;
+		}
+	return set_prom_string(p->query.device, sizeof(p->query.device), v, why, len);
+}
+
+static int set_prom_device(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	return set_prom_string(p->query.device, sizeof(p->query.device), v, why, len);
 }
 
 static int set_time_range(void *ctx, const char *v, char *why, size_t len)
 {
-	return cli_set_count(&OPTS(ctx)->time_range_minutes, v, 1440, why, len);
+	struct prom_config *p = &OPTS(ctx)->prom;
+	uint64_t minutes;
+
+	if (cli_set_count(&minutes, v, 1440, why, len))
+		return -EINVAL;
+	snprintf(p->query.range, sizeof(p->query.range), "%um", (unsigned)minutes);
+	return 0;
+}
+
+static int set_prom_range(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+	uint64_t ms;
+
+	if (cli_set_duration(&ms, v, 1000, 24ULL * 3600 * 1000, why, len))
+		return -EINVAL;
+	snprintf(p->query.range, sizeof(p->query.range), "%us", (unsigned)(ms / 1000));
+	return 0;
+}
+
+static int set_prom_preset(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	if (promquery_parse_preset(v, &p->query.preset) || p->query.preset == PROMQUERY_CUSTOM) {
+		snprintf(why, len, "expected kube-prometheus, go-plugin or node-uname (or give "
+			 "prometheus-query)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int set_prom_query(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	if (!strstr(v, "$metric")) {
+		snprintf(why, len, "must contain $metric (run for the receive and the transmit "
+			 "counter), e.g. sum by (node) (rate($metric{device=~\"$device\"}[$range]))");
+		return -EINVAL;
+	}
+	if (strstr(v, "sum_over_time")) {
+		snprintf(why, len, "sum_over_time of a counter ranks nodes by traffic since boot; "
+			 "use rate() or irate()");
+		return -EINVAL;
+	}
+	p->query.preset = PROMQUERY_CUSTOM;
+	return cli_set_string(p->query.custom, sizeof(p->query.custom), v, why, len);
+}
+
+static int set_prom_node_label(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	return set_prom_string(p->query.node_label, sizeof(p->query.node_label), v, why, len);
+}
+
+static int set_prom_function(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	if (strcmp(v, "rate") && strcmp(v, "irate")) {
+		snprintf(why, len, "expected rate or irate");
+		return -EINVAL;
+	}
+	p->query.irate = strcmp(v, "irate") == 0;
+	return 0;
+}
+
+static int set_prom_refresh(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->prom.refresh_ms, v, 100, 3600 * 1000, why, len);
+}
+
+static int set_prom_timeout(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->prom.timeout_ms, v, 10, 60 * 1000, why, len);
+}
+
+static int set_prom_connect_timeout(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->prom.connect_timeout_ms, v, 10, 60 * 1000, why, len);
+}
+
+static int set_prom_token_file(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	return cli_set_string(p->token_file, sizeof(p->token_file), v, why, len);
+}
+
+static int set_prom_ca_file(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	return cli_set_string(p->ca_file, sizeof(p->ca_file), v, why, len);
+}
+
+static int set_prom_insecure(void *ctx, const char *v, char *why, size_t len)
+{
+	struct prom_config *p = &OPTS(ctx)->prom;
+
+	if (strcmp(v, "true") == 0)
+		p->insecure = true;
+	else if (strcmp(v, "false") == 0)
+		p->insecure = false;
+	else {
+		snprintf(why, len, "expected true or false");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int set_check_config(void *ctx, const char *v, char *why, size_t len)
@@ -193,6 +328,26 @@ static const struct cli_opt opts[] = {
 	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
 	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
+	{ "prometheus-preset", CLI_VALUE, set_prom_preset,
+	  "NAME  kube-prometheus | go-plugin | node-uname (kube-prometheus)" },
+	{ "prometheus-query", CLI_VALUE, set_prom_query,
+	  "PROMQL  custom: $metric, $device, $range replaced; by prometheus-node-label" },
+	{ "prometheus-node-label", CLI_VALUE, set_prom_node_label,
+	  "LABEL  the node label of a custom query (instance)" },
+	{ "prometheus-device", CLI_VALUE, set_prom_device,
+	  "REGEX  node_exporter devices to count (eth[0-9]+|en[a-z0-9]+|bond[0-9]+)" },
+	{ "prometheus-range", CLI_VALUE, set_prom_range,
+	  "DUR  rate() range, at least 4 scrape intervals (1m)" },
+	{ "prometheus-function", CLI_VALUE, set_prom_function, "rate|irate  (rate)" },
+	{ "prometheus-refresh", CLI_VALUE, set_prom_refresh, "DUR  between queries (15s)" },
+	{ "prometheus-timeout", CLI_VALUE, set_prom_timeout, "DUR  whole request deadline (2s)" },
+	{ "prometheus-connect-timeout", CLI_VALUE, set_prom_connect_timeout,
+	  "DUR  connect deadline (500ms)" },
+	{ "prometheus-token-file", CLI_VALUE, set_prom_token_file,
+	  "FILE  bearer token, re-read every query" },
+	{ "prometheus-ca-file", CLI_VALUE, set_prom_ca_file, "FILE  CA bundle for https" },
+	{ "prometheus-insecure-skip-verify", CLI_VALUE, set_prom_insecure,
+	  "true|false  skip TLS verification (false)" },
 	{ "check-config", CLI_FLAG, set_check_config, "      validate the options, print \"configuration OK\"" },
 	{ "help", CLI_FLAG, set_help, "      print this help" },
 	/* The Go plugin's names, in files only. */
@@ -216,8 +371,13 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
 	o->max_request_nodes = SCORER_DEFAULT_MAX_NODES;
 	o->log_level = LOG_LVL_INFO;
-	strcpy(o->network_interface, "ens192");
-	o->time_range_minutes = 5;
+	o->prom.query.preset = PROMQUERY_KUBE_PROMETHEUS;
+	strcpy(o->prom.query.device, "eth[0-9]+|en[a-z0-9]+|bond[0-9]+");
+	strcpy(o->prom.query.range, "1m");
+	strcpy(o->prom.query.node_label, "instance");
+	o->prom.refresh_ms = 15000;
+	o->prom.timeout_ms = 2000;
+	o->prom.connect_timeout_ms = 500;
 }
 
 void scorer_options_usage(FILE *f)

@@ -10,6 +10,7 @@
 
 #include "filter.h"
 #include "log.h"
+#include "prom.h"
 #include "policy.h"
 
 #define SCORER_OPT_URL_MAX 256
@@ -26,11 +27,10 @@ struct scorer_options {
 	uint64_t max_body_bytes;
 	uint64_t max_request_nodes;
 	enum log_level log_level;
-	/* The Go NetworkTraffic plugin's argument names, accepted so its users
-	 * can bring their args over; used by the Prometheus fallback. */
-	char prometheus[SCORER_OPT_URL_MAX];
-	char network_interface[64];
-	uint64_t time_range_minutes;
+	/* The Prometheus fallback; prom.url empty = off. The Go NetworkTraffic
+	 * plugin's argument names (prometheusAddress, networkInterface,
+	 * timeRangeInMinutes) set prom.url, the device and the range. */
+	struct prom_config prom;
 	bool check_config;
 	bool help;
 };

@@ -45,10 +45,18 @@ struct scorer_counters {
 	atomic_ulong requests_bad;	/* 4xx answers */
 	struct scorer_histogram latency_filter;
 	struct scorer_histogram latency_prioritize;
+	/* The Prometheus fallback (prom.h). */
+	atomic_ulong prom_refreshes;
+	atomic_ulong prom_failures;
+	atomic_ulong prom_values_dropped;
+	struct scorer_histogram latency_prometheus;
 };
+
+struct prom;
 
 struct scorer {
 	struct table *table;
+	struct prom *prom;		/* the fallback, NULL when not configured */
 	enum policy_kind policy;
 	enum policy_direction direction;
 	struct filter_config filter;

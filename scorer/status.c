@@ -1,58 +1,100 @@
 #include "status.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "clock.h"
+#include "prom.h"
+#include "view.h"
 
 /* /v1/nodes may list every tracked node; bound the reply accordingly. */
 #define STATUS_MAX_BODY (16u * 1024u * 1024u)
 
+struct status_row {
+	char name[REPORT_MAX_NODE_LEN + 1];
+	struct view_node v;
+	struct policy_node pn;
+};
+
 static int by_name(const void *a, const void *b)
 {
-	return strcmp(((const struct table_node *)a)->name, ((const struct table_node *)b)->name);
+	return strcmp(((const struct status_row *)a)->name, ((const struct status_row *)b)->name);
+}
+
+/* Every node the table tracks, plus those only the fallback knows, once
+ * each, sorted by name. Returns how many, or -1 when memory ran out. */
+static long gather(struct scorer *s, uint64_t now, struct status_row **out)
+{
+	size_t cap = table_capacity(s->table), n, m = 0, w = 0;
+	struct table_node *nodes = malloc(cap * sizeof(*nodes));
+	char(*names)[PROMQUERY_NODE_MAX + 1] = calloc(cap, sizeof(*names));
+	struct status_row *rows = calloc(2 * cap, sizeof(*rows));
+
+	if (!nodes || !names || !rows) {
+		free(nodes);
+		free(names);
+		free(rows);
+		return -1;
+	}
+	n = table_snapshot(s->table, nodes, cap);
+	for (size_t i = 0; i < n; i++)
+		memcpy(rows[i].name, nodes[i].name, sizeof(rows[i].name));
+	if (s->prom)
+		m = prom_nodes(s->prom, now, names, cap);
+	for (size_t i = 0; i < m && i < cap; i++)
+		snprintf(rows[n + i].name, sizeof(rows[n + i].name), "%s", names[i]);
+	n += m < cap ? m : cap;
+	qsort(rows, n, sizeof(*rows), by_name);
+	for (size_t i = 0; i < n; i++)
+		if (!w || strcmp(rows[w - 1].name, rows[i].name))
+			rows[w++] = rows[i];
+	free(nodes);
+	free(names);
+	*out = rows;
+	return (long)w;
 }
 
 void status_nodes(struct scorer *s, struct ext_reply *out)
 {
-	size_t cap = table_capacity(s->table), n;
-	struct table_node *nodes = NULL;
-	struct policy_node *pn = NULL;
 	uint64_t now = s->now_ns();
+	struct policy_node *pn = NULL;
+	struct status_row *rows = NULL;
+	long n;
 	struct buf b;
 
 	buf_init(&b, STATUS_MAX_BODY);
-	nodes = malloc(cap * sizeof(*nodes));
-	pn = calloc(cap, sizeof(*pn));
-	if (!nodes || !pn) {
+	n = gather(s, now, &rows);
+	if (n >= 0)
+		pn = calloc((size_t)n + 1, sizeof(*pn));
+	if (n < 0 || !pn) {
 		b.failed = true;
 		goto out;
 	}
-	n = table_snapshot(s->table, nodes, cap);
-	qsort(nodes, n, sizeof(*nodes), by_name);
-
-	/* Score as if the scheduler had asked about every tracked node. */
-	for (size_t i = 0; i < n; i++)
-		ext_policy_input(s, &nodes[i], now, &pn[i]);
-	policy_score(s->policy, pn, n);
+	/* Score as if the scheduler had asked about every node we know. */
+	for (long i = 0; i < n; i++) {
+		view_get(s, rows[i].name, strlen(rows[i].name), now, &rows[i].v);
+		view_policy_input(s, &rows[i].v, &pn[i]);
+	}
+	policy_score(s->policy, pn, (size_t)n);
 
 	buf_puts(&b, "{\"nodes\":[");
-	for (size_t i = 0; i < n; i++) {
-		const struct table_node *t = &nodes[i];
+	for (long i = 0; i < n; i++) {
+		const struct view_node *v = &rows[i].v;
 
 		buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-		buf_json_cstr(&b, t->name);
+		buf_json_cstr(&b, rows[i].name);
 		buf_puts(&b, ",\"source\":");
-		buf_json_cstr(&b, pn[i].has_data ? "agent" : "none");
+		buf_json_cstr(&b, view_source_name(v->source));
 		buf_puts(&b, ",\"ageSeconds\":");
-		buf_json_double(&b, (double)table_node_age_ns(t, now) / (double)NS_PER_SEC);
+		buf_json_double(&b, (double)v->age_ns / (double)NS_PER_SEC);
 		buf_puts(&b, ",\"rxBytesPerSecond\":");
-		buf_json_u64(&b, t->rx_bytes_per_second);
+		buf_json_u64(&b, v->rx_bytes_per_second);
 		buf_puts(&b, ",\"txBytesPerSecond\":");
-		buf_json_u64(&b, t->tx_bytes_per_second);
+		buf_json_u64(&b, v->tx_bytes_per_second);
 		buf_puts(&b, ",\"linkBytesPerSecond\":");
-		buf_json_u64(&b, t->link_bytes_per_second);
+		buf_json_u64(&b, v->link_bytes_per_second);
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
 		buf_puts(&b, "}");
@@ -60,7 +102,7 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 	buf_puts(&b, "]}");
 out:
 	free(pn);
-	free(nodes);
+	free(rows);
 	ext_reply_take(&b, out);
 }
 

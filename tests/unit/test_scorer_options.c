@@ -104,9 +104,9 @@ static void test_options_file_then_flags(void **state)
 	assert_int_equal(o.direction, POLICY_DIR_TX);
 	assert_string_equal(o.http_addr, "127.0.0.1");
 	assert_int_equal(o.http_port, 9000);
-	assert_string_equal(o.prometheus, "http://prom:9090");
-	assert_string_equal(o.network_interface, "eth0");
-	assert_int_equal(o.time_range_minutes, 10);
+	assert_string_equal(o.prom.url, "http://prom:9090");
+	assert_string_equal(o.prom.query.device, "eth0");
+	assert_string_equal(o.prom.query.range, "10m");
 
 	write_file(path, "policy: utilization\nstale-after: forever\n");
 	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, NULL), -EINVAL);

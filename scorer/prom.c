@@ -1,0 +1,354 @@
+#include "prom.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "log.h"
+#include "metrics.h"
+#include "scorer.h"
+
+#define PROM_TOKEN_MAX 8192
+
+struct snapshot {
+	uint64_t fetched_ns;	/* when the request that produced it was sent */
+	struct promquery_result r;
+};
+
+struct prom {
+	struct scorer *s;
+	struct prom_config cfg;
+	char query[PROMQUERY_MAX_LEN];
+	pthread_t thread;
+	pthread_mutex_t lock;	/* snap, stopping */
+	pthread_cond_t wake;
+	bool stopping;
+	struct snapshot *snap;
+	CURL *curl;
+};
+
+static void snapshot_free(struct snapshot *sn)
+{
+	if (!sn)
+		return;
+	promquery_result_free(&sn->r);
+	free(sn);
+}
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+	struct buf *b = arg;
+
+	buf_append(b, data, size * n);
+	/* Returning less than given aborts the transfer: over the cap, stop. */
+	return buf_failed(b) ? 0 : size * n;
+}
+
+/* "Authorization: Bearer <token>" from the token file, re-read every time
+ * because Kubernetes rotates projected tokens. */
+static int auth_header(const char *path, char *out, size_t cap)
+{
+	char token[PROM_TOKEN_MAX];
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, token, sizeof(token) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	token[n] = '\0';
+	token[strcspn(token, "\r\n")] = '\0';
+	if (!token[0] || (size_t)snprintf(out, cap, "Authorization: Bearer %s", token) >= cap)
+		return -E2BIG;
+	return 0;
+}
+
+/* One refresh: 0 and a new snapshot in *out, or -errno with why. */
+static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
+{
+	char url[PROM_URL_MAX + PROMQUERY_MAX_LEN * 3 + 32], hdr[PROM_TOKEN_MAX + 32];
+	struct curl_slist *headers = NULL;
+	struct snapshot *sn = NULL;
+	char *escaped = NULL;
+	long status = 0;
+	CURLcode cc;
+	struct buf b;
+	int rc = -EIO;
+
+	buf_init(&b, PROM_MAX_REPLY_BYTES);
+	escaped = curl_easy_escape(p->curl, p->query, 0);
+	if (!escaped || (size_t)snprintf(url, sizeof(url), "%s/api/v1/query?query=%s", p->cfg.url,
+					 escaped) >= sizeof(url)) {
+		snprintf(why, len, "query URL too long");
+		goto out;
+	}
+	if (p->cfg.token_file[0]) {
+		rc = auth_header(p->cfg.token_file, hdr, sizeof(hdr));
+		if (rc) {
+			snprintf(why, len, "bearer token %s: %s", p->cfg.token_file, strerror(-rc));
+			goto out;
+		}
+		headers = curl_slist_append(headers, hdr);
+	}
+	curl_easy_setopt(p->curl, CURLOPT_URL, url);
+	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &b);
+	sn = calloc(1, sizeof(*sn));
+	if (!sn) {
+		rc = -ENOMEM;
+		snprintf(why, len, "out of memory");
+		goto out;
+	}
+	sn->fetched_ns = p->s->now_ns();
+	cc = curl_easy_perform(p->curl);
+	if (cc != CURLE_OK) {
+		rc = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
+		snprintf(why, len, "%s%s", curl_easy_strerror(cc),
+			 cc == CURLE_WRITE_ERROR ? " (reply over the size limit)" : "");
+		goto out;
+	}
+	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+	/* Prometheus answers errors (bad query, timeout) as JSON with 4xx/5xx:
+	 * parse them for the message, but a non-200 is never data. */
+	rc = promquery_parse(b.data ? b.data : "", b.len, promquery_node_label(&p->cfg.query),
+			     p->cfg.max_nodes, &sn->r, why, len);
+	if (rc == 0 && status != 200) {
+		snprintf(why, len, "HTTP status %ld", status);
+		rc = -EBADMSG;
+	} else if (rc && status != 200) {
+		size_t k = strlen(why);
+
+		snprintf(why + k, len - k, " (HTTP status %ld)", status);
+	}
+	if (rc)
+		goto out;
+	*out = sn;
+	sn = NULL;
+out:
+	snapshot_free(sn);
+	curl_slist_free_all(headers);
+	curl_free(escaped);
+	buf_free(&b);
+	return rc;
+}
+
+static void *prom_thread(void *arg)
+{
+	struct prom *p = arg;
+	uint64_t wait_ms = 0;
+	unsigned failures = 0;
+
+	for (;;) {
+		struct timespec until;
+		struct snapshot *sn = NULL, *old = NULL;
+		uint64_t start;
+		char why[512] = "";
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += (time_t)(wait_ms / 1000);
+		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&p->lock);
+		while (!p->stopping && wait_ms &&
+		       pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
+			;
+		if (p->stopping) {
+			pthread_mutex_unlock(&p->lock);
+			return NULL;
+		}
+		pthread_mutex_unlock(&p->lock);
+
+		start = clock_mono_ns();
+		rc = refresh(p, &sn, why, sizeof(why));
+		metrics_observe(&p->s->counters.latency_prometheus, clock_mono_ns() - start);
+		if (rc) {
+			atomic_fetch_add(&p->s->counters.prom_failures, 1);
+			failures++;
+			/* Back off while it fails: 2x, 3x, 4x the interval. */
+			wait_ms = p->cfg.refresh_ms * (failures < 4 ? failures + 1 : 4);
+			if (failures == 1 || failures % 20 == 0)
+				log_warn("prom", "%s: refresh failed (%u in a row): %s; next try in "
+					 "%llu ms, last good data kept until it is %llu ms old",
+					 p->cfg.url, failures, why, (unsigned long long)wait_ms,
+					 (unsigned long long)p->cfg.max_age_ms);
+			continue;
+		}
+		atomic_fetch_add(&p->s->counters.prom_refreshes, 1);
+		atomic_fetch_add(&p->s->counters.prom_values_dropped, sn->r.dropped);
+		if (failures)
+			log_info("prom", "%s: refreshing again after %u failures", p->cfg.url,
+				 failures);
+		log_debug("prom", "%s: %zu nodes, %zu values dropped, %.1f ms", p->cfg.url,
+			  sn->r.n, sn->r.dropped, (double)(clock_mono_ns() - start) / 1e6);
+		failures = 0;
+		wait_ms = p->cfg.refresh_ms;
+		pthread_mutex_lock(&p->lock);
+		old = p->snap;
+		p->snap = sn;
+		pthread_mutex_unlock(&p->lock);
+		snapshot_free(old);
+	}
+}
+
+struct prom *prom_start(struct scorer *s, const struct prom_config *cfg, char *err,
+			size_t errlen)
+{
+	pthread_condattr_t ca;
+	struct prom *p;
+	char why[256];
+
+	if (strncmp(cfg->url, "http://", 7) && strncmp(cfg->url, "https://", 8)) {
+		snprintf(err, errlen, "prometheus %s: expected an http:// or https:// URL", cfg->url);
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		snprintf(err, errlen, "prometheus: out of memory");
+		return NULL;
+	}
+	p->s = s;
+	p->cfg = *cfg;
+	/* A trailing slash would make ".../api/v1/query" start with "//". */
+	while (strlen(p->cfg.url) > 8 && p->cfg.url[strlen(p->cfg.url) - 1] == '/')
+		p->cfg.url[strlen(p->cfg.url) - 1] = '\0';
+	if (promquery_build(&cfg->query, p->query, sizeof(p->query), why, sizeof(why))) {
+		snprintf(err, errlen, "prometheus query: %s", why);
+		free(p);
+		return NULL;
+	}
+	p->curl = curl_easy_init();
+	if (!p->curl) {
+		snprintf(err, errlen, "prometheus: libcurl cannot start");
+		free(p);
+		return NULL;
+	}
+	curl_easy_setopt(p->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(p->curl, CURLOPT_CONNECTTIMEOUT_MS, (long)cfg->connect_timeout_ms);
+	curl_easy_setopt(p->curl, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(p->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(p->curl, CURLOPT_FOLLOWLOCATION, 0L);
+	curl_easy_setopt(p->curl, CURLOPT_USERAGENT, "netsched-scorer");
+	curl_easy_setopt(p->curl, CURLOPT_ACCEPT_ENCODING, "");
+	if (cfg->ca_file[0])
+		curl_easy_setopt(p->curl, CURLOPT_CAINFO, cfg->ca_file);
+	if (cfg->insecure) {
+		curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYPEER, 0L);
+		curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYHOST, 0L);
+	}
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&p->thread, NULL, prom_thread, p)) {
+		snprintf(err, errlen, "prometheus: cannot start the refresh thread");
+		curl_easy_cleanup(p->curl);
+		pthread_cond_destroy(&p->wake);
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return NULL;
+	}
+	log_info("prom", "fallback for silent agents: %s every %llu ms: %s", p->cfg.url,
+		 (unsigned long long)cfg->refresh_ms, p->query);
+	return p;
+}
+
+void prom_stop(struct prom *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stopping = true;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	curl_easy_cleanup(p->curl);
+	snapshot_free(p->snap);
+	pthread_cond_destroy(&p->wake);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static const struct snapshot *fresh(const struct prom *p, uint64_t now_ns, uint64_t *age_ns)
+{
+	uint64_t age;
+
+	if (!p->snap)
+		return NULL;
+	age = now_ns > p->snap->fetched_ns ? now_ns - p->snap->fetched_ns : 0;
+	if (age > p->cfg.max_age_ms * NS_PER_MS)
+		return NULL;
+	if (age_ns)
+		*age_ns = age;
+	return p->snap;
+}
+
+bool prom_get(struct prom *p, const char *node, size_t len, uint64_t now_ns, uint64_t *rx,
+	      uint64_t *tx, uint64_t *age_ns)
+{
+	const struct snapshot *sn;
+	size_t lo = 0, hi;
+	bool found = false;
+
+	if (!p || len > PROMQUERY_NODE_MAX)
+		return false;
+	pthread_mutex_lock(&p->lock);
+	sn = fresh(p, now_ns, age_ns);
+	hi = sn ? sn->r.n : 0;
+	while (lo < hi) { /* values are sorted by node */
+		size_t mid = lo + (hi - lo) / 2;
+		const char *name = sn->r.values[mid].node;
+		int c = strncmp(name, node, len);
+
+		if (c == 0 && name[len] != '\0')
+			c = 1;
+		if (c == 0) {
+			*rx = sn->r.values[mid].rx_bytes_per_second;
+			*tx = sn->r.values[mid].tx_bytes_per_second;
+			found = true;
+			break;
+		}
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pthread_mutex_unlock(&p->lock);
+	return found;
+}
+
+size_t prom_nodes(struct prom *p, uint64_t now_ns, char (*names)[PROMQUERY_NODE_MAX + 1],
+		  size_t cap)
+{
+	const struct snapshot *sn;
+	size_t n = 0;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->lock);
+	sn = fresh(p, now_ns, NULL);
+	if (sn) {
+		n = sn->r.n;
+		for (size_t i = 0; i < n && i < cap; i++)
+			memcpy(names[i], sn->r.values[i].node, sizeof(names[i]));
+	}
+	pthread_mutex_unlock(&p->lock);
+	return n;
+}
