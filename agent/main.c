@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "keyfile.h"
 #include "log.h"
 #include "metrics.h"
 #include "netns.h"
@@ -117,11 +118,41 @@ static int print_once(const struct report *r)
 	return rc;
 }
 
-static void send_report(struct sender *snd, const struct report *r)
+/* The signing key, re-read when its file changes (a rotated Secret). */
+struct signer {
+	const char *path;	/* NULL: reports go unsigned */
+	struct keyfile keys;
+	uint64_t next_check_ns;
+};
+
+#define SIGNER_CHECK_NS (5 * NS_PER_SEC)
+
+static void signer_refresh(struct signer *sg, const char *node, uint64_t now)
+{
+	struct keyfile kf;
+	char err[256];
+
+	if (!sg->path || now < sg->next_check_ns)
+		return;
+	sg->next_check_ns = now + SIGNER_CHECK_NS;
+	if (!keyfile_changed(sg->path, &sg->keys))
+		return;
+	if (keyfile_load(sg->path, &kf, err, sizeof(err))) {
+		log_error("agent", "%s: key file changed but cannot be used: %s; still signing "
+			  "with key %08x", node, err, sg->keys.keys[0].id);
+		return;
+	}
+	if (kf.keys[0].id != sg->keys.keys[0].id)
+		log_info("agent", "%s: now signing with key %08x", node, kf.keys[0].id);
+	sg->keys = kf;
+}
+
+static void send_report(struct sender *snd, struct signer *sg, const struct report *r)
 {
 	uint8_t wire[REPORT_MAX_BYTES];
 	size_t len;
-	int rc = report_encode(r, wire, sizeof(wire), &len);
+	int rc = report_encode_signed(r, sg->path ? &sg->keys.keys[0] : NULL, wire, sizeof(wire),
+				      &len);
 
 	if (rc) {
 		/* Our own report breaking our own limits is a bug worth shouting about. */
@@ -149,7 +180,7 @@ static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t 
 }
 
 static void run_loop(const struct agent_options *o, struct sampler *sm, struct sender *snd,
-		     struct agent_metrics *met, uint64_t instance)
+		     struct signer *sg, struct agent_metrics *met, uint64_t instance)
 {
 	static struct report r;
 	const uint64_t interval_ns = o->sample_interval_ms * NS_PER_MS;
@@ -165,7 +196,8 @@ static void run_loop(const struct agent_options *o, struct sampler *sm, struct s
 		sampler_tick(sm, now);
 		if (now >= next_report) {
 			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
-			send_report(snd, &r);
+			signer_refresh(sg, o->node, now);
+			send_report(snd, sg, &r);
 			agent_metrics_publish(met, &r, sm, snd);
 			next_report += report_ns;
 			if (next_report <= now) /* we fell behind: skip, never burst */
@@ -183,6 +215,7 @@ int main(int argc, char **argv)
 {
 	static struct agent_options o;
 	static struct sampler sm;
+	static struct signer sg;
 	struct sampler_config cfg;
 	const char *urls[SENDER_MAX_SCORERS];
 	struct sender *snd = NULL;
@@ -204,6 +237,13 @@ int main(int argc, char **argv)
 	if (o.help) {
 		agent_options_usage(stdout);
 		return 0;
+	}
+	if (o.key_file[0]) {
+		if (keyfile_load(o.key_file, &sg.keys, err, sizeof(err))) {
+			fprintf(stderr, "netsched-agent: --key-file %s\n", err);
+			return EXIT_USAGE;
+		}
+		sg.path = o.key_file;
 	}
 	if (o.check_config) {
 		printf("configuration OK\n");
@@ -267,7 +307,10 @@ int main(int argc, char **argv)
 	if (met)
 		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
 			 agent_metrics_port(met));
-	run_loop(&o, &sm, snd, met, instance);
+	if (sg.path)
+		log_info("agent", "%s: signing reports with key %08x from %s", o.node,
+			 sg.keys.keys[0].id, sg.path);
+	run_loop(&o, &sm, snd, &sg, met, instance);
 	rc = 0;
 out:
 	agent_metrics_stop(met);

@@ -133,6 +133,13 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_key_file(void *ctx, const char *v, char *why, size_t len)
+{
+	struct agent_options *o = ctx;
+
+	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
+}
+
 static int set_metrics(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -189,6 +196,7 @@ static const struct cli_opt opts[] = {
 	{ "netns", CLI_VALUE, set_netns, "NAME|PATH  read the counters of this network namespace" },
 	{ "link-speed", CLI_VALUE, set_link_speed, "IF=SPEED  link speed in bit/s, repeatable "
 						     "(ens192=10G)" },
+	{ "key-file", CLI_VALUE, set_key_file, "FILE  sign reports with the first key in this file" },
 	{ "metrics", CLI_VALUE, set_metrics, "ADDR:PORT  serve /metrics and /healthz (off)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL  error | warn | info | debug (info)" },
 	{ "once", CLI_FLAG, set_once, "  sample over one interval, print one JSON report, exit" },

@@ -26,6 +26,7 @@ struct agent_options {
 	uint64_t window_ms;
 	uint64_t report_interval_ms;
 	char netns[256];
+	char key_file[256];	/* "" = unsigned reports */
 	char metrics_addr[64];	/* "" = no metrics endpoint */
 	uint16_t metrics_port;
 	size_t n_link_speeds;

@@ -6,7 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+#include "keyfile.h"
 #include "netsched.pb-c.h"
+
+#define REPORT_MAC_BYTES 32 /* HMAC-SHA256 */
 
 static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -101,6 +108,14 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 
 int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
 {
+	return report_encode_signed(r, NULL, buf, cap, len);
+}
+
+int report_encode_signed(const struct report *r, const struct keyfile_key *key, uint8_t *buf,
+			 size_t cap, size_t *len)
+{
+	uint8_t mac[EVP_MAX_MD_SIZE];
+	unsigned mac_len = 0;
 	Netsched__Report rep = NETSCHED__REPORT__INIT;
 	Netsched__Envelope env = NETSCHED__ENVELOPE__INIT;
 	Netsched__Interface ifs[REPORT_MAX_INTERFACES];
@@ -155,6 +170,16 @@ int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
 	env.version = REPORT_WIRE_VERSION;
 	env.report.data = inner;
 	env.report.len = inner_len;
+	if (key) {
+		if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, inner, inner_len, mac, &mac_len) ||
+		    mac_len != REPORT_MAC_BYTES)
+			return -EIO;
+		env.has_mac = true;
+		env.mac.data = mac;
+		env.mac.len = mac_len;
+		env.has_key_id = true;
+		env.key_id = key->id;
+	}
 	outer_len = netsched__envelope__get_packed_size(&env);
 	if (outer_len > cap || outer_len > REPORT_MAX_BYTES)
 		return -EMSGSIZE;
@@ -174,7 +199,38 @@ static int copy_name(char *dst, size_t dstsize, const char *src)
 	return 0;
 }
 
+/* Whether env carries a valid signature by one of keys. */
+static int verify(const Netsched__Envelope *env, const struct keyfile *keys, size_t len, char *err,
+		  size_t errlen)
+{
+	const struct keyfile_key *key;
+	uint8_t mac[EVP_MAX_MD_SIZE];
+	unsigned mac_len = 0;
+
+	if (!env->has_mac || !env->has_key_id)
+		return fail(err, errlen, -ENOKEY, "unsigned report (%zu bytes) while --key-file is set",
+			    len);
+	key = keyfile_find(keys, env->key_id);
+	if (!key)
+		return fail(err, errlen, -EKEYREJECTED,
+			    "report (%zu bytes) signed with unknown key %08x", len, env->key_id);
+	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, env->report.data, env->report.len, mac,
+		  &mac_len))
+		return fail(err, errlen, -EIO, "HMAC failed");
+	if (env->mac.len != mac_len || CRYPTO_memcmp(mac, env->mac.data, mac_len) != 0)
+		return fail(err, errlen, -EKEYREJECTED,
+			    "report (%zu bytes) with a bad signature for key %08x: forged or corrupted",
+			    len, env->key_id);
+	return 0;
+}
+
 int report_decode(const uint8_t *buf, size_t len, struct report *out, char *err, size_t errlen)
+{
+	return report_decode_verified(buf, len, NULL, out, err, errlen);
+}
+
+int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile *keys,
+			   struct report *out, char *err, size_t errlen)
 {
 	Netsched__Envelope *env = NULL;
 	Netsched__Report *rep = NULL;
@@ -193,6 +249,11 @@ int report_decode(const uint8_t *buf, size_t len, struct report *out, char *err,
 		rc = fail(err, errlen, -EPROTO, "wire version %u, this scorer speaks %u",
 			  env->version, REPORT_WIRE_VERSION);
 		goto out;
+	}
+	if (keys) {
+		rc = verify(env, keys, len, err, errlen);
+		if (rc)
+			goto out;
 	}
 	rep = netsched__report__unpack(NULL, env->report.len, env->report.data);
 	if (!rep) {

@@ -52,6 +52,22 @@ struct report {
 	struct report_iface ifaces[REPORT_MAX_INTERFACES];
 };
 
+struct keyfile;
+struct keyfile_key;
+
+/* Packs r into an Envelope in buf (cap bytes), signed with key: an
+ * HMAC-SHA256 over the packed Report, and the key's id. key NULL: unsigned.
+ * Same returns as report_encode(). */
+int report_encode_signed(const struct report *r, const struct keyfile_key *key, uint8_t *buf,
+			 size_t cap, size_t *len);
+
+/* report_decode(), and with keys non-NULL the envelope must be signed by
+ * one of them: -ENOKEY (no signature), -EKEYREJECTED (an unknown key or a
+ * signature that does not match: forged or corrupted). The MAC is checked
+ * before the report is unpacked; comparisons take constant time. */
+int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile *keys,
+			   struct report *out, char *err, size_t errlen);
+
 /* Packs r into buf (cap bytes). Returns 0 and sets *len, or -EMSGSIZE when it
  * does not fit, or -EINVAL when r itself breaks the limits above. */
 int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len);

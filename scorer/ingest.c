@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
 
 #include "clock.h"
+#include "keyfile.h"
 #include "log.h"
 
 /* How long one receive waits before the thread looks at the stop flag. */
@@ -54,14 +56,33 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 	char err[512];
 	int rc;
 
-	rc = report_decode(data, len, &r, err, sizeof(err));
+	rc = report_decode_verified(data, len, s->keys.n ? &s->keys : NULL, &r, err, sizeof(err));
 	if (rc) {
-		atomic_fetch_add(rc == -EPROTO ? &s->counters.reports_version :
-				 rc == -ERANGE ? &s->counters.reports_absurd :
-						 &s->counters.reports_malformed,
+		atomic_fetch_add(rc == -EPROTO	      ? &s->counters.reports_version :
+				 rc == -ERANGE	      ? &s->counters.reports_absurd :
+				 rc == -ENOKEY	      ? &s->counters.reports_unsigned :
+				 rc == -EKEYREJECTED ? &s->counters.reports_forged :
+							&s->counters.reports_malformed,
 				 1);
 		log_rejected(err);
 		return rc;
+	}
+	if (s->keys.n) {
+		/* A signature proves who sent a report, not when: an old one
+		 * captured off the wire and sent again is refused by its time. */
+		uint64_t now = clock_unix_ms(), end = r.window_end_unix_ms;
+		uint64_t skew = now > end ? now - end : end - now;
+
+		if (skew > INGEST_MAX_SKEW_MS) {
+			atomic_fetch_add(&s->counters.reports_replayed, 1);
+			snprintf(err, sizeof(err), "%s: signed report %llu ends %llu s %s our clock, "
+				 "limit %llu s: replayed, or a clock is wrong", r.node,
+				 (unsigned long long)r.seq, (unsigned long long)(skew / 1000),
+				 now > end ? "behind" : "ahead of",
+				 (unsigned long long)(INGEST_MAX_SKEW_MS / 1000));
+			log_rejected(err);
+			return -ETIME;
+		}
 	}
 	switch (table_apply(s->table, &r, s->now_ns())) {
 	case TABLE_APPLIED:
@@ -70,7 +91,10 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 			  (unsigned long long)r.seq, r.n_ifaces);
 		return 0;
 	case TABLE_DUPLICATE:
-		atomic_fetch_add(&s->counters.reports_duplicate, 1);
+		/* Signed, so not a stray retransmission but a replay. */
+		atomic_fetch_add(s->keys.n ? &s->counters.reports_replayed :
+					     &s->counters.reports_duplicate,
+				 1);
 		return -EALREADY;
 	case TABLE_FULL:
 	default:
@@ -82,13 +106,50 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 	}
 }
 
+/* A rotated Secret replaces the key file: pick the new keys up. A file
+ * that no longer parses keeps the old keys (and says so). */
+static void reload_keys(struct scorer *s, uint64_t *next_check)
+{
+	struct keyfile kf;
+	char err[256];
+	uint64_t now = clock_mono_ns();
+
+	if (!s->key_file || now < *next_check)
+		return;
+	*next_check = now + INGEST_KEY_CHECK_MS * NS_PER_MS;
+	if (!keyfile_changed(s->key_file, &s->keys))
+		return;
+	if (keyfile_load(s->key_file, &kf, err, sizeof(err))) {
+		log_error("ingest", "key file changed but cannot be used: %s; keeping the %zu "
+			  "key(s) in use", err, s->keys.n);
+		/* Do not retry a broken file every 5 s: wait for it to change. */
+		if (keyfile_changed(s->key_file, &s->keys)) {
+			struct stat st;
+
+			if (stat(s->key_file, &st) == 0) {
+				s->keys.mtime = st.st_mtim.tv_sec;
+				s->keys.mtime_nsec = st.st_mtim.tv_nsec;
+				s->keys.size = st.st_size;
+				s->keys.ino = st.st_ino;
+			}
+		}
+		return;
+	}
+	s->keys = kf;
+	log_info("ingest", "key file %s reloaded: %zu key(s)", s->key_file, kf.n);
+}
+
 static void *ingest_thread(void *arg)
 {
 	struct ingest *in = arg;
+	uint64_t next_key_check = 0;
 
 	while (!atomic_load(&in->stopping)) {
 		nng_msg *msg;
-		int rv = nng_recvmsg(in->sock, &msg, 0);
+		int rv;
+
+		reload_keys(in->scorer, &next_key_check);
+		rv = nng_recvmsg(in->sock, &msg, 0);
 
 		if (rv == NNG_ETIMEDOUT)
 			continue;

@@ -14,9 +14,17 @@ struct ingest;
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
  * NULL on failure with err filled ("listen tcp://...: Address in use"). */
 struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen);
+/* With s->key_file set, the thread re-reads the keys when the file
+ * changes (a Secret update), checked at most every INGEST_KEY_CHECK_MS. */
+#define INGEST_KEY_CHECK_MS 5000
+
 /* Stops the thread (it notices within INGEST_POLL_MS), then closes the
  * socket; reports still queued are dropped. Accepts NULL. */
 void ingest_stop(struct ingest *in);
+
+/* A signed report whose window ends further than this from our wall clock
+ * is a replay (or a broken clock): five minutes, as Kerberos allows. */
+#define INGEST_MAX_SKEW_MS (5ULL * 60 * 1000)
 
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */

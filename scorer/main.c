@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "http.h"
 #include "ingest.h"
+#include "keyfile.h"
 #include "log.h"
 #include "options.h"
 #include "prom.h"
@@ -37,6 +38,11 @@ int main(int argc, char **argv)
 		scorer_options_usage(stdout);
 		return 0;
 	}
+	if (o.key_file[0] && keyfile_load(o.key_file, &s.keys, err, sizeof(err))) {
+		fprintf(stderr, "netsched-scorer: --key-file %s\n", err);
+		return EXIT_USAGE;
+	}
+	s.key_file = o.key_file[0] ? o.key_file : NULL;
 	if (o.check_config) {
 		printf("configuration OK\n");
 		return 0;
@@ -99,6 +105,9 @@ int main(int argc, char **argv)
 		log_error("scorer", "%s", err);
 		goto out;
 	}
+	if (s.keys.n)
+		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
+			 s.keys.n, o.key_file);
 	log_info("scorer", "ready: reports on %s, extender on http://%s:%u, policy %s, direction %s, "
 		 "stale after %llu ms, up to %llu nodes",
 		 o.listen, o.http_addr, http_port(http), policy_kind_name(o.policy),

@@ -107,6 +107,9 @@ void metrics_render(struct scorer *s, struct ext_reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"wrong_version\"} %lu\n", get(&c->reports_version));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"absurd\"} %lu\n", get(&c->reports_absurd));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"table_full\"} %lu\n", get(&c->reports_table_full));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"unsigned\"} %lu\n", get(&c->reports_unsigned));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"forged\"} %lu\n", get(&c->reports_forged));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
 
 	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"
 		     "# TYPE netsched_scorer_requests_total counter\n");

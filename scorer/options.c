@@ -295,6 +295,13 @@ static int set_prom_insecure(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_key_file(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
+}
+
 static int set_check_config(void *ctx, const char *v, char *why, size_t len)
 {
 	(void)v;
@@ -327,6 +334,8 @@ static const struct cli_opt opts[] = {
 	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
 	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
+	{ "key-file", CLI_VALUE, set_key_file,
+	  "FILE  accept only reports signed with a key in this file (a Secret)" },
 	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
 	{ "prometheus-preset", CLI_VALUE, set_prom_preset,
 	  "NAME  kube-prometheus | go-plugin | node-uname (kube-prometheus)" },

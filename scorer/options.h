@@ -31,6 +31,7 @@ struct scorer_options {
 	 * plugin's argument names (prometheusAddress, networkInterface,
 	 * timeRangeInMinutes) set prom.url, the device and the range. */
 	struct prom_config prom;
+	char key_file[256];	/* "" = reports need no signature */
 	bool check_config;
 	bool help;
 };

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "filter.h"
+#include "keyfile.h"
 #include "policy.h"
 #include "table.h"
 
@@ -39,6 +40,9 @@ struct scorer_counters {
 	atomic_ulong reports_malformed;	/* not a report, or over a size/count limit */
 	atomic_ulong reports_version;	/* a wire version we do not speak */
 	atomic_ulong reports_absurd;	/* values no NIC can produce */
+	atomic_ulong reports_unsigned;	/* no signature while --key-file is set */
+	atomic_ulong reports_forged;	/* unknown key or a signature that does not match */
+	atomic_ulong reports_replayed;	/* signed, but an old sequence or outside the time window */
 	atomic_ulong reports_table_full;
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
@@ -60,6 +64,11 @@ struct scorer {
 	enum policy_kind policy;
 	enum policy_direction direction;
 	struct filter_config filter;
+	/* --key-file: reports must be signed by one of these (keys.n == 0:
+	 * unsigned reports are accepted). Read and reloaded by the ingest
+	 * thread only. */
+	const char *key_file;
+	struct keyfile keys;
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;

@@ -12,6 +12,7 @@
 
 #include "fake_scorer.h"
 #include "ingest.h"
+#include "keyfile.h"
 #include "log.h"
 #include "netsched.pb-c.h"
 #include "report.h"
@@ -98,10 +99,69 @@ static void test_ingest_reasons(void **state)
 	fake_scorer_free(s);
 }
 
+/* With --key-file: unsigned, forged and replayed reports are each counted
+ * and none reaches the table. */
+static void test_ingest_signed(void **state)
+{
+	static const char *k1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	static const char *k2 = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	struct keyfile wrong;
+	uint8_t wire[REPORT_MAX_BYTES];
+	struct report r;
+	char err[128];
+	size_t len;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
+	assert_int_equal(keyfile_parse("k", k2, strlen(k2), &wrong, err, sizeof(err)), 0);
+	memset(&r, 0, sizeof(r));
+	strcpy(r.node, "node-1");
+	r.instance_id = 7;
+	r.seq = 1;
+	r.n_ifaces = 1;
+	strcpy(r.ifaces[0].name, "eth0");
+	r.ifaces[0].rx_bytes = 1000;
+	r.ifaces[0].covered_ms = 1000;
+	r.window_end_unix_ms = clock_unix_ms();
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+
+	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -EALREADY);	/* replayed as is */
+	r.seq = 2;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -ENOKEY);		/* unsigned */
+	assert_int_equal(report_encode_signed(&r, &wrong.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -EKEYREJECTED);	/* another key */
+	r.seq = 3;
+	r.instance_id = 8; /* a new instance, but a window from an hour ago */
+	r.window_end_unix_ms -= 3600 * 1000;
+	r.window_start_unix_ms -= 3600 * 1000;
+	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -ETIME);
+
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_replayed), 2);
+	assert_int_equal(atomic_load(&s->counters.reports_unsigned), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_forged), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_duplicate), 0);
+	{
+		struct table_node tn;
+
+		assert_true(table_get(s->table, "node-1", 6, &tn));
+		assert_int_equal(tn.seq, 1);
+		assert_int_equal(tn.instance_id, 7);
+	}
+	fake_scorer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ingest_reasons),
+		cmocka_unit_test(test_ingest_signed),
 	};
 	log_init("test_ingest");
 	log_set_level(LOG_LVL_ERROR);

@@ -1,0 +1,152 @@
+#include "keyfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/sha.h>
+
+/* A key file is a few lines; anything larger is not one. */
+#define KEYFILE_MAX_FILE 4096
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile *kf, char *err,
+		  size_t errlen)
+{
+	struct keyfile k;
+	unsigned line = 0;
+	size_t pos = 0;
+
+	memset(&k, 0, sizeof(k));
+	while (pos < len) {
+		size_t end = pos, n;
+		struct keyfile_key *key;
+		uint8_t digest[SHA256_DIGEST_LENGTH];
+
+		while (end < len && data[end] != '\n')
+			end++;
+		line++;
+		n = end;
+		while (n > pos && (data[n - 1] == '\r' || data[n - 1] == ' ' || data[n - 1] == '\t'))
+			n--;
+		while (pos < n && (data[pos] == ' ' || data[pos] == '\t'))
+			pos++;
+		if (pos == n || data[pos] == '#') {
+			pos = end + 1;
+			continue;
+		}
+		if (k.n == KEYFILE_MAX_KEYS) {
+			snprintf(err, errlen, "%s:%u: more than %d keys (one in use and one being "
+				 "rotated in)", name, line, KEYFILE_MAX_KEYS);
+			goto fail;
+		}
+		if ((n - pos) % 2 || (n - pos) / 2 < KEYFILE_MIN_BYTES ||
+		    (n - pos) / 2 > KEYFILE_MAX_BYTES) {
+			snprintf(err, errlen, "%s:%u: a key is %d to %d bytes written as hex "
+				 "(openssl rand -hex 32); this line has %zu characters", name, line,
+				 KEYFILE_MIN_BYTES, KEYFILE_MAX_BYTES, n - pos);
+			goto fail;
+		}
+		key = &k.keys[k.n];
+		key->len = (n - pos) / 2;
+		for (size_t i = 0; i < key->len; i++) {
+			int hi = hexval(data[pos + 2 * i]), lo = hexval(data[pos + 2 * i + 1]);
+
+			if (hi < 0 || lo < 0) {
+				snprintf(err, errlen, "%s:%u: not hex at column %zu", name, line,
+					 2 * i + (hi < 0 ? 1 : 2));
+				goto fail;
+			}
+			key->bytes[i] = (uint8_t)(hi << 4 | lo);
+		}
+		SHA256(key->bytes, key->len, digest);
+		key->id = (uint32_t)digest[0] << 24 | (uint32_t)digest[1] << 16 |
+			  (uint32_t)digest[2] << 8 | digest[3];
+		k.n++;
+		pos = end + 1;
+	}
+	if (k.n == 0) {
+		snprintf(err, errlen, "%s: no key (one hex key per line)", name);
+		goto fail;
+	}
+	*kf = k;
+	OPENSSL_cleanse(&k, sizeof(k));
+	return 0;
+fail:
+	OPENSSL_cleanse(&k, sizeof(k));
+	return -EINVAL;
+}
+
+int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
+{
+	char data[KEYFILE_MAX_FILE + 1];
+	struct stat st;
+	ssize_t n;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	n = read(fd, data, sizeof(data));
+	rc = n < 0 ? -errno : 0;
+	close(fd);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+		return rc;
+	}
+	if (n > KEYFILE_MAX_FILE) {
+		snprintf(err, errlen, "%s: larger than %d bytes: not a key file", path,
+			 KEYFILE_MAX_FILE);
+		return -E2BIG;
+	}
+	rc = keyfile_parse(path, data, (size_t)n, kf, err, errlen);
+	OPENSSL_cleanse(data, sizeof(data));
+	if (rc)
+		return rc;
+	kf->mtime = st.st_mtim.tv_sec;
+	kf->mtime_nsec = st.st_mtim.tv_nsec;
+	kf->size = st.st_size;
+	kf->ino = st.st_ino;
+	return 0;
+}
+
+int keyfile_changed(const char *path, const struct keyfile *kf)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return 0;
+	return st.st_mtim.tv_sec != kf->mtime || st.st_mtim.tv_nsec != kf->mtime_nsec ||
+	       st.st_size != kf->size || st.st_ino != kf->ino;
+}
+
+const struct keyfile_key *keyfile_find(const struct keyfile *kf, uint32_t id)
+{
+	for (size_t i = 0; i < kf->n; i++)
+		if (kf->keys[i].id == id)
+			return &kf->keys[i];
+	return NULL;
+}
