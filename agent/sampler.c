@@ -233,11 +233,28 @@ static void widen(struct sampler_iface *f)
 	f->wide.rx_missed_errors = widen32(f->wide.rx_missed_errors, f->raw.rx_missed_errors);
 }
 
-static void log_event(const struct sampler *s, const struct sampler_iface *f,
-		      enum window_event ev, uint64_t prev_rx)
+/* Resets, gaps and dropped samples are logged once a minute per interface
+ * at most, with how many were not: a NIC whose speed the kernel gets wrong
+ * would otherwise log every sample, on every node. */
+#define SAMPLER_LOG_QUIET_NS (60ULL * NS_PER_SEC)
+
+static void log_event(const struct sampler *s, struct sampler_iface *f, enum window_event ev,
+		      uint64_t prev_rx, uint64_t now_ns)
 {
 	char rate[32], limit[32];
 
+	if (ev == WINDOW_PRIMED || ev == WINDOW_DELTA)
+		return;
+	if (now_ns < f->quiet_until_ns) {
+		f->unlogged++;
+		return;
+	}
+	if (f->unlogged)
+		log_info("sampler", "%s: %s: %llu more reset, gap or dropped-sample events in the "
+			 "last minute were not logged", s->cfg.node, f->name,
+			 (unsigned long long)f->unlogged);
+	f->unlogged = 0;
+	f->quiet_until_ns = now_ns + SAMPLER_LOG_QUIET_NS;
 	switch (ev) {
 	case WINDOW_RESET:
 		log_info("sampler", "%s: %s: counters went backwards (rx now %llu): device reset, "
@@ -337,7 +354,7 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 		f->have_raw = true;
 		ev = window_add(&f->win, now_ns, &f->wide, 2 * s->cfg.interval_ns,
 				f->link_speed_bps / 8 * 2);
-		log_event(s, f, ev, prev_rx);
+		log_event(s, f, ev, prev_rx, now_ns);
 	}
 	return 0;
 }

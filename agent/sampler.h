@@ -69,6 +69,8 @@ struct sampler_iface {
 	bool seen;			/* whether this tick read it */
 	struct sysfs_stats sysfs;
 	struct window win;
+	uint64_t quiet_until_ns;	/* log rate limit for this interface */
+	uint64_t unlogged;
 };
 
 struct sampler {

@@ -112,7 +112,9 @@ static struct peer *peer_open(const char *url)
 	 * one exists, and a bounded queue bounds memory per dead scorer. */
 	nng_socket_set_int(p->sock, NNG_OPT_SENDBUF, 1);
 	nng_socket_set_ms(p->sock, NNG_OPT_RECONNMINT, 100);
-	nng_socket_set_ms(p->sock, NNG_OPT_RECONNMAXT, 5000);
+	/* At most the default report interval: a restarted scorer refills its
+	 * table within about one interval (5,000 agents redial at 2,500/s). */
+	nng_socket_set_ms(p->sock, NNG_OPT_RECONNMAXT, 2000);
 	nng_socket_set_ms(p->sock, NNG_OPT_SENDTIMEO, 0);
 	rv = nng_dial(p->sock, url, NULL, NNG_FLAG_NONBLOCK);
 	if (rv) {

@@ -8,7 +8,7 @@
  * sampling path. IP literals and ipc:// are used as they are.
  *
  * Each socket dials in the background and redials with backoff (100 ms up
- * to 5 s). Sends never block: a scorer that is not connected, or whose
+ * to 2 s). Sends never block: a scorer that is not connected, or whose
  * one-message queue is still full, loses this report and gets the next one
  * (the newest report supersedes every older one). One scorer's trouble
  * therefore never delays sampling or the other scorers, and memory is
