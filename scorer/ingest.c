@@ -85,6 +85,10 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		}
 	}
 	switch (table_apply(s->table, &r, s->now_ns())) {
+	case TABLE_EVICTED:
+		log_info("ingest", "%s: new node with the table full at %zu: evicted the stalest",
+			 r.node, table_capacity(s->table));
+		/* fall through */
 	case TABLE_APPLIED:
 		atomic_fetch_add(&s->counters.reports_accepted, 1);
 		log_debug("ingest", "%s: seq %llu, %u interfaces", r.node,

@@ -68,6 +68,8 @@ int main(int argc, char **argv)
 			  (unsigned long long)o.max_tracked_nodes);
 		return 1;
 	}
+	/* A stale node scores neutral anyway: it may give its place to a new one. */
+	table_evict_after(s.table, s.stale_after_ns);
 
 	/* Threads inherit this mask, so only sigwait() below sees the signals. */
 	sigemptyset(&sigs);

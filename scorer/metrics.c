@@ -88,6 +88,10 @@ static void node_gauges(struct buf *b, struct scorer *s)
 	buf_puts(b, "# HELP netsched_scorer_nodes_stale Tracked nodes whose latest report is older than --stale-after.\n"
 		    "# TYPE netsched_scorer_nodes_stale gauge\n");
 	buf_printf(b, "netsched_scorer_nodes_stale %zu\n", n - fresh);
+	buf_printf(b, "# HELP netsched_scorer_nodes_evicted_total Stale nodes evicted to make room for new ones (table full).\n"
+		      "# TYPE netsched_scorer_nodes_evicted_total counter\n"
+		      "netsched_scorer_nodes_evicted_total %llu\n",
+		   (unsigned long long)table_evictions(s->table));
 	buf_printf(b, "# HELP netsched_scorer_nodes_capacity Nodes the table can track (--max-nodes).\n"
 		      "# TYPE netsched_scorer_nodes_capacity gauge\n"
 		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->table));

@@ -11,14 +11,17 @@ struct slot {
 };
 
 /* Open addressing with linear probing over a power-of-two array at most half
- * full, so a probe sequence always ends at an empty slot. Nodes are never
- * removed, which keeps probing simple and lookups lock-cheap. */
+ * full, so a probe sequence always ends at an empty slot. Nodes leave only
+ * by eviction, with backward-shift deletion (no tombstones). */
 struct table {
 	pthread_rwlock_t lock;
 	size_t max_nodes;
 	size_t count;
 	size_t mask;
 	struct slot *slots;
+	uint64_t evict_after_ns;	/* 0: never evict */
+	uint64_t no_stale_until_ns;	/* no node can be stale before this */
+	uint64_t evictions;
 };
 
 struct table *table_create(size_t max_nodes)
@@ -119,6 +122,70 @@ static void summarize(const struct report *r, struct table_node *n)
 			 r->n_ifaces ? r->ifaces[0].name : "no interface");
 }
 
+void table_evict_after(struct table *t, uint64_t age_ns)
+{
+	pthread_rwlock_wrlock(&t->lock);
+	t->evict_after_ns = age_ns;
+	pthread_rwlock_unlock(&t->lock);
+}
+
+uint64_t table_evictions(struct table *t)
+{
+	uint64_t n;
+
+	pthread_rwlock_rdlock(&t->lock);
+	n = t->evictions;
+	pthread_rwlock_unlock(&t->lock);
+	return n;
+}
+
+/* Empties slot i and moves later members of its probe run back, so every
+ * remaining name is still found from its home slot (Knuth's Algorithm R). */
+static void remove_slot(struct table *t, size_t i)
+{
+	size_t j = i;
+
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & t->mask;
+		if (!t->slots[j].used)
+			break;
+		k = hash_name(t->slots[j].node.name, strlen(t->slots[j].node.name)) & t->mask;
+		/* Slot j may stay if its home k lies cyclically in (i, j]. */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->slots[i] = t->slots[j];
+		i = j;
+	}
+	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+	t->count--;
+}
+
+/* Makes room by evicting the stalest node, if any node is stale. A full
+ * table of fresh nodes is scanned at most once per evict_after period, so
+ * a flood of new names cannot turn every report into a full scan. */
+static bool evict_stalest(struct table *t, uint64_t now)
+{
+	size_t stalest = SIZE_MAX;
+	uint64_t oldest = UINT64_MAX;
+
+	if (!t->evict_after_ns || now < t->no_stale_until_ns)
+		return false;
+	for (size_t i = 0; i <= t->mask; i++)
+		if (t->slots[i].used && t->slots[i].node.arrival_mono_ns < oldest) {
+			oldest = t->slots[i].node.arrival_mono_ns;
+			stalest = i;
+		}
+	if (stalest == SIZE_MAX || table_node_age_ns(&t->slots[stalest].node, now) <= t->evict_after_ns) {
+		t->no_stale_until_ns = oldest == UINT64_MAX ? now : oldest + t->evict_after_ns + 1;
+		return false;
+	}
+	remove_slot(t, stalest);
+	t->evictions++;
+	return true;
+}
+
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns)
 {
 	size_t len = strnlen(r->node, sizeof(r->node));
@@ -134,8 +201,13 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 		}
 	} else {
 		if (t->count >= t->max_nodes) {
-			res = TABLE_FULL;
-			goto out_unlock;
+			if (!evict_stalest(t, now_mono_ns)) {
+				res = TABLE_FULL;
+				goto out_unlock;
+			}
+			/* The eviction may have moved slots: look again. */
+			s = find_slot(t, r->node, len);
+			res = TABLE_EVICTED;
 		}
 		s->used = true;
 		memcpy(s->node.name, r->node, len);

@@ -2,8 +2,9 @@
  *
  * One writer (ingest) and many readers (HTTP threads) share it under a
  * read-write lock; lookups copy a node out so no pointer into the table ever
- * escapes the lock. The number of nodes is fixed at creation: a report for a
- * new node when the table is full is refused, never grows memory. */
+ * escapes the lock. The number of nodes is fixed at creation and memory
+ * never grows: a report for a new node when the table is full evicts the
+ * stalest node if one is stale (table_evict_after), else it is refused. */
 #ifndef NETSCHED_TABLE_H
 #define NETSCHED_TABLE_H
 
@@ -30,7 +31,8 @@ struct table_node {
 enum table_result {
 	TABLE_APPLIED,		/* new node, or newer report of a known one */
 	TABLE_DUPLICATE,	/* same agent instance, sequence not newer: ignored */
-	TABLE_FULL,		/* unknown node and no room: ignored */
+	TABLE_EVICTED,		/* new node, applied in place of the stalest one */
+	TABLE_FULL,		/* unknown node, no room and nothing stale: ignored */
 };
 
 struct table;
@@ -39,6 +41,13 @@ struct table;
 struct table *table_create(size_t max_nodes);
 /* Accepts NULL. */
 void table_destroy(struct table *t);
+
+/* A full table makes room for a new node by evicting the node whose latest
+ * report is oldest, once that report is older than age_ns (0, the default:
+ * never; a full table then refuses new nodes). Fresh nodes are never
+ * evicted, so no flood of new names can push real nodes out. */
+void table_evict_after(struct table *t, uint64_t age_ns);
+uint64_t table_evictions(struct table *t);
 
 /* Applies a validated report that arrived at now_mono_ns. */
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns);

@@ -1,6 +1,7 @@
 /* The node table: apply, duplicates, agent restarts, capacity, summaries. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -146,6 +147,103 @@ static void test_table_many_nodes(void **state)
 	table_destroy(t);
 }
 
+/* A full table evicts only stale nodes, the stalest first. */
+static void test_table_evicts_stalest(void **state)
+{
+	struct table *t = table_create(3);
+	struct table_node n;
+	struct report r;
+
+	(void)state;
+	assert_non_null(t);
+	table_evict_after(t, 100);
+	r = make_report("a", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 10), TABLE_APPLIED);
+	r = make_report("b", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 20), TABLE_APPLIED);
+	r = make_report("c", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 30), TABLE_APPLIED);
+	r = make_report("d", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 50), TABLE_FULL);	/* nothing stale yet */
+	assert_int_equal(table_apply(t, &r, 100), TABLE_FULL);	/* skipped scan, still none */
+	r = make_report("a", 1, 2, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 115), TABLE_APPLIED);	/* a refreshed */
+	r = make_report("d", 1, 1, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 125), TABLE_EVICTED);	/* b is stalest */
+	assert_false(table_get(t, "b", 1, &n));
+	assert_true(table_get(t, "a", 1, &n) && table_get(t, "c", 1, &n) && table_get(t, "d", 1, &n));
+	assert_int_equal(table_count(t), 3);
+	assert_int_equal(table_evictions(t), 1);
+	table_destroy(t);
+}
+
+/* Random inserts and evictions against a plain reference model: every name
+ * the model holds must be found, and no other (checks backward-shift
+ * deletion on real probe chains). */
+#define MODEL_CAP 48
+#define MODEL_NAMES 160
+
+static void test_table_eviction_model(void **state)
+{
+	struct table *t = table_create(MODEL_CAP);
+	uint64_t arrival[MODEL_NAMES] = { 0 };
+	bool held[MODEL_NAMES] = { false };
+	uint64_t seq[MODEL_NAMES] = { 0 };
+	uint32_t rng = 12345;
+	size_t count = 0;
+
+	(void)state;
+	assert_non_null(t);
+	table_evict_after(t, 500);
+	for (uint64_t now = 1000; now < 1000 + 20000; now += 3) {
+		struct report r;
+		enum table_result res;
+		char name[16];
+		unsigned k;
+
+		rng = rng * 1103515245u + 12345u;
+		k = (rng >> 8) % MODEL_NAMES;
+		snprintf(name, sizeof(name), "node-%u", k);
+		r = make_report(name, 1, ++seq[k], 100, 1000);
+		res = table_apply(t, &r, now);
+		if (held[k]) {
+			assert_int_equal(res, TABLE_APPLIED);
+		} else if (count < MODEL_CAP) {
+			assert_int_equal(res, TABLE_APPLIED);
+			held[k] = true;
+			count++;
+		} else {
+			/* The model's stalest held node. */
+			unsigned victim = MODEL_NAMES;
+
+			for (unsigned i = 0; i < MODEL_NAMES; i++)
+				if (held[i] && (victim == MODEL_NAMES || arrival[i] < arrival[victim]))
+					victim = i;
+			if (now - arrival[victim] > 500) {
+				assert_int_equal(res, TABLE_EVICTED);
+				held[victim] = false;
+				held[k] = true;
+			} else {
+				assert_int_equal(res, TABLE_FULL);
+			}
+		}
+		if (held[k])
+			arrival[k] = now;
+		for (unsigned i = 0; i < MODEL_NAMES; i++) {
+			struct table_node n;
+
+			snprintf(name, sizeof(name), "node-%u", i);
+			if (table_get(t, name, strlen(name), &n) != held[i])
+				fail_msg("at %llu: node-%u %s the table, model says %s",
+					 (unsigned long long)now, i, held[i] ? "missing from" : "in",
+					 held[i] ? "held" : "evicted");
+		}
+	}
+	assert_int_equal(table_count(t), count);
+	assert_true(table_evictions(t) > 100); /* the run really evicted */
+	table_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +252,8 @@ int main(void)
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_table_link_speed),
 		cmocka_unit_test(test_table_many_nodes),
+		cmocka_unit_test(test_table_evicts_stalest),
+		cmocka_unit_test(test_table_eviction_model),
 	};
 	return cmocka_run_group_tests_name("table", tests, NULL, NULL);
 }
