@@ -1,0 +1,683 @@
+#!/usr/bin/env bash
+# deploy/: every manifest parses and says what Kubernetes and kube-scheduler expect,
+# and what the manifests ask of the binaries is what the binaries really do:
+#  1. every YAML/JSON file under deploy/ parses (multi-document); kinds, apiVersions
+#     and required fields are right; kustomization.yaml's resources, generator files
+#     and images resolve; the KubeSchedulerConfigurations carry exactly the extender
+#     keys kube-scheduler reads (case-sensitive); ports, Services, probes and the
+#     agent's --scorer name agree with each other; security settings are all there.
+#  2. the real binaries ($BIN) accept the manifests' own arguments (--check-config),
+#     and, started with them on loopback (0.0.0.0 -> 127.0.0.1, the ports -> free
+#     ones, the headless Service's name -> 127.0.0.1), serve every probe path with
+#     200, /metrics where the scrape annotations say, and the extender verbs at the
+#     urlPrefix path; the agent's reports reach the scorer.
+#  3. deploy/container/build.sh builds and stages the binaries with exactly the
+#     libraries they load: they run from the staged tree, and (as root) inside a
+#     chroot holding only that tree and glibc, as the image's non-root UID.
+# Loopback only, no container engine, no cluster; about 15-25 s.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+if [ -n "${BIN:-}" ]; then BIN=$(cd "$BIN" && pwd) || exit 1; fi
+. "$ROOT/tests/integration/lib.sh"
+BIN=${BIN:-$ROOT/bin}
+[ "${BIN#/}" != "$BIN" ] || BIN=$ROOT/$BIN
+cd "$ROOT" || exit 1
+
+command -v python3 >/dev/null || fail "python3 not installed (run .ci/deps test)"
+python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
+command -v curl >/dev/null || fail "curl not installed (run .ci/deps test)"
+command -v jq >/dev/null || fail "jq not installed (run .ci/deps test)"
+for b in netsched-agent netsched-scorer; do
+	[ -x "$BIN/$b" ] || fail "$BIN/$b not built (run make)"
+done
+
+# Free loopback ports for the manifests' 7470 (reports), 8470 (HTTP), 9470 (agent).
+export P_REPORTS P_HTTP P_METRICS
+P_REPORTS=$(free_port)
+P_HTTP=$(free_port)
+P_METRICS=$(free_port)
+while [ "$P_HTTP" = "$P_REPORTS" ]; do P_HTTP=$(free_port); done
+while [ "$P_METRICS" = "$P_REPORTS" ] || [ "$P_METRICS" = "$P_HTTP" ]; do P_METRICS=$(free_port); done
+
+# ---------------------------------------------------------------- 1. the manifests
+python3 - "$ROOT/deploy" "$WORK" <<'PY' || fail "the manifests are not right (see above)"
+import glob, json, os, re, sys
+import yaml
+
+DEPLOY, WORK = sys.argv[1], sys.argv[2]
+PORTS = {7470: int(os.environ["P_REPORTS"]), 8470: int(os.environ["P_HTTP"]),
+         9470: int(os.environ["P_METRICS"])}
+errors = []
+
+
+def ok(what):
+    print("ok: " + what)
+
+
+def check(cond, what):
+    if cond:
+        ok(what)
+    else:
+        errors.append(what)
+        print("FAIL: " + what, file=sys.stderr)
+    return bool(cond)
+
+
+def rel(path):
+    return os.path.relpath(path, DEPLOY)
+
+
+# -- every file parses ---------------------------------------------------------
+files = {}
+for path in sorted(glob.glob(os.path.join(DEPLOY, "**", "*"), recursive=True)):
+    if path.endswith((".yaml", ".yml")):
+        try:
+            with open(path) as f:
+                files[rel(path)] = [d for d in yaml.safe_load_all(f) if d is not None]
+        except yaml.YAMLError as e:
+            check(False, "%s parses as YAML: %s" % (rel(path), e))
+    elif path.endswith(".json"):
+        try:
+            with open(path) as f:
+                files[rel(path)] = [json.load(f)]
+        except ValueError as e:
+            check(False, "%s parses as JSON: %s" % (rel(path), e))
+check(len(files) >= 10, "deploy/ holds the manifests (%d YAML/JSON files parse)" % len(files))
+for name, docs in files.items():
+    check(len(docs) >= 1, "%s has at least one document" % name)
+
+API = {
+    "Namespace": "v1", "ServiceAccount": "v1", "Service": "v1", "Secret": "v1",
+    "ConfigMap": "v1", "DaemonSet": "apps/v1", "Deployment": "apps/v1",
+    "PodDisruptionBudget": "policy/v1",
+    "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+    "RoleBinding": "rbac.authorization.k8s.io/v1", "Role": "rbac.authorization.k8s.io/v1",
+    "Kustomization": "kustomize.config.k8s.io/v1beta1",
+}
+KSC_VERSIONS = ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3")
+NAMESPACED = {"ServiceAccount", "Service", "Secret", "ConfigMap", "DaemonSet", "Deployment",
+              "PodDisruptionBudget", "Role", "RoleBinding"}
+
+for name, docs in files.items():
+    if name.endswith(".json"):
+        continue
+    for i, d in enumerate(docs):
+        where = "%s[%d]" % (name, i)
+        if not check(isinstance(d, dict) and "kind" in d and "apiVersion" in d,
+                     "%s has kind and apiVersion" % where):
+            continue
+        k = d["kind"]
+        if k == "KubeSchedulerConfiguration":
+            check(d["apiVersion"] in KSC_VERSIONS, "%s: %s apiVersion %s is v1 or v1beta3"
+                  % (where, k, d["apiVersion"]))
+            continue
+        if not check(k in API, "%s: kind %s is one we ship" % (where, k)):
+            continue
+        check(d["apiVersion"] == API[k], "%s: %s has apiVersion %s" % (where, k, API[k]))
+        if k == "Kustomization":
+            continue
+        md = d.get("metadata") or {}
+        check(bool(md.get("name")), "%s: %s has metadata.name" % (where, k))
+        if k in NAMESPACED:
+            check(bool(md.get("namespace")), "%s: %s %s names its namespace"
+                  % (where, k, md.get("name")))
+
+# -- what kustomize renders ------------------------------------------------------
+kz = files.get("kustomization.yaml", [None])[0]
+check(kz is not None, "deploy/kustomization.yaml exists (kubectl apply -k deploy/)")
+kz = kz or {}
+check("namespace" not in kz, "kustomization sets no namespace (kube-system RoleBinding)")
+rendered, used_files = [], {"kustomization.yaml"}
+for r in kz.get("resources", []):
+    if check(r in files, "kustomization resource %s exists" % r):
+        rendered += files[r]
+        used_files.add(r)
+generated = {}
+for g in kz.get("configMapGenerator", []):
+    data = {}
+    for spec in g.get("files", []):
+        key, _, src = spec.partition("=") if "=" in spec else (os.path.basename(spec), "", spec)
+        p = os.path.join(DEPLOY, src)
+        if check(os.path.isfile(p), "configMapGenerator %s: file %s exists" % (g["name"], src)):
+            data[key] = open(p).read()
+            used_files.add(src)
+    cm = {"apiVersion": "v1", "kind": "ConfigMap",
+          "metadata": {"name": g["name"], "namespace": g.get("namespace")}, "data": data}
+    rendered.append(cm)
+    generated[g["name"]] = cm
+extras = {"report-key-secret.template.yaml", "scheduler/kube-scheduler-config.v1beta3.yaml"}
+for name in files:
+    if name.startswith(("control-plane/", "container/")):
+        continue
+    check(name in used_files or name in extras,
+          "%s is applied by kustomization.yaml or is a known template" % name)
+check("report-key-secret.template.yaml" not in used_files,
+      "the Secret template is not applied (re-applying would reset a real key)")
+
+
+def objs(kind):
+    return [o for o in rendered if o.get("kind") == kind]
+
+
+def one(kind, name):
+    m = [o for o in objs(kind) if o["metadata"]["name"] == name]
+    check(len(m) == 1, "kustomize renders %s %s" % (kind, name))
+    return m[0] if m else {}
+
+
+kinds = {}
+for o in rendered:
+    kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
+for k, n in (("Namespace", 1), ("ServiceAccount", 3), ("DaemonSet", 1), ("Deployment", 2),
+             ("Service", 2), ("PodDisruptionBudget", 1), ("ConfigMap", 1),
+             ("ClusterRoleBinding", 2), ("Role", 1), ("RoleBinding", 2)):
+    check(kinds.get(k) == n, "kustomize renders %d %s (got %s)" % (n, k, kinds.get(k, 0)))
+ns = one("Namespace", "netsched")
+for o in rendered:
+    if o["kind"] in NAMESPACED and not (o["kind"] == "RoleBinding" and
+                                        o["metadata"].get("namespace") == "kube-system"):
+        if o["metadata"].get("namespace") != "netsched":
+            check(False, "%s %s is in namespace netsched" % (o["kind"], o["metadata"]["name"]))
+
+# -- pods: the shared rules ------------------------------------------------------
+sas = {o["metadata"]["name"]: o for o in objs("ServiceAccount")}
+
+
+def container_port(c, ref):
+    for p in c.get("ports", []):
+        if ref in (p.get("name"), p.get("containerPort")):
+            return p.get("containerPort")
+    return None
+
+
+def check_pod(owner, tmpl, want_token):
+    spec = tmpl.get("spec", {})
+    labels = tmpl.get("metadata", {}).get("labels", {})
+    psc = spec.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True, "%s: pod runAsNonRoot" % owner)
+    uid = psc.get("runAsUser")
+    check(isinstance(uid, int) and not isinstance(uid, bool) and uid > 0,
+          "%s: pod runAsUser is a numeric non-root UID (%s)" % (owner, uid))
+    check((psc.get("seccompProfile") or {}).get("type") == "RuntimeDefault",
+          "%s: seccompProfile RuntimeDefault" % owner)
+    san = spec.get("serviceAccountName")
+    check(san in sas, "%s: its ServiceAccount %s exists" % (owner, san))
+    token = spec.get("automountServiceAccountToken", True) and \
+        sas.get(san, {}).get("automountServiceAccountToken", True)
+    check(bool(token) == want_token, "%s: API token mounted: %s" % (owner, want_token))
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    for v in vols.values():
+        if "secret" in v:
+            check(v["secret"].get("optional") is True,
+                  "%s: Secret volume %s is optional (the Secret is a template)" % (owner, v["name"]))
+            check(v["secret"].get("defaultMode") == 0o440,
+                  "%s: Secret volume %s is mode 0440" % (owner, v["name"]))
+        if "configMap" in v:
+            check(v["configMap"]["name"] in generated,
+                  "%s: ConfigMap %s is generated" % (owner, v["configMap"]["name"]))
+    for c in spec.get("containers", []):
+        cw = "%s/%s" % (owner, c.get("name"))
+        check(bool(c.get("image")), "%s: has an image" % cw)
+        sc = c.get("securityContext", {})
+        check(sc.get("allowPrivilegeEscalation") is False, "%s: allowPrivilegeEscalation false" % cw)
+        check(sc.get("readOnlyRootFilesystem") is True, "%s: readOnlyRootFilesystem" % cw)
+        check((sc.get("capabilities") or {}).get("drop") == ["ALL"], "%s: drops ALL capabilities" % cw)
+        check(not (sc.get("capabilities") or {}).get("add"), "%s: adds no capability" % cw)
+        check(not sc.get("privileged"), "%s: not privileged" % cw)
+        res = c.get("resources", {})
+        check(all(k in res.get("requests", {}) for k in ("cpu", "memory")),
+              "%s: requests cpu and memory" % cw)
+        check("memory" in res.get("limits", {}), "%s: limits memory" % cw)
+        for m in c.get("volumeMounts", []):
+            check(m["name"] in vols, "%s: mount %s has a volume" % (cw, m["name"]))
+        for kind in ("livenessProbe", "readinessProbe"):
+            pr = c.get(kind)
+            if check(pr and "httpGet" in pr, "%s: has an HTTP %s" % (cw, kind)):
+                port = container_port(c, pr["httpGet"].get("port"))
+                check(port is not None, "%s: %s port %s is a container port"
+                      % (cw, kind, pr["httpGet"].get("port")))
+    return labels, psc.get("runAsUser")
+
+
+def args_of(c):
+    return list(c.get("command", [])[1:]) + list(c.get("args", []))
+
+
+def flag(args, name):
+    vals = [args[i + 1] for i, a in enumerate(args[:-1]) if a == name]
+    vals += [a.split("=", 1)[1] for a in args if a.startswith(name + "=")]
+    return vals
+
+
+probes = []  # component, what, path, real port, scheme
+
+
+def collect(component, tmpl, c):
+    for kind in ("livenessProbe", "readinessProbe"):
+        g = c[kind]["httpGet"]
+        probes.append((component, kind, g["path"], container_port(c, g["port"]),
+                       g.get("scheme", "HTTP")))
+    ann = tmpl.get("metadata", {}).get("annotations", {})
+    if ann.get("prometheus.io/scrape") == "true":
+        probes.append((component, "scrape", ann.get("prometheus.io/path", "/metrics"),
+                       int(ann["prometheus.io/port"]), "HTTP"))
+
+
+# -- the agent -------------------------------------------------------------------
+ds = one("DaemonSet", "netsched-agent")
+dspec = ds.get("spec", {})
+tmpl = dspec.get("template", {})
+check(dspec.get("selector", {}).get("matchLabels", {}).items() <=
+      tmpl.get("metadata", {}).get("labels", {}).items(), "agent: selector matches its pods")
+agent_labels, agent_uid = check_pod("agent", tmpl, False)
+pspec = tmpl.get("spec", {})
+check(pspec.get("hostNetwork") is True, "agent: hostNetwork")
+check(pspec.get("dnsPolicy") == "ClusterFirstWithHostNet", "agent: dnsPolicy ClusterFirstWithHostNet")
+check(pspec.get("priorityClassName") == "system-node-critical", "agent: system-node-critical")
+check({"operator": "Exists"} in pspec.get("tolerations", []), "agent: tolerates every taint")
+agent = (pspec.get("containers") or [{}])[0]
+check(agent.get("command") == ["/usr/local/bin/netsched-agent"], "agent: runs netsched-agent")
+env = {e["name"]: e for e in agent.get("env", [])}
+check(env.get("NODE_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+      == "spec.nodeName", "agent: NODE_NAME from the downward API spec.nodeName")
+res = agent.get("resources", {})
+check(res.get("requests") == {"cpu": "10m", "memory": "16Mi"} and
+      res.get("limits") == {"cpu": "100m", "memory": "32Mi"},
+      "agent: requests 10m/16Mi, limits 100m/32Mi")
+aargs = args_of(agent)
+check(flag(aargs, "--interfaces") == ["auto"], "agent: --interfaces auto")
+metrics = flag(aargs, "--metrics")
+check(len(metrics) == 1 and metrics[0].startswith("0.0.0.0:"), "agent: --metrics 0.0.0.0:PORT")
+mport = int(metrics[0].rsplit(":", 1)[1]) if metrics else None
+check(container_port(agent, "metrics") == mport, "agent: metrics containerPort is --metrics' port")
+for kind in ("livenessProbe", "readinessProbe"):
+    g = agent.get(kind, {}).get("httpGet", {})
+    check(g.get("path") == "/healthz" and container_port(agent, g.get("port")) == mport,
+          "agent: %s is /healthz on the metrics port" % kind)
+collect("agent", tmpl, agent)
+
+# -- the scorer ------------------------------------------------------------------
+dep = one("Deployment", "netsched-scorer")
+sspec = dep.get("spec", {})
+stmpl = sspec.get("template", {})
+check(sspec.get("replicas") == 2, "scorer: 2 replicas")
+check(sspec.get("selector", {}).get("matchLabels", {}).items() <=
+      stmpl.get("metadata", {}).get("labels", {}).items(), "scorer: selector matches its pods")
+scorer_labels, scorer_uid = check_pod("scorer", stmpl, False)
+spod = stmpl.get("spec", {})
+spread = [t for t in spod.get("topologySpreadConstraints", [])
+          if t.get("topologyKey") == "kubernetes.io/hostname" and
+          t.get("labelSelector", {}).get("matchLabels", {}).items() <= scorer_labels.items()]
+anti = (spod.get("affinity") or {}).get("podAntiAffinity")
+check(spread or anti, "scorer: replicas spread across nodes")
+scorer = (spod.get("containers") or [{}])[0]
+check(scorer.get("command") == ["/usr/local/bin/netsched-scorer"], "scorer: runs netsched-scorer")
+sargs = args_of(scorer)
+check(flag(sargs, "--listen") == ["tcp://0.0.0.0:7470"], "scorer: --listen tcp://0.0.0.0:7470")
+check(flag(sargs, "--http") == ["0.0.0.0:8470"], "scorer: --http 0.0.0.0:8470")
+check(container_port(scorer, "reports") == 7470, "scorer: containerPort reports 7470")
+check(container_port(scorer, "http") == 8470, "scorer: containerPort http 8470")
+lg = scorer.get("livenessProbe", {}).get("httpGet", {})
+rg = scorer.get("readinessProbe", {}).get("httpGet", {})
+check(lg.get("path") == "/healthz" and container_port(scorer, lg.get("port")) == 8470,
+      "scorer: liveness /healthz on 8470")
+check(rg.get("path") == "/readyz" and container_port(scorer, rg.get("port")) == 8470,
+      "scorer: readiness /readyz on 8470")
+collect("scorer", stmpl, scorer)
+for who, a in (("agent", aargs), ("scorer", sargs)):
+    check(not any(x.startswith("--key-file") for x in a),
+          "%s: no --key-file by default (the key Secret is optional)" % who)
+check(agent_uid == scorer_uid, "agent and scorer run as the same UID (the image's)")
+
+pdb = one("PodDisruptionBudget", "netsched-scorer")
+check(pdb.get("spec", {}).get("minAvailable") == 1, "PDB: minAvailable 1")
+check(pdb.get("spec", {}).get("selector", {}).get("matchLabels", {}).items() <=
+      scorer_labels.items() and pdb.get("spec", {}).get("selector"), "PDB: selects the scorer")
+
+# -- Services ----------------------------------------------------------------------
+def selects(svc, labels):
+    sel = svc.get("spec", {}).get("selector", {})
+    return bool(sel) and sel.items() <= labels.items()
+
+
+cip = [s for s in objs("Service") if s["spec"].get("clusterIP") != "None"]
+hl = [s for s in objs("Service") if s["spec"].get("clusterIP") == "None"]
+check(len(cip) == 1 and len(hl) == 1, "one ClusterIP and one headless Service")
+cip, hl = (cip or [{}])[0], (hl or [{}])[0]
+for svc, port, what in ((cip, 8470, "ClusterIP"), (hl, 7470, "headless")):
+    sp = (svc.get("spec", {}).get("ports") or [{}])
+    check(len(sp) == 1 and sp[0].get("port") == port, "%s Service: port %d" % (what, port))
+    check(container_port(scorer, sp[0].get("targetPort")) == port,
+          "%s Service: targetPort %s is the scorer's containerPort %d"
+          % (what, sp[0].get("targetPort"), port))
+    check(selects(svc, scorer_labels) and not selects(svc, agent_labels),
+          "%s Service selects the scorer pods only" % what)
+check(cip.get("spec", {}).get("type", "ClusterIP") == "ClusterIP", "scheduler's Service is ClusterIP")
+check(hl.get("spec", {}).get("publishNotReadyAddresses") is True,
+      "headless Service publishes not-ready replicas")
+hl_host = "%s.%s.svc" % (hl["metadata"]["name"], hl["metadata"]["namespace"])
+scorer_urls = flag(aargs, "--scorer")
+m = re.match(r"^tcp://([^:/]+):(\d+)$", scorer_urls[0]) if len(scorer_urls) == 1 else None
+check(m and m.group(1) in (hl_host, hl_host + ".cluster.local") and int(m.group(2)) == 7470,
+      "agent: --scorer %s is the headless Service %s:7470" % (scorer_urls, hl_host))
+url_prefix = "http://%s.%s.svc:%d" % (cip["metadata"]["name"], cip["metadata"]["namespace"],
+                                      cip["spec"]["ports"][0]["port"])
+
+# -- KubeSchedulerConfiguration ----------------------------------------------------
+EXT_KEYS = {"urlPrefix", "filterVerb", "prioritizeVerb", "weight", "nodeCacheCapable",
+            "ignorable", "httpTimeout", "enableHTTPS"}
+EXT_KNOWN = EXT_KEYS | {"preemptVerb", "bindVerb", "tlsConfig", "managedResources"}
+TOP_KNOWN = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
+             "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds",
+             "profiles", "extenders", "delayCacheUntilActive"}
+LE_KNOWN = {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock",
+            "resourceName", "resourceNamespace"}
+CC_KNOWN = {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"}
+PROFILE_KNOWN = {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"}
+DUR = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$")
+UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+
+def seconds(d):
+    return sum(float(n) * UNIT[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", d))
+
+
+def check_ksc(c, where, want_url, want_profile):
+    check(c.get("kind") == "KubeSchedulerConfiguration" and c.get("apiVersion") in KSC_VERSIONS,
+          "%s: a KubeSchedulerConfiguration v1/v1beta3" % where)
+    check(set(c) <= TOP_KNOWN, "%s: top-level keys are real (%s)" % (where, sorted(set(c) - TOP_KNOWN)))
+    check(set(c.get("leaderElection", {})) <= LE_KNOWN, "%s: leaderElection keys are real" % where)
+    check(set(c.get("clientConnection", {})) <= CC_KNOWN, "%s: clientConnection keys are real" % where)
+    profs = c.get("profiles", [])
+    check(all(set(p) <= PROFILE_KNOWN for p in profs), "%s: profile keys are real" % where)
+    check([p.get("schedulerName") for p in profs] == [want_profile],
+          "%s: one profile, schedulerName %s" % (where, want_profile))
+    exts = c.get("extenders", [])
+    if not check(len(exts) == 1, "%s: exactly one extender" % where):
+        return
+    e = exts[0]
+    keys = set(e)
+    lower = {k.lower(): k for k in EXT_KNOWN}
+    for k in keys - EXT_KNOWN:
+        check(False, "%s: extender key %r is not one kube-scheduler reads%s" % (
+            where, k, " (did you mean %r?)" % lower[k.lower()] if k.lower() in lower else ""))
+    check(keys == EXT_KEYS, "%s: extender keys are exactly %s" % (where, sorted(EXT_KEYS)))
+    check(e.get("urlPrefix") == want_url, "%s: urlPrefix %s" % (where, want_url))
+    check(e.get("filterVerb") == "filter", "%s: filterVerb filter" % where)
+    check(e.get("prioritizeVerb") == "prioritize", "%s: prioritizeVerb prioritize" % where)
+    w = e.get("weight")
+    check(isinstance(w, int) and not isinstance(w, bool) and w > 0, "%s: weight is an integer > 0" % where)
+    check(e.get("nodeCacheCapable") is True, "%s: nodeCacheCapable true" % where)
+    check(e.get("ignorable") is True, "%s: ignorable true" % where)
+    check(e.get("enableHTTPS") is False, "%s: enableHTTPS false" % where)
+    t = e.get("httpTimeout")
+    check(isinstance(t, str) and DUR.match(t) and 0 < seconds(t) <= 5,
+          "%s: httpTimeout %r is a duration string of at most 5s" % (where, t))
+    return e
+
+
+sched_cfg = files["scheduler/kube-scheduler-config.yaml"][0]
+sched_b3 = files["scheduler/kube-scheduler-config.v1beta3.yaml"][0]
+check(sched_cfg.get("apiVersion") == KSC_VERSIONS[0], "scheduler config is v1")
+check(sched_b3.get("apiVersion") == KSC_VERSIONS[1], "scheduler v1beta3 config is v1beta3")
+ext = None
+for name, c in (("scheduler/kube-scheduler-config.yaml", sched_cfg),
+                ("scheduler/kube-scheduler-config.v1beta3.yaml", sched_b3)):
+    ext = check_ksc(c, name, url_prefix, "netsched-scheduler") or ext
+check({k: v for k, v in sched_cfg.items() if k != "apiVersion"} ==
+      {k: v for k, v in sched_b3.items() if k != "apiVersion"},
+      "the scheduler's v1 and v1beta3 configs differ only in apiVersion")
+cm = generated.get("netsched-scheduler-config", {"data": {}})
+check(yaml.safe_load(cm["data"].get("config.yaml", "")) == sched_cfg,
+      "the generated ConfigMap holds the v1 scheduler config as config.yaml")
+
+cp = files["control-plane/scheduler-config.yaml"][0]
+cp3 = files["control-plane/scheduler-config.v1beta3.yaml"][0]
+check(cp.get("apiVersion") == KSC_VERSIONS[0] and cp3.get("apiVersion") == KSC_VERSIONS[1],
+      "control-plane configs are v1 and v1beta3")
+for name, c in (("control-plane/scheduler-config.yaml", cp),
+                ("control-plane/scheduler-config.v1beta3.yaml", cp3)):
+    check_ksc(c, name, "http://SCORER_CLUSTER_IP:8470", "default-scheduler")
+    check(c.get("clientConnection", {}).get("kubeconfig") == "/etc/kubernetes/scheduler.conf",
+          "%s: names kubeadm's scheduler kubeconfig (--kubeconfig is ignored with --config)" % name)
+check({k: v for k, v in cp.items() if k != "apiVersion"} ==
+      {k: v for k, v in cp3.items() if k != "apiVersion"},
+      "the control-plane v1 and v1beta3 configs differ only in apiVersion")
+check(cp["extenders"] == [dict(sched_cfg["extenders"][0], urlPrefix="http://SCORER_CLUSTER_IP:8470")],
+      "both ways configure the same extender but for its address")
+
+patch = files["control-plane/kubeadm-patches/kube-scheduler+json.json"][0]
+check(isinstance(patch, list) and all(set(op) == {"op", "path", "value"} and op["op"] == "add"
+                                      for op in patch), "kubeadm patch: JSON-patch add operations")
+cfgflag = [op["value"] for op in patch if op["path"] == "/spec/containers/0/command/-"]
+mounts = [op["value"] for op in patch if op["path"] == "/spec/containers/0/volumeMounts/-"]
+pvols = [op["value"] for op in patch if op["path"] == "/spec/volumes/-"]
+target = "/etc/kubernetes/scheduler-config.yaml"
+check(cfgflag == ["--config=" + target], "kubeadm patch: adds --config=%s" % target)
+check(len(mounts) == 1 and mounts[0]["mountPath"] == target and mounts[0].get("readOnly") is True,
+      "kubeadm patch: mounts the file read-only")
+check(len(pvols) == 1 and pvols[0]["name"] == (mounts or [{}])[0].get("name") and
+      pvols[0]["hostPath"] == {"path": target, "type": "File"}, "kubeadm patch: hostPath File volume")
+readme = open(os.path.join(DEPLOY, "control-plane", "README.md")).read()
+check("--config=" + target in readme and "SCORER_CLUSTER_IP" in readme,
+      "control-plane/README.md gives the flag and fills in the ClusterIP")
+
+# -- the second scheduler ----------------------------------------------------------
+sd = one("Deployment", "netsched-scheduler")
+stp = sd.get("spec", {}).get("template", {})
+check_pod("netsched-scheduler", stp, True)
+kc = (stp.get("spec", {}).get("containers") or [{}])[0]
+check(kc.get("image", "").startswith("registry.k8s.io/kube-scheduler:v"),
+      "netsched-scheduler runs the stock registry.k8s.io/kube-scheduler image")
+cfgs = flag(kc.get("command", []) + kc.get("args", []), "--config")
+vols = {v["name"]: v for v in stp.get("spec", {}).get("volumes", [])}
+paths = ["%s/%s" % (m["mountPath"], "config.yaml") for m in kc.get("volumeMounts", [])
+         if vols.get(m["name"], {}).get("configMap", {}).get("name") == "netsched-scheduler-config"]
+check(len(cfgs) == 1 and cfgs == paths, "netsched-scheduler: --config %s is the mounted ConfigMap's config.yaml" % cfgs)
+for kind in ("livenessProbe", "readinessProbe"):
+    g = kc.get(kind, {}).get("httpGet", {})
+    check(g.get("scheme") == "HTTPS" and container_port(kc, g.get("port")) == 10259,
+          "netsched-scheduler: %s over HTTPS on 10259" % kind)
+sa = stp.get("spec", {}).get("serviceAccountName")
+subj = {"kind": "ServiceAccount", "name": sa, "namespace": "netsched"}
+bound = {b["roleRef"]["name"] for b in objs("ClusterRoleBinding") if subj in b.get("subjects", [])}
+check(bound == {"system:kube-scheduler", "system:volume-scheduler"},
+      "netsched-scheduler is bound to system:kube-scheduler and system:volume-scheduler")
+le = sched_cfg.get("leaderElection", {})
+if le.get("leaderElect", True):
+    roles = {r["metadata"]["name"]: r for r in objs("Role") if r["metadata"]["namespace"] == le.get("resourceNamespace")}
+    rbs = [b for b in objs("RoleBinding") if subj in b.get("subjects", [])
+           and b["roleRef"]["kind"] == "Role" and b["roleRef"]["name"] in roles]
+    rules = [r for b in rbs for r in roles[b["roleRef"]["name"]].get("rules", [])]
+    can = lambda verb: any("leases" in r.get("resources", []) and verb in r.get("verbs", []) and
+                           le.get("resourceName") in r.get("resourceNames", [le.get("resourceName")])
+                           for r in rules)
+    check(le.get("resourceNamespace") == "netsched" and le.get("resourceName") and
+          le.get("resourceName") != "kube-scheduler", "scheduler: its own lease in netsched")
+    check(can("get") and can("update") and can("create"), "scheduler: may get, create and update its lease")
+check(any(b["metadata"]["namespace"] == "kube-system" and
+          b["roleRef"]["name"] == "extension-apiserver-authentication-reader" for b in objs("RoleBinding")),
+      "scheduler: may read the client CA for its HTTPS port")
+images = {i["name"]: i for i in kz.get("images", [])}
+used = {c["image"].split(":")[0] for w in objs("DaemonSet") + objs("Deployment")
+        for c in w["spec"]["template"]["spec"]["containers"]}
+check(set(images) == used, "kustomization images: cover exactly the images used (%s)" % sorted(used))
+
+# -- the container build -------------------------------------------------------------
+df = open(os.path.join(DEPLOY, "container", "Dockerfile")).read()
+lines = [l.strip() for l in df.splitlines() if l.strip() and not l.strip().startswith("#")]
+froms = [l for l in lines if l.upper().startswith("FROM ")]
+check(len(froms) == 2 and "bookworm" in froms[0].replace("${DEBIAN_RELEASE}", "bookworm")
+      and froms[0].upper().endswith(" AS BUILD"), "Dockerfile: a Debian bookworm build stage")
+check(froms[-1:] and ("slim" in froms[-1] or "distroless" in froms[-1]), "Dockerfile: a slim runtime stage")
+check(any(l.startswith("RUN ") and "deploy/container/build.sh" in l for l in lines),
+      "Dockerfile: the build stage runs deploy/container/build.sh")
+check(any(l.startswith("COPY --from=build") for l in lines), "Dockerfile: copies the staged tree")
+users = [l.split()[1] for l in lines if l.startswith("USER ")]
+check(len(users) == 1 and re.match(r"^\d+(:\d+)?$", users[0]) and users[0].split(":")[0] == str(agent_uid),
+      "Dockerfile: USER %s is numeric and the manifests' runAsUser %s" % (users, agent_uid))
+ld = [l.split("=", 1)[1] for l in lines if l.startswith("ENV LD_LIBRARY_PATH=")]
+check(len(ld) == 1, "Dockerfile: LD_LIBRARY_PATH names the staged libraries")
+check(os.access(os.path.join(DEPLOY, "container", "build.sh"), os.X_OK), "build.sh is executable")
+
+# -- hand the running part its arguments -------------------------------------------
+def local(args):
+    out = []
+    for a in args:
+        a = a.replace(hl_host + ".cluster.local", "127.0.0.1").replace(hl_host, "127.0.0.1")
+        a = a.replace("0.0.0.0", "127.0.0.1")
+        for mport, lport in PORTS.items():
+            a = re.sub(r":%d$" % mport, ":%d" % lport, a)
+        out.append(a)
+    return out
+
+
+def nul(name, args):
+    with open(os.path.join(WORK, name), "w") as f:
+        f.write("".join(a + "\0" for a in args))
+
+
+nul("agent.args", aargs)
+nul("agent.local.args", local(aargs))
+nul("scorer.args", sargs)
+nul("scorer.local.args", local(sargs))
+with open(os.path.join(WORK, "probes.tsv"), "w") as f:
+    for comp, kind, path, port, scheme in probes:
+        f.write("%s\t%s\t%s\t%d\t%s\n" % (comp, kind, path, PORTS[port], scheme.lower()))
+with open(os.path.join(WORK, "extender.tsv"), "w") as f:
+    path = re.sub(r"^https?://[^/]+", "", ext["urlPrefix"] if ext else "").rstrip("/")
+    for v in ("filterVerb", "prioritizeVerb"):
+        f.write("%s\t%s/%s\n" % (v, path, ext[v] if ext else "?"))
+with open(os.path.join(WORK, "image.env"), "w") as f:
+    f.write("IMAGE_UID=%s\nIMAGE_LIBDIR=%s\n" % (agent_uid, ld[0] if ld else ""))
+
+if errors:
+    print("%d manifest check(s) failed" % len(errors), file=sys.stderr)
+    sys.exit(1)
+PY
+
+mapfile -d '' AGENT_ARGS <"$WORK/agent.args"
+mapfile -d '' AGENT_LOCAL <"$WORK/agent.local.args"
+mapfile -d '' SCORER_ARGS <"$WORK/scorer.args"
+mapfile -d '' SCORER_LOCAL <"$WORK/scorer.local.args"
+. "$WORK/image.env"
+NODE=netsched-deploy-test
+
+# ------------------------------------------- 2. the binaries take the manifests' flags
+check_config() { # WHAT BINARY ARGS...
+	local what=$1 out rc
+	shift
+	out=$(NODE_NAME=$NODE "$@" --check-config 2>&1)
+	rc=$?
+	[ "$rc" -eq 0 ] && [ "$out" = "configuration OK" ] ||
+		fail "$what: --check-config with the manifest's args: exit $rc: $out"
+	echo "ok: $what accepts every flag (--check-config)"
+}
+check_config "agent (manifest args)" "$BIN/netsched-agent" "${AGENT_ARGS[@]}"
+check_config "scorer (manifest args)" "$BIN/netsched-scorer" "${SCORER_ARGS[@]}"
+check_config "agent (loopback args)" "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
+check_config "scorer (loopback args)" "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
+# Signing, as the manifests' comments and docs/operating.md turn it on: the Secret's
+# file format (one hex key per line) at the mounted path's file name.
+printf '# netsched report keys\n%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$WORK/report.key"
+check_config "agent (manifest args + --key-file)" "$BIN/netsched-agent" "${AGENT_ARGS[@]}" --key-file "$WORK/report.key"
+check_config "scorer (manifest args + --key-file)" "$BIN/netsched-scorer" "${SCORER_ARGS[@]}" --key-file "$WORK/report.key"
+
+start scorer "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
+HTTP_PORT=$P_HTTP
+wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$P_HTTP/healthz"
+start agent env NODE_NAME=$NODE "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
+wait_for 10 "agent /healthz" curl -sf "http://127.0.0.1:$P_METRICS/healthz"
+
+# Every probe and scrape path the manifests name answers 200 on the port they name
+# (readiness may wait for the first report or the warm-up: poll, bounded).
+while IFS=$'\t' read -r comp kind path port scheme; do
+	url="$scheme://127.0.0.1:$port$path"
+	wait_for 15 "$comp $kind $url" bash -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$url')\" = 200 ]"
+	echo "ok: $comp $kind $path answers 200"
+done <"$WORK/probes.tsv"
+
+# The agent, started with the manifest's --scorer (the headless name made loopback),
+# reaches the scorer: its node shows up with agent data.
+wait_for 15 "the agent's node in /v1/nodes" bash -c \
+	"curl -s http://127.0.0.1:$P_HTTP/v1/nodes | jq -e '.nodes[] | select(.name == \"$NODE\" and .source == \"agent\")'"
+echo "ok: the agent's reports reach the scorer through the manifest's --scorer"
+curl -s "http://127.0.0.1:$P_METRICS/metrics" | grep -q '^netsched_agent_reports_failed_total{scorer="tcp://127.0.0.1:'"$P_REPORTS"'"} ' ||
+	fail "agent /metrics lacks netsched_agent_reports_failed_total for its scorer"
+echo "ok: agent /metrics counts failed reports per scorer"
+
+# The extender verbs at the urlPrefix path, as the scheduler will call them.
+printf '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u1"},"spec":{}},"Nodes":null,"NodeNames":["%s","other"]}' \
+	"$NODE" >"$WORK/names.json"
+while IFS=$'\t' read -r verb path; do
+	r=$(http POST "$path" "$WORK/names.json")
+	expect "$verb $path status" "${r%% *}" 200
+	case $verb in
+	filterVerb) expect "$verb keeps both nodes" "$(jq -c '.NodeNames' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
+	prioritizeVerb) expect "$verb scores both nodes" "$(jq -c '[.[].Host]' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
+	esac
+done <"$WORK/extender.tsv"
+
+# ----------------------------------------------------------- 3. the container build
+IMG=$WORK/image
+deploy/container/build.sh "$IMG" >"$WORK/build.log" 2>&1 || fail "deploy/container/build.sh failed: $(tail -n 20 "$WORK/build.log")"
+echo "ok: build.sh built and staged: $(tail -n 1 "$WORK/build.log")"
+RFS=$IMG/rootfs
+LIB=$RFS$IMAGE_LIBDIR
+[ -d "$LIB" ] || fail "build.sh staged no $IMAGE_LIBDIR (the Dockerfile's LD_LIBRARY_PATH)"
+glibc='^(ld-linux[-a-z0-9_.]*\.so\.[0-9]+|lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nss_[a-z]+)\.so\.[0-9.]+)$'
+for b in netsched-agent netsched-scorer; do
+	[ -x "$RFS/usr/local/bin/$b" ] || fail "build.sh did not stage /usr/local/bin/$b"
+	env -i LD_LIBRARY_PATH="$LIB" "$RFS/usr/local/bin/$b" --help >/dev/null 2>&1 ||
+		fail "staged $b --help does not exit 0"
+	echo "ok: staged $b --help exits 0 with LD_LIBRARY_PATH=$IMAGE_LIBDIR"
+	LD_LIBRARY_PATH=$LIB ldd "$RFS/usr/local/bin/$b" >"$WORK/ldd.$b" || fail "ldd $b failed"
+	! grep -q 'not found' "$WORK/ldd.$b" || fail "staged $b misses a library: $(grep 'not found' "$WORK/ldd.$b")"
+	while read -r name arrow path _; do
+		[ "$arrow" = "=>" ] || continue
+		case $path in
+		"$LIB"/*) ;;
+		*) [[ $name =~ $glibc ]] || fail "staged $b loads $name from $path, outside the staged tree and not glibc" ;;
+		esac
+	done <"$WORK/ldd.$b"
+	echo "ok: staged $b loads every library from the staged tree or glibc"
+done
+for l in "$LIB"/*; do
+	n=$(basename "$l")
+	grep -q "^	$n => $LIB/$n " "$WORK/ldd.netsched-agent" "$WORK/ldd.netsched-scorer" ||
+		fail "build.sh staged $n, which neither binary loads"
+done
+echo "ok: build.sh staged only libraries the binaries load ($(ls "$LIB" | wc -l))"
+
+# The image, as far as it can be without a container engine: the staged tree over a
+# root holding nothing but glibc, run as the image's UID.
+if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null && command -v dpkg-query >/dev/null; then
+	CR=$WORK/chroot
+	mkdir -p "$CR"
+	dpkg-query -L libc6 | grep -E '\.so[.0-9]*$' | grep -v /gconv/ | while read -r f; do
+		[ -e "$f" ] && cp -L --parents "$f" "$CR/"
+	done
+	# The program interpreter, as the binaries name it (/lib64/ld-linux-x86-64.so.2).
+	interp=$(awk '$1 ~ /^\// && $2 !~ /=>/ { print $1 }' "$WORK/ldd.netsched-agent" | head -n 1)
+	[ -n "$interp" ] && [ -e "$interp" ] && cp -L --parents "$interp" "$CR/"
+	cp -a "$RFS/." "$CR/"
+	CHROOT=$(command -v chroot)
+	for b in netsched-agent netsched-scorer; do
+		env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
+			"/usr/local/bin/$b" --help >/dev/null 2>&1 || fail "$b does not run in a glibc-only root"
+	done
+	echo "ok: both binaries run in a root holding only glibc and the staged tree, as UID $IMAGE_UID"
+	out=$(env -i NODE_NAME=$NODE LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
+		/usr/local/bin/netsched-agent "${AGENT_ARGS[@]}" --check-config 2>&1) ||
+		fail "agent --check-config in the glibc-only root: $out"
+	P2=$(free_port)
+	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/")
+	start scorer-chroot env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
+		/usr/local/bin/netsched-scorer "${CR_ARGS[@]}"
+	wait_for 10 "the staged scorer's /healthz" curl -sf "http://127.0.0.1:$P2/healthz"
+	echo "ok: the staged scorer serves /healthz from the glibc-only root"
+else
+	echo "note: not root (or no chroot): skipped running the staged tree in a glibc-only root"
+fi
+
+echo "PASS: test_deploy"
