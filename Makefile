@@ -2,7 +2,7 @@
 # V=1 shows the commands; SAN=1 builds with AddressSanitizer + UBSan into build/san.
 
 CC ?= cc
-PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1 libcurl libcrypto
+PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1 libcurl libcrypto gnutls
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARN) -D_GNU_SOURCE -MMD -MP -pthread

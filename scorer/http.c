@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -19,6 +20,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "status.h"
+#include "tls.h"
 
 /* Worker threads, each with its own epoll set over all connections. */
 #define HTTP_THREADS 2u
@@ -35,12 +37,27 @@
  * the largest allowed size. */
 #define HTTP_BUDGET_BODIES 4u
 
+/* How often the certificate files are checked for a rotation. */
+#define HTTP_TLS_CHECK_S 5
+
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scorer *s;
 	uint16_t port;
+	bool v6;
 	size_t budget;
 	atomic_size_t buffered;	/* body bytes charged by all requests */
+	/* HTTPS: the files, what was read from them, and the daemon that a
+	 * rotation replaced, stopped one check later so its requests finish. */
+	const struct tls_files *tls;	/* NULL: plain HTTP */
+	struct tls_pems pems;
+	struct MHD_Daemon *retiring;
+	struct tls_pems retiring_pems;
+	pthread_t reloader;
+	bool reloader_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
 };
 
 enum route {
@@ -60,6 +77,7 @@ struct request {
 	struct buf body;
 	size_t charged;		/* bytes of h->buffered this request holds */
 	bool too_large;		/* over max_body_bytes: discard, answer 413 */
+	bool forbidden;		/* mTLS: no acceptable client certificate, answer 403 */
 	bool over_budget;	/* server-wide buffer full: discard, answer 503 */
 };
 
@@ -208,6 +226,9 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 {
 	struct ext_reply reply;
 
+	if (rq->forbidden)
+		return respond_error(h, conn, 403, NULL, NULL,
+				     "a client certificate signed by the configured CA is required");
 	switch (rq->route) {
 	case ROUTE_NONE:
 		return respond_error(h, conn, 404, NULL, NULL,
@@ -278,6 +299,20 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 				!strcmp(method, MHD_HTTP_METHOD_HEAD);
 	buf_init(&rq->body, max);
 	*con_cls = rq;
+
+	if (h->tls && h->tls->client_ca[0]) {
+		char why[256];
+
+		if (tls_verify_client(conn, why, sizeof(why))) {
+			/* Scanners and misconfigured clients: count, log a sample. */
+			unsigned long bad = atomic_fetch_add(&h->s->counters.requests_bad, 1) + 1;
+
+			if (bad <= 10 || bad % 1000 == 0)
+				log_warn("http", "refused a request (%lu so far): %s", bad, why);
+			rq->forbidden = true;
+			return answer(h, conn, rq);
+		}
+	}
 
 	has_length = content_length(conn, &declared) == 0;
 	has_body = has_length ? declared > 0 :
@@ -419,13 +454,121 @@ out_err:
 	return -1;
 }
 
-struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port, char *err,
-			       size_t errlen)
+/* A daemon serving fd, over TLS with p's certificates when p is set.
+ * MHD_USE_ITC makes it quiescable, for certificate rotation. */
+static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const struct tls_pems *p)
 {
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			 MHD_USE_ITC;
+	struct MHD_OptionItem tls[4];
+	size_t n = 0;
+
+	if (h->v6)
+		flags |= MHD_USE_IPv6;
+	if (p) {
+		flags |= MHD_USE_TLS;
+		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, p->key };
+		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, p->cert };
+		/* A trust list makes GnuTLS ask for a client certificate;
+		 * begin() then verifies it on every request. */
+		if (p->ca)
+			tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, p->ca };
+	}
+	tls[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS,
+				MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+				MHD_OPTION_ARRAY, tls,
+				MHD_OPTION_END);
+}
+
+/* New certificates: the running daemon stops accepting and hands over its
+ * socket to a daemon with the new files, so no connection attempt is
+ * refused; the old one finishes its requests and is stopped next check. */
+static void rotate(struct http_server *h)
+{
+	struct tls_pems fresh;
+	struct MHD_Daemon *next;
+	char err[512];
+	int fd;
+
+	if (tls_load(h->tls, &fresh, err, sizeof(err))) {
+		log_error("http", "certificate files changed but cannot be used: %s; still serving "
+			  "the old ones", err);
+		tls_restamp(h->tls, &h->pems); /* wait for the next change */
+		return;
+	}
+	fd = MHD_quiesce_daemon(h->daemon);
+	if (fd < 0) {
+		log_error("http", "cannot hand over the listening socket; still serving the old "
+			  "certificates");
+		tls_free(&fresh);
+		return;
+	}
+	next = start_daemon(h, fd, &fresh);
+	if (!next) {
+		log_error("http", "new certificates refused by TLS (see above); back to the old ones");
+		tls_free(&fresh);
+		next = start_daemon(h, fd, &h->pems);
+		if (!next) {
+			log_error("http", "cannot serve HTTPS any more: restart the scorer");
+			close(fd);
+			return;
+		}
+		tls_restamp(h->tls, &h->pems);
+		fresh = h->pems;
+	} else {
+		log_info("http", "certificates reloaded from %s", h->tls->cert);
+	}
+	pthread_mutex_lock(&h->lock);
+	h->retiring = h->daemon;
+	h->retiring_pems = h->pems;
+	h->daemon = next;
+	h->pems = fresh;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *reloader_main(void *arg)
+{
+	struct http_server *h = arg;
+
+	for (;;) {
+		struct timespec until;
+		struct MHD_Daemon *old;
+		struct tls_pems old_pems;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += HTTP_TLS_CHECK_S;
+		pthread_mutex_lock(&h->lock);
+		while (!h->stopping && pthread_cond_timedwait(&h->wake, &h->lock, &until) != ETIMEDOUT)
+			;
+		old = h->retiring;
+		old_pems = h->retiring_pems;
+		h->retiring = NULL;
+		memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
+		pthread_mutex_unlock(&h->lock);
+		if (old) {
+			MHD_stop_daemon(old);
+			tls_free(&old_pems);
+		}
+		if (h->stopping)
+			return NULL;
+		if (tls_changed(h->tls, &h->pems))
+			rotate(h);
+	}
+}
+
+struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
+			       const struct tls_files *tls, char *err, size_t errlen)
+{
 	size_t max = s->limits.max_body_bytes;
+	pthread_condattr_t ca;
 	struct http_server *h;
-	bool v6 = false;
 	int fd;
 
 	h = calloc(1, sizeof(*h));
@@ -436,30 +579,42 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 	h->s = s;
 	h->budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
 	atomic_init(&h->buffered, 0);
-	fd = listen_on(addr, port, &v6, &h->port, err, errlen);
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&h->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (tls && tls->cert[0]) {
+		h->tls = tls;
+		if (tls_load(tls, &h->pems, err, errlen))
+			goto out_free_server;
+	}
+	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
 	if (fd < 0)
 		goto out_free_server;
-	if (v6)
-		flags |= MHD_USE_IPv6;
 	/* MHD owns fd from here: MHD_stop_daemon() closes it. */
-	h->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-				     MHD_OPTION_LISTEN_SOCKET, fd,
-				     MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS,
-				     MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
-				     MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
-				     MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
-				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				     MHD_OPTION_END);
+	h->daemon = start_daemon(h, fd, h->tls ? &h->pems : NULL);
 	if (!h->daemon) {
 		close(fd);
-		snprintf(err, errlen, "http %s%s%s:%u: libmicrohttpd failed to start (see the log above)",
-			 v6 ? "[" : "", addr, v6 ? "]" : "", h->port);
+		snprintf(err, errlen, "http%s %s%s%s:%u: libmicrohttpd failed to start%s (see the log "
+			 "above)", h->tls ? "s" : "", h->v6 ? "[" : "", addr, h->v6 ? "]" : "",
+			 h->port, h->tls ? ": are the certificate and key a matching PEM pair?" : "");
 		goto out_free_server;
+	}
+	if (h->tls) {
+		if (pthread_create(&h->reloader, NULL, reloader_main, h)) {
+			snprintf(err, errlen, "https: cannot start the certificate reloader");
+			MHD_stop_daemon(h->daemon);
+			goto out_free_server;
+		}
+		h->reloader_started = true;
 	}
 	return h;
 
 out_free_server:
+	tls_free(&h->pems);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 	return NULL;
 }
@@ -473,6 +628,20 @@ void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	MHD_stop_daemon(h->daemon);
+	if (h->reloader_started) {
+		pthread_mutex_lock(&h->lock);
+		h->stopping = true;
+		pthread_cond_signal(&h->wake);
+		pthread_mutex_unlock(&h->lock);
+		pthread_join(h->reloader, NULL);
+	}
+	if (h->retiring)
+		MHD_stop_daemon(h->retiring);
+	if (h->daemon)
+		MHD_stop_daemon(h->daemon);
+	tls_free(&h->retiring_pems);
+	tls_free(&h->pems);
+	pthread_cond_destroy(&h->wake);
+	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

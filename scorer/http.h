@@ -15,7 +15,13 @@
  * arrives). Every reply is application/json except /metrics (text/plain,
  * version 0.0.4); errors are {"error":"..."}.
  * Bodies buffered across all connections together are capped too (503 with
- * Retry-After when over), so no mix of clients can grow memory unbounded. */
+ * Retry-After when over), so no mix of clients can grow memory unbounded.
+ *
+ * With tls->cert set it serves HTTPS only (GnuTLS through libmicrohttpd);
+ * with tls->client_ca too, every request needs a client certificate that
+ * chains to it (403 otherwise). The files are checked every few seconds
+ * and a rotation is served from the next connection on, with no restart
+ * and no refused connection. */
 #ifndef NETSCHED_HTTP_H
 #define NETSCHED_HTTP_H
 
@@ -23,15 +29,16 @@
 #include <stdint.h>
 
 #include "scorer.h"
+#include "tls.h"
 
 struct http_server;
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
- * and serves from internal threads until http_stop(). s must outlive the
- * server. NULL on failure, with err holding one line such as
+ * and serves from internal threads until http_stop(). s and tls (NULL for
+ * plain HTTP) must outlive the server. NULL on failure, with err holding one line such as
  * "bind 0.0.0.0:8470: Address already in use". */
-struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port, char *err,
-			       size_t errlen);
+struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
+			       const struct tls_files *tls, char *err, size_t errlen);
 
 /* The port actually listened on. */
 uint16_t http_port(const struct http_server *h);

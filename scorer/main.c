@@ -15,6 +15,7 @@
 #include "options.h"
 #include "prom.h"
 #include "scorer.h"
+#include "tls.h"
 
 #define EXIT_USAGE 2
 
@@ -43,6 +44,15 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	s.key_file = o.key_file[0] ? o.key_file : NULL;
+	if (o.tls.cert[0]) {
+		struct tls_pems pems;
+
+		if (tls_load(&o.tls, &pems, err, sizeof(err))) {
+			fprintf(stderr, "netsched-scorer: --tls-cert/--tls-key: %s\n", err);
+			return EXIT_USAGE;
+		}
+		tls_free(&pems);
+	}
 	if (o.check_config) {
 		printf("configuration OK\n");
 		return 0;
@@ -102,7 +112,7 @@ int main(int argc, char **argv)
 		log_error("scorer", "%s", err);
 		goto out;
 	}
-	http = http_start(&s, o.http_addr, o.http_port, err, sizeof(err));
+	http = http_start(&s, o.http_addr, o.http_port, &o.tls, err, sizeof(err));
 	if (!http) {
 		log_error("scorer", "%s", err);
 		goto out;
@@ -110,9 +120,10 @@ int main(int argc, char **argv)
 	if (s.keys.n)
 		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
 			 s.keys.n, o.key_file);
-	log_info("scorer", "ready: reports on %s, extender on http://%s:%u, policy %s, direction %s, "
+	log_info("scorer", "ready: reports on %s, extender on http%s://%s:%u, policy %s, direction %s, "
 		 "stale after %llu ms, up to %llu nodes",
-		 o.listen, o.http_addr, http_port(http), policy_kind_name(o.policy),
+		 o.listen, o.tls.cert[0] ? "s" : "", o.http_addr, http_port(http),
+		 policy_kind_name(o.policy),
 		 policy_direction_name(o.direction), (unsigned long long)o.stale_after_ms,
 		 (unsigned long long)o.max_tracked_nodes);
 

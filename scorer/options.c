@@ -302,6 +302,27 @@ static int set_key_file(void *ctx, const char *v, char *why, size_t len)
 	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
 }
 
+static int set_tls_cert(void *ctx, const char *v, char *why, size_t len)
+{
+	struct tls_files *t = &OPTS(ctx)->tls;
+
+	return cli_set_string(t->cert, sizeof(t->cert), v, why, len);
+}
+
+static int set_tls_key(void *ctx, const char *v, char *why, size_t len)
+{
+	struct tls_files *t = &OPTS(ctx)->tls;
+
+	return cli_set_string(t->key, sizeof(t->key), v, why, len);
+}
+
+static int set_tls_client_ca(void *ctx, const char *v, char *why, size_t len)
+{
+	struct tls_files *t = &OPTS(ctx)->tls;
+
+	return cli_set_string(t->client_ca, sizeof(t->client_ca), v, why, len);
+}
+
 static int set_check_config(void *ctx, const char *v, char *why, size_t len)
 {
 	(void)v;
@@ -334,6 +355,10 @@ static const struct cli_opt opts[] = {
 	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
 	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
+	{ "tls-cert", CLI_VALUE, set_tls_cert, "FILE  serve HTTPS with this PEM certificate (chain)" },
+	{ "tls-key", CLI_VALUE, set_tls_key, "FILE  its PEM private key" },
+	{ "tls-client-ca", CLI_VALUE, set_tls_client_ca,
+	  "FILE  require client certificates signed by this CA (mTLS)" },
 	{ "key-file", CLI_VALUE, set_key_file,
 	  "FILE  accept only reports signed with a key in this file (a Secret)" },
 	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
@@ -396,5 +421,17 @@ void scorer_options_usage(FILE *f)
 
 int scorer_options_parse(struct scorer_options *o, int argc, char **argv, char *err, size_t errlen)
 {
-	return cli_parse(opts, N_OPTS, o, argc, argv, err, errlen);
+	if (cli_parse(opts, N_OPTS, o, argc, argv, err, errlen))
+		return -EINVAL;
+	if (!o->tls.cert[0] != !o->tls.key[0]) {
+		snprintf(err, errlen, "--%s: HTTPS needs both --tls-cert and --tls-key",
+			 o->tls.cert[0] ? "tls-key" : "tls-cert");
+		return -EINVAL;
+	}
+	if (o->tls.client_ca[0] && !o->tls.cert[0]) {
+		snprintf(err, errlen, "--tls-client-ca: client certificates need HTTPS "
+			 "(--tls-cert and --tls-key)");
+		return -EINVAL;
+	}
+	return 0;
 }

@@ -11,6 +11,7 @@
 #include "filter.h"
 #include "log.h"
 #include "prom.h"
+#include "tls.h"
 #include "policy.h"
 
 #define SCORER_OPT_URL_MAX 256
@@ -32,6 +33,7 @@ struct scorer_options {
 	 * timeRangeInMinutes) set prom.url, the device and the range. */
 	struct prom_config prom;
 	char key_file[256];	/* "" = reports need no signature */
+	struct tls_files tls;	/* cert "" = plain HTTP */
 	bool check_config;
 	bool help;
 };

@@ -1,0 +1,155 @@
+#include "tls.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+
+static int read_pem(const char *path, char **out, struct tls_stamp *st, char *err, size_t errlen)
+{
+	struct stat sb;
+	char *buf = NULL;
+	ssize_t n;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &sb)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (sb.st_size <= 0 || (size_t)sb.st_size > TLS_MAX_PEM_BYTES) {
+		rc = -E2BIG;
+		snprintf(err, errlen, "%s: %lld bytes; a PEM file here is 1 to %u bytes", path,
+			 (long long)sb.st_size, TLS_MAX_PEM_BYTES);
+		goto out;
+	}
+	buf = malloc((size_t)sb.st_size + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	n = read(fd, buf, (size_t)sb.st_size);
+	if (n != sb.st_size) {
+		rc = n < 0 ? -errno : -EIO;
+		snprintf(err, errlen, "%s: short read", path);
+		goto out;
+	}
+	buf[n] = '\0';
+	if (!strstr(buf, "-----BEGIN ")) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "%s: not a PEM file (no -----BEGIN line)", path);
+		goto out;
+	}
+	*st = (struct tls_stamp){ sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, sb.st_size, sb.st_ino };
+	*out = buf;
+	buf = NULL;
+	rc = 0;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int tls_load(const struct tls_files *f, struct tls_pems *out, char *err, size_t errlen)
+{
+	struct tls_pems p = { 0 };
+
+	if (read_pem(f->cert, &p.cert, &p.stamps[0], err, errlen) ||
+	    read_pem(f->key, &p.key, &p.stamps[1], err, errlen) ||
+	    (f->client_ca[0] && read_pem(f->client_ca, &p.ca, &p.stamps[2], err, errlen))) {
+		tls_free(&p);
+		return -EINVAL;
+	}
+	*out = p;
+	return 0;
+}
+
+void tls_free(struct tls_pems *p)
+{
+	if (p->key)
+		explicit_bzero(p->key, strlen(p->key));
+	free(p->cert);
+	free(p->key);
+	free(p->ca);
+	memset(p, 0, sizeof(*p));
+}
+
+static bool stamp_changed(const char *path, const struct tls_stamp *st)
+{
+	struct stat sb;
+
+	if (!path[0] || stat(path, &sb))
+		return false; /* gone for a moment mid-rotation: keep what we have */
+	return sb.st_mtim.tv_sec != st->mtime || sb.st_mtim.tv_nsec != st->mtime_nsec ||
+	       sb.st_size != st->size || sb.st_ino != st->ino;
+}
+
+static void restamp(const char *path, struct tls_stamp *st)
+{
+	struct stat sb;
+
+	if (path[0] && stat(path, &sb) == 0)
+		*st = (struct tls_stamp){ sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, sb.st_size,
+					  sb.st_ino };
+}
+
+void tls_restamp(const struct tls_files *f, struct tls_pems *p)
+{
+	restamp(f->cert, &p->stamps[0]);
+	restamp(f->key, &p->stamps[1]);
+	restamp(f->client_ca, &p->stamps[2]);
+}
+
+bool tls_changed(const struct tls_files *f, const struct tls_pems *p)
+{
+	return stamp_changed(f->cert, &p->stamps[0]) || stamp_changed(f->key, &p->stamps[1]) ||
+	       stamp_changed(f->client_ca, &p->stamps[2]);
+}
+
+int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t session;
+	gnutls_datum_t text;
+	unsigned status = 0;
+
+	if (!ci || !ci->tls_session) {
+		snprintf(why, len, "not a TLS connection");
+		return -EACCES;
+	}
+	session = (gnutls_session_t)ci->tls_session;
+	if (!gnutls_certificate_get_peers(session, &(unsigned){ 0 })) {
+		snprintf(why, len, "no client certificate (the scheduler's tlsConfig needs "
+			 "certFile and keyFile)");
+		return -EACCES;
+	}
+	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS) {
+		snprintf(why, len, "client certificate cannot be verified");
+		return -EACCES;
+	}
+	if (status == 0)
+		return 0;
+	if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) ==
+	    GNUTLS_E_SUCCESS) {
+		snprintf(why, len, "client certificate rejected: %s", (const char *)text.data);
+		gnutls_free(text.data);
+	} else {
+		snprintf(why, len, "client certificate rejected (status %#x)", status);
+	}
+	return -EACCES;
+}

@@ -1,0 +1,60 @@
+/* HTTPS for the extender: certificate files, their reload, and client
+ * certificate checks (mTLS), for libmicrohttpd over GnuTLS.
+ *
+ * The files are read into memory as PEM text (bounded) and handed to a
+ * daemon at start; tls_changed() notices a rotation (cert-manager or a
+ * Secret update replaces the files) so the HTTP server can start a daemon
+ * with the new ones. With a client CA, every request must come with a
+ * client certificate that chains to it: the scheduler's tlsConfig
+ * certFile/keyFile, checked with GnuTLS on the connection's session. */
+#ifndef NETSCHED_TLS_H
+#define NETSCHED_TLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct MHD_Connection;
+
+#define TLS_PATH_MAX 256
+/* A chain of a few certificates is a few KB. */
+#define TLS_MAX_PEM_BYTES (256u * 1024u)
+
+struct tls_files {
+	char cert[TLS_PATH_MAX];	/* "" = plain HTTP */
+	char key[TLS_PATH_MAX];
+	char client_ca[TLS_PATH_MAX];	/* "" = no client certificates asked */
+};
+
+/* One file's identity when read, to notice a replacement. */
+struct tls_stamp {
+	time_t mtime;
+	long mtime_nsec;
+	off_t size;
+	ino_t ino;
+};
+
+struct tls_pems {
+	char *cert, *key, *ca;		/* NUL-terminated PEM text; ca may be NULL */
+	struct tls_stamp stamps[3];
+};
+
+/* Reads the files. 0, or -errno with err naming the file and the problem
+ * (never its contents); *out is untouched on error. */
+int tls_load(const struct tls_files *f, struct tls_pems *out, char *err, size_t errlen);
+/* Frees and zeroes (the key is wiped). Accepts a zeroed struct. */
+void tls_free(struct tls_pems *p);
+/* Takes the files' current identity as p's, without reading them: a set
+ * that failed to load is not retried until it changes again. */
+void tls_restamp(const struct tls_files *f, struct tls_pems *p);
+
+/* Whether any file differs from what p was read from. */
+bool tls_changed(const struct tls_files *f, const struct tls_pems *p);
+
+/* Whether the connection presented a client certificate that verifies
+ * against the daemon's trust list. 0, or -EACCES with why ("no client
+ * certificate", "certificate signer not trusted"...). */
+int tls_verify_client(struct MHD_Connection *c, char *why, size_t len);
+
+#endif

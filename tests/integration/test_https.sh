@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The extender over HTTPS on the real scorer: TLS with a certificate from
+# our own CA; mTLS, where only a client certificate from the configured CA
+# gets an answer; a rotated certificate served from the next connection on
+# without a restart; bad certificate files refused at start-up.
+set -u
+. "$(dirname "$0")/lib.sh"
+command -v openssl >/dev/null || fail "openssl not installed (run .ci/deps test)"
+C=$WORK/certs
+mkdir -p "$C"
+
+# ca NAME: a CA; cert CA NAME CN [SAN]: a certificate signed by it.
+ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=$1" -keyout "$C/$1.key" -out "$C/$1.pem" 2>/dev/null || fail "cannot make CA $1"
+}
+cert() {
+	local ext
+	ext=$( [ -n "${4:-}" ] && echo "subjectAltName=$4" || echo "extendedKeyUsage=clientAuth")
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$3" \
+		-keyout "$C/$2.key" -out "$C/$2.csr" 2>/dev/null &&
+		openssl x509 -req -in "$C/$2.csr" -CA "$C/$1.pem" -CAkey "$C/$1.key" \
+			-CAcreateserial -days 2 -extfile <(echo "$ext") -out "$C/$2.pem" 2>/dev/null ||
+		fail "cannot make certificate $2"
+}
+ca ca
+ca rogue
+cert ca server scorer-v1 "IP:127.0.0.1"
+cert ca server2 scorer-v2 "IP:127.0.0.1"
+cert ca client scheduler
+cert rogue intruder scheduler
+
+# 1. HTTPS: the extender answers over TLS, and plain HTTP gets nowhere.
+cp "$C/server.pem" "$C/live.pem"
+cp "$C/server.key" "$C/live.key"
+start_scorer_https() {
+	LISTEN_PORT=$(free_port)
+	HTTP_PORT=$(free_port)
+	start scorer "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$LISTEN_PORT" \
+		--http "127.0.0.1:$HTTP_PORT" --tls-cert "$C/live.pem" --tls-key "$C/live.key" "$@"
+	SCORER=$LAST_PID
+	URL="https://127.0.0.1:$HTTP_PORT"
+}
+start_scorer_https
+wait_for 10 "HTTPS /healthz" curl -sf --cacert "$C/ca.pem" "$URL/healthz"
+PRIO=../shared/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json
+code=$(curl -s -o "$WORK/out" -w '%{http_code}' --cacert "$C/ca.pem" -X POST \
+	-H 'Content-Type: application/json' --data-binary "@$PRIO" "$URL/prioritize")
+expect "prioritize over HTTPS" "$code" 200
+jq -e 'type == "array" and length > 0' "$WORK/out" >/dev/null || fail "bad reply: $(cat "$WORK/out")"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
+[ "$code" != 200 ] || fail "plain HTTP answered 200 on the HTTPS port"
+subject() { curl -sv --cacert "$C/ca.pem" "$URL/healthz" 2>&1 | sed -n 's/.*subject: CN=\([^ ;]*\).*/\1/p' | head -1; }
+expect "served certificate" "$(subject)" scorer-v1
+
+# 2. Rotation: new files are served from the next connection, no restart.
+cp "$C/server2.key" "$C/live.key.new" && cp "$C/server2.pem" "$C/live.pem.new"
+mv "$C/live.key.new" "$C/live.key" && mv "$C/live.pem.new" "$C/live.pem"
+rotated() { [ "$(subject)" = scorer-v2 ]; }
+wait_for 15 "the rotated certificate to be served" rotated
+kill -0 "$SCORER" || fail "the scorer died during the rotation"
+grep -q "certificates reloaded" "$WORK/scorer.log" || fail "no reload line in the log"
+echo "ok: certificate rotated without a restart"
+kill "$SCORER"
+wait "$SCORER" 2>/dev/null
+
+# 3. mTLS: only a client certificate from the configured CA is answered.
+start_scorer_https --tls-client-ca "$C/ca.pem"
+wait_for 10 "mTLS /healthz" curl -sf --cacert "$C/ca.pem" --cert "$C/client.pem" \
+	--key "$C/client.key" "$URL/healthz"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/client.pem" \
+	--key "$C/client.key" -X POST --data-binary "@$PRIO" "$URL/prioritize")
+expect "prioritize with the scheduler's client certificate" "$code" 200
+code=$(curl -s -o "$WORK/out" -w '%{http_code}' --cacert "$C/ca.pem" "$URL/healthz")
+expect "no client certificate" "$code" 403
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/intruder.pem" \
+	--key "$C/intruder.key" -X POST --data-binary "@$PRIO" "$URL/prioritize")
+[ "$code" = 403 ] || [ "$code" = 000 ] || fail "a client certificate from another CA got $code"
+echo "ok: a client certificate from another CA is refused ($code)"
+grep -q "refused a request" "$WORK/scorer.log" || fail "no log line for the refused client"
+kill "$SCORER"
+wait "$SCORER" 2>/dev/null
+
+# 4. Bad files at start-up: exit 2 with one line naming the file.
+bad() {
+	local want=$1 out rc
+	shift
+	out=$("$BIN/netsched-scorer" "$@" --check-config 2>&1)
+	rc=$?
+	[ "$rc" = 2 ] || fail "netsched-scorer $*: exit $rc, want 2 ($out)"
+	grep -q -- "$want" <<<"$out" || fail "netsched-scorer $*: '$out' lacks '$want'"
+	echo "ok: refused: $out"
+}
+bad "both --tls-cert and --tls-key" --tls-cert "$C/server.pem"
+bad "need HTTPS" --tls-client-ca "$C/ca.pem"
+bad "missing.pem: No such file" --tls-cert "$C/missing.pem" --tls-key "$C/server.key"
+echo "not a certificate" >"$C/junk.pem"
+bad "not a PEM file" --tls-cert "$C/junk.pem" --tls-key "$C/server.key"
+echo "PASS: https"
