@@ -101,7 +101,8 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
 
-unit: all $(TESTS)
+# The feed (bench/feed.c, many fake agents) drives the scale integration test.
+unit: all $(TESTS) $(BUILD)/bench/feed
 
 # Benchmark tools (bench/*.c with a main, except the hand-built JSON comparison).
 BENCH_SRC := $(filter-out bench/json_candidates.c,$(wildcard bench/*.c))

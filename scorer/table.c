@@ -5,20 +5,22 @@
 #include <stdio.h>
 #include <string.h>
 
-struct slot {
-	bool used;
-	struct table_node node;
-};
-
-/* Open addressing with linear probing over a power-of-two array at most half
- * full, so a probe sequence always ends at an empty slot. Nodes leave only
- * by eviction, with backward-shift deletion (no tombstones). */
+/* Open addressing with linear probing over a power-of-two index at most half
+ * full, so a probe sequence always ends at an empty entry. Nodes leave only
+ * by eviction, with backward-shift deletion (no tombstones).
+ *
+ * The index holds positions; the nodes themselves sit densely in an array
+ * of max_nodes. A prioritize call looks up thousands of nodes in random
+ * order: with the nodes inside a sparse array of twice as many ~370-byte
+ * slots (12 MB at 10,000 nodes), nearly every lookup missed the caches and
+ * the TLB, and 5,000 lookups were half of the request's CPU (perf). */
 struct table {
 	pthread_rwlock_t lock;
 	size_t max_nodes;
 	size_t count;
 	size_t mask;
-	struct slot *slots;
+	uint32_t *index;		/* mask + 1 entries: 0 empty, else 1 + position */
+	struct table_node *nodes;	/* max_nodes entries, the first count in use */
 	uint64_t evict_after_ns;	/* 0: never evict */
 	uint64_t no_stale_until_ns;	/* no node can be stale before this */
 	uint64_t evictions;
@@ -29,25 +31,27 @@ struct table *table_create(size_t max_nodes)
 	struct table *t;
 	size_t n = 16;
 
-	if (max_nodes == 0 || max_nodes > SIZE_MAX / 4 / sizeof(struct slot))
+	/* Positions are kept in uint32_t, the index is twice max_nodes. */
+	if (max_nodes == 0 || max_nodes > UINT32_MAX / 4)
 		return NULL;
 	while (n < max_nodes * 2)
 		n *= 2;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
-	t->slots = calloc(n, sizeof(*t->slots));
-	if (!t->slots)
-		goto out_free_table;
+	t->index = calloc(n, sizeof(*t->index));
+	t->nodes = calloc(max_nodes, sizeof(*t->nodes));
+	if (!t->index || !t->nodes)
+		goto out_free_arrays;
 	if (pthread_rwlock_init(&t->lock, NULL))
-		goto out_free_slots;
+		goto out_free_arrays;
 	t->max_nodes = max_nodes;
 	t->mask = n - 1;
 	return t;
 
-out_free_slots:
-	free(t->slots);
-out_free_table:
+out_free_arrays:
+	free(t->index);
+	free(t->nodes);
 	free(t);
 	return NULL;
 }
@@ -57,7 +61,8 @@ void table_destroy(struct table *t)
 	if (!t)
 		return;
 	pthread_rwlock_destroy(&t->lock);
-	free(t->slots);
+	free(t->index);
+	free(t->nodes);
 	free(t);
 }
 
@@ -74,20 +79,30 @@ static size_t hash_name(const char *name, size_t len)
 	return (size_t)h;
 }
 
-/* The slot holding name, or the empty slot where it would go. */
-static struct slot *find_slot(const struct table *t, const char *name, size_t len)
+/* The index entry holding name's position, or the empty entry where it
+ * would go. */
+static uint32_t *find_slot(const struct table *t, const char *name, size_t len)
 {
 	size_t i = hash_name(name, len) & t->mask;
 
 	for (;;) {
-		struct slot *s = &t->slots[i];
+		uint32_t *e = &t->index[i];
+		const char *have;
 
-		if (!s->used)
-			return s;
-		if (strnlen(s->node.name, len + 1) == len && memcmp(s->node.name, name, len) == 0)
-			return s;
+		if (!*e)
+			return e;
+		have = t->nodes[*e - 1].name;
+		if (strnlen(have, len + 1) == len && memcmp(have, name, len) == 0)
+			return e;
 		i = (i + 1) & t->mask;
 	}
+}
+
+static size_t home_of(const struct table *t, uint32_t e)
+{
+	const char *name = t->nodes[e - 1].name;
+
+	return hash_name(name, strlen(name)) & t->mask;
 }
 
 static void summarize(const struct report *r, struct table_node *n)
@@ -139,26 +154,37 @@ uint64_t table_evictions(struct table *t)
 	return n;
 }
 
-/* Empties slot i and moves later members of its probe run back, so every
- * remaining name is still found from its home slot (Knuth's Algorithm R). */
-static void remove_slot(struct table *t, size_t i)
+/* Removes the node at position pos. Its index entry is emptied and later
+ * members of its probe run move back, so every remaining name is still found
+ * from its home entry (Knuth's Algorithm R); then the last node moves into
+ * the hole, so the nodes stay dense. */
+static void remove_node(struct table *t, size_t pos)
 {
-	size_t j = i;
+	const struct table_node *gone = &t->nodes[pos];
+	uint32_t *e = find_slot(t, gone->name, strlen(gone->name));
+	size_t i = (size_t)(e - t->index), j = i, last = t->count - 1;
 
 	for (;;) {
 		size_t k;
 
 		j = (j + 1) & t->mask;
-		if (!t->slots[j].used)
+		if (!t->index[j])
 			break;
-		k = hash_name(t->slots[j].node.name, strlen(t->slots[j].node.name)) & t->mask;
-		/* Slot j may stay if its home k lies cyclically in (i, j]. */
+		k = home_of(t, t->index[j]);
+		/* Entry j may stay if its home k lies cyclically in (i, j]. */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		t->slots[i] = t->slots[j];
+		t->index[i] = t->index[j];
 		i = j;
 	}
-	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+	t->index[i] = 0;
+	if (pos != last) {
+		const struct table_node *moved = &t->nodes[last];
+
+		*find_slot(t, moved->name, strlen(moved->name)) = (uint32_t)pos + 1;
+		t->nodes[pos] = *moved;
+	}
+	memset(&t->nodes[last], 0, sizeof(t->nodes[last]));
 	t->count--;
 }
 
@@ -172,16 +198,16 @@ static bool evict_stalest(struct table *t, uint64_t now)
 
 	if (!t->evict_after_ns || now < t->no_stale_until_ns)
 		return false;
-	for (size_t i = 0; i <= t->mask; i++)
-		if (t->slots[i].used && t->slots[i].node.arrival_mono_ns < oldest) {
-			oldest = t->slots[i].node.arrival_mono_ns;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->nodes[i].arrival_mono_ns < oldest) {
+			oldest = t->nodes[i].arrival_mono_ns;
 			stalest = i;
 		}
-	if (stalest == SIZE_MAX || table_node_age_ns(&t->slots[stalest].node, now) <= t->evict_after_ns) {
+	if (stalest == SIZE_MAX || table_node_age_ns(&t->nodes[stalest], now) <= t->evict_after_ns) {
 		t->no_stale_until_ns = oldest == UINT64_MAX ? now : oldest + t->evict_after_ns + 1;
 		return false;
 	}
-	remove_slot(t, stalest);
+	remove_node(t, stalest);
 	t->evictions++;
 	return true;
 }
@@ -190,12 +216,14 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 {
 	size_t len = strnlen(r->node, sizeof(r->node));
 	enum table_result res = TABLE_APPLIED;
-	struct slot *s;
+	struct table_node *n;
+	uint32_t *e;
 
 	pthread_rwlock_wrlock(&t->lock);
-	s = find_slot(t, r->node, len);
-	if (s->used) {
-		if (s->node.instance_id == r->instance_id && r->seq <= s->node.seq) {
+	e = find_slot(t, r->node, len);
+	if (*e) {
+		n = &t->nodes[*e - 1];
+		if (n->instance_id == r->instance_id && r->seq <= n->seq) {
 			res = TABLE_DUPLICATE;
 			goto out_unlock;
 		}
@@ -205,19 +233,19 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 				res = TABLE_FULL;
 				goto out_unlock;
 			}
-			/* The eviction may have moved slots: look again. */
-			s = find_slot(t, r->node, len);
+			/* The eviction may have moved entries: look again. */
+			e = find_slot(t, r->node, len);
 			res = TABLE_EVICTED;
 		}
-		s->used = true;
-		memcpy(s->node.name, r->node, len);
-		s->node.name[len] = '\0';
-		t->count++;
+		n = &t->nodes[t->count++];
+		*e = (uint32_t)t->count;
+		memcpy(n->name, r->node, len);
+		n->name[len] = '\0';
 	}
-	s->node.instance_id = r->instance_id;
-	s->node.seq = r->seq;
-	s->node.arrival_mono_ns = now_mono_ns;
-	summarize(r, &s->node);
+	n->instance_id = r->instance_id;
+	n->seq = r->seq;
+	n->arrival_mono_ns = now_mono_ns;
+	summarize(r, n);
 out_unlock:
 	pthread_rwlock_unlock(&t->lock);
 	return res;
@@ -225,15 +253,15 @@ out_unlock:
 
 bool table_get(struct table *t, const char *name, size_t len, struct table_node *out)
 {
-	const struct slot *s;
+	const uint32_t *e;
 	bool found = false;
 
 	if (len == 0 || len > REPORT_MAX_NODE_LEN)
 		return false;
 	pthread_rwlock_rdlock(&t->lock);
-	s = find_slot(t, name, len);
-	if (s->used) {
-		*out = s->node;
+	e = find_slot(t, name, len);
+	if (*e) {
+		*out = t->nodes[*e - 1];
 		found = true;
 	}
 	pthread_rwlock_unlock(&t->lock);
@@ -245,10 +273,8 @@ size_t table_snapshot(struct table *t, struct table_node *out, size_t cap)
 	size_t n = 0;
 
 	pthread_rwlock_rdlock(&t->lock);
-	for (size_t i = 0; i <= t->mask && n < cap; i++) {
-		if (t->slots[i].used)
-			out[n++] = t->slots[i].node;
-	}
+	for (; n < t->count && n < cap; n++)
+		out[n] = t->nodes[n];
 	pthread_rwlock_unlock(&t->lock);
 	return n;
 }
@@ -273,8 +299,8 @@ size_t table_count_fresh(struct table *t, uint64_t now_ns, uint64_t max_age_ns)
 	size_t n = 0;
 
 	pthread_rwlock_rdlock(&t->lock);
-	for (size_t i = 0; i <= t->mask; i++)
-		n += t->slots[i].used && table_node_age_ns(&t->slots[i].node, now_ns) <= max_age_ns;
+	for (size_t i = 0; i < t->count; i++)
+		n += table_node_age_ns(&t->nodes[i], now_ns) <= max_age_ns;
 	pthread_rwlock_unlock(&t->lock);
 	return n;
 }
