@@ -22,6 +22,7 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -40,6 +41,7 @@ struct lat_opts {
 	uint16_t port;
 	const char *path, *body_file, *label;
 	uint64_t requests, warmup, target_us;
+	uint64_t rate; /* requests per second, 0 = back to back */
 };
 
 /* The reply buffer, reused across requests so steady state allocates nothing. */
@@ -234,7 +236,8 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 		{ "http", required_argument, NULL, 'h' }, { "path", required_argument, NULL, 'p' },
 		{ "body", required_argument, NULL, 'b' }, { "requests", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' }, { "label", required_argument, NULL, 'l' },
-		{ "target-us", required_argument, NULL, 't' }, { NULL, 0, NULL, 0 },
+		{ "target-us", required_argument, NULL, 't' }, { "rate", required_argument, NULL, 'r' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -249,6 +252,7 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 		case 'w': rc = units_parse_u64(optarg, LAT_MAX_REQUESTS, &o->warmup); break;
 		case 'l': o->label = optarg; break;
 		case 't': rc = units_parse_u64(optarg, 60000000, &o->target_us); break;
+		case 'r': rc = units_parse_u64(optarg, 1000000, &o->rate); break;
 		default: return -EINVAL;
 		}
 		if (rc) {
@@ -258,7 +262,8 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 	}
 	if (!o->port || !o->path || !o->body_file || !o->requests || strlen(o->path) > 256) {
 		fprintf(stderr, "usage: extender_latency --http ADDR:PORT --path /prioritize "
-				"--body FILE --requests N [--warmup N] [--label TEXT] [--target-us US]\n");
+				"--body FILE --requests N [--warmup N] [--label TEXT] [--target-us US] "
+				"[--rate REQ/S]\n");
 		return -EINVAL;
 	}
 	if (!o->label)
@@ -298,10 +303,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "extender_latency: connect %s:%u: %s\n", o.addr, o.port, strerror(-c.fd));
 		goto out_free;
 	}
-	for (uint64_t i = 0; i < o.warmup + o.requests; i++) {
+	for (uint64_t i = 0, next = clock_mono_ns(); i < o.warmup + o.requests; i++) {
 		struct iovec iov[2] = { { head, hlen }, { body, body_len } };
-		uint64_t t0 = clock_mono_ns(), dt;
+		uint64_t t0, dt;
 
+		/* --rate: requests start on a fixed schedule, as pods arrive,
+		 * instead of back to back. */
+		if (o.rate) {
+			struct timespec ts = { (time_t)(next / NS_PER_SEC), (long)(next % NS_PER_SEC) };
+
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			next += NS_PER_SEC / o.rate;
+		}
+		t0 = clock_mono_ns();
 		err = lat_send_all(c.fd, iov, 2);
 		if (!err)
 			err = lat_read_reply(&c, &status, &reply_len);
