@@ -291,7 +291,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	for (size_t i = 0; i < o.n_scorers; i++)
 		urls[i] = o.scorers[i];
-	snd = sender_create(urls, o.n_scorers, err, sizeof(err));
+	snd = sender_create(urls, o.n_scorers, o.scorer_ca[0] ? o.scorer_ca : NULL, err,
+			    sizeof(err));
 	if (snd && o.metrics_addr[0])
 		met = agent_metrics_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
 	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);

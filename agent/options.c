@@ -133,6 +133,13 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_scorer_ca(void *ctx, const char *v, char *why, size_t len)
+{
+	struct agent_options *o = ctx;
+
+	return cli_set_string(o->scorer_ca, sizeof(o->scorer_ca), v, why, len);
+}
+
 static int set_key_file(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -196,6 +203,8 @@ static const struct cli_opt opts[] = {
 	{ "netns", CLI_VALUE, set_netns, "NAME|PATH  read the counters of this network namespace" },
 	{ "link-speed", CLI_VALUE, set_link_speed, "IF=SPEED  link speed in bit/s, repeatable "
 						     "(ens192=10G)" },
+	{ "scorer-ca", CLI_VALUE, set_scorer_ca, "FILE  CA that tls+tcp:// scorers' certificates "
+						   "chain to" },
 	{ "key-file", CLI_VALUE, set_key_file, "FILE  sign reports with the first key in this file" },
 	{ "metrics", CLI_VALUE, set_metrics, "ADDR:PORT  serve /metrics and /healthz (off)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL  error | warn | info | debug (info)" },
@@ -257,6 +266,12 @@ int agent_options_parse(struct agent_options *o, int argc, char **argv, char *er
 		snprintf(err, errlen, "--scorer: at least one is required (or --once)");
 		return -EINVAL;
 	}
+	for (size_t i = 0; i < o->n_scorers; i++)
+		if (!strncmp(o->scorers[i], "tls+tcp://", 10) && !o->scorer_ca[0]) {
+			snprintf(err, errlen, "--scorer %s: tls+tcp:// needs --scorer-ca FILE to "
+				 "verify the scorer", o->scorers[i]);
+			return -EINVAL;
+		}
 	if (o->window_ms < o->sample_interval_ms) {
 		snprintf(err, errlen, "--window %llums: shorter than --sample-interval %llums",
 			 (unsigned long long)o->window_ms,

@@ -27,6 +27,7 @@ struct agent_options {
 	uint64_t report_interval_ms;
 	char netns[256];
 	char key_file[256];	/* "" = unsigned reports */
+	char scorer_ca[256];	/* CA for tls+tcp:// scorers */
 	char metrics_addr[64];	/* "" = no metrics endpoint */
 	uint16_t metrics_port;
 	size_t n_link_speeds;

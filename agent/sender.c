@@ -31,6 +31,7 @@ struct peer {
 };
 
 struct sender {
+	char ca_file[SENDER_URL_MAX];	/* for tls+tcp:// scorers */
 	size_t n_targets;
 	struct target targets[SENDER_MAX_SCORERS];
 	pthread_mutex_t lock;	/* peers and n_peers */
@@ -94,7 +95,27 @@ int sender_check_url(const char *url, char *err, size_t errlen)
 	return target_parse(&t, url, err, errlen);
 }
 
-static struct peer *peer_open(const char *url)
+/* tls+tcp://: the scorer's certificate must chain to ca_file and name
+ * server, the host as the operator wrote it (the URL dialled may be one of
+ * its addresses). */
+static int dial(struct peer *p, const char *url, const char *ca_file, const char *server)
+{
+	nng_dialer d;
+	int rv = nng_dialer_create(&d, p->sock, url);
+
+	if (rv)
+		return rv;
+	if (strncmp(url, "tls+tcp://", 10) == 0) {
+		rv = nng_dialer_set_string(d, NNG_OPT_TLS_CA_FILE, ca_file);
+		if (!rv && server[0])
+			rv = nng_dialer_set_string(d, NNG_OPT_TLS_SERVER_NAME, server);
+		if (rv)
+			return rv;
+	}
+	return nng_dialer_start(d, NNG_FLAG_NONBLOCK);
+}
+
+static struct peer *peer_open(const char *url, const char *ca_file, const char *server)
 {
 	struct peer *p = calloc(1, sizeof(*p));
 	int rv;
@@ -116,7 +137,7 @@ static struct peer *peer_open(const char *url)
 	 * table within about one interval (5,000 agents redial at 2,500/s). */
 	nng_socket_set_ms(p->sock, NNG_OPT_RECONNMAXT, 2000);
 	nng_socket_set_ms(p->sock, NNG_OPT_SENDTIMEO, 0);
-	rv = nng_dial(p->sock, url, NULL, NNG_FLAG_NONBLOCK);
+	rv = dial(p, url, ca_file, server);
 	if (rv) {
 		log_error("sender", "scorer %s: %s", url, nng_strerror(rv));
 		nng_close(p->sock);
@@ -134,9 +155,15 @@ static void peer_close(struct peer *p)
 	free(p);
 }
 
+/* One address to dial, and the name its certificate must carry. */
+struct want {
+	char url[SENDER_URL_MAX];
+	char server[SENDER_URL_MAX];
+};
+
 /* The URLs to dial now: literals as they are, names as their addresses.
  * Returns how many; *unresolved counts names that gave nothing. */
-static size_t want_urls(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t *unresolved)
+static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
 {
 	size_t n = 0;
 
@@ -148,8 +175,11 @@ static size_t want_urls(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t *
 		int rc;
 
 		if (!t->is_name) {
-			if (n < SENDER_MAX_PEERS)
-				snprintf(urls[n++], SENDER_URL_MAX, "%s", t->url);
+			if (n < SENDER_MAX_PEERS) {
+				snprintf(urls[n].url, SENDER_URL_MAX, "%s", t->url);
+				snprintf(urls[n].server, SENDER_URL_MAX, "%s", t->host);
+				n++;
+			}
 			continue;
 		}
 		rc = getaddrinfo(t->host, t->port, &hints, &res);
@@ -169,11 +199,12 @@ static size_t want_urls(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t *
 			if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
 			    !inet_ntop(a->ai_family, bin, ip, sizeof(ip)))
 				continue;
-			snprintf(urls[n], SENDER_URL_MAX, a->ai_family == AF_INET6 ? "%s[%s]:%s" :
-										     "%s%s:%s",
+			snprintf(urls[n].url, SENDER_URL_MAX, a->ai_family == AF_INET6 ?
+								       "%s[%s]:%s" : "%s%s:%s",
 				 t->scheme, ip, t->port);
+			snprintf(urls[n].server, SENDER_URL_MAX, "%s", t->host);
 			for (size_t k = 0; k < n && !dup; k++)
-				dup = strcmp(urls[k], urls[n]) == 0;
+				dup = strcmp(urls[k].url, urls[n].url) == 0;
 			n += !dup;
 		}
 		freeaddrinfo(res);
@@ -183,7 +214,7 @@ static size_t want_urls(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t *
 
 /* Opens sockets for new addresses and closes those no longer wanted. NNG
  * calls happen outside the lock, so a send never waits on a close. */
-static void reconcile(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t n)
+static void reconcile(struct sender *s, const struct want *urls, size_t n)
 {
 	struct peer *add[SENDER_MAX_PEERS], *drop[SENDER_MAX_PEERS];
 	size_t n_add = 0, n_drop = 0;
@@ -193,9 +224,9 @@ static void reconcile(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t n)
 
 		pthread_mutex_lock(&s->lock);
 		for (size_t k = 0; k < s->n_peers && !have; k++)
-			have = strcmp(s->peers[k]->pub.url, urls[i]) == 0;
+			have = strcmp(s->peers[k]->pub.url, urls[i].url) == 0;
 		pthread_mutex_unlock(&s->lock);
-		if (!have && (add[n_add] = peer_open(urls[i])) != NULL)
+		if (!have && (add[n_add] = peer_open(urls[i].url, s->ca_file, urls[i].server)) != NULL)
 			n_add++;
 	}
 	pthread_mutex_lock(&s->lock);
@@ -203,7 +234,7 @@ static void reconcile(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t n)
 		bool keep = false;
 
 		for (size_t i = 0; i < n && !keep; i++)
-			keep = strcmp(s->peers[k]->pub.url, urls[i]) == 0;
+			keep = strcmp(s->peers[k]->pub.url, urls[i].url) == 0;
 		if (keep) {
 			k++;
 			continue;
@@ -228,7 +259,7 @@ static void reconcile(struct sender *s, char (*urls)[SENDER_URL_MAX], size_t n)
 
 static void *resolver_main(void *arg)
 {
-	static char urls[SENDER_MAX_PEERS][SENDER_URL_MAX];
+	static struct want urls[SENDER_MAX_PEERS];
 	struct sender *s = arg;
 	unsigned retry_s = 1;
 
@@ -255,9 +286,10 @@ static void *resolver_main(void *arg)
 	}
 }
 
-struct sender *sender_create(const char *const *urls, size_t n, char *err, size_t errlen)
+struct sender *sender_create(const char *const *urls, size_t n, const char *ca_file, char *err,
+			     size_t errlen)
 {
-	static char first[SENDER_MAX_PEERS][SENDER_URL_MAX];
+	static struct want first[SENDER_MAX_PEERS];
 	pthread_condattr_t ca;
 	struct sender *s;
 	bool names = false;
@@ -271,6 +303,8 @@ struct sender *sender_create(const char *const *urls, size_t n, char *err, size_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	if (ca_file)
+		snprintf(s->ca_file, sizeof(s->ca_file), "%s", ca_file);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -283,6 +317,13 @@ struct sender *sender_create(const char *const *urls, size_t n, char *err, size_
 			return NULL;
 		}
 		names |= s->targets[i].is_name;
+		if (!strncmp(urls[i], "tls+tcp://", 10) && !s->ca_file[0]) {
+			snprintf(err, errlen, "scorer %s: a tls+tcp:// scorer needs --scorer-ca to "
+				 "verify it", urls[i]);
+			s->n_targets = i + 1;
+			sender_destroy(s);
+			return NULL;
+		}
 	}
 	s->n_targets = n;
 	if (!names) { /* nothing to resolve, ever: no thread */

@@ -37,9 +37,12 @@ struct sender_peer {
 struct sender;
 
 /* urls[0..n) must parse (tcp://HOST:PORT, tls+tcp://HOST:PORT or
- * ipc://PATH); a name that does not resolve yet is not an error. Returns
- * NULL with err set. */
-struct sender *sender_create(const char *const *urls, size_t n, char *err, size_t errlen);
+ * ipc://PATH); a name that does not resolve yet is not an error. A
+ * tls+tcp:// scorer is verified against ca_file (required then): its
+ * certificate must chain to it and name HOST as written. Returns NULL with
+ * err set. */
+struct sender *sender_create(const char *const *urls, size_t n, const char *ca_file, char *err,
+			     size_t errlen);
 /* Stops the resolver and closes every socket. Accepts NULL. */
 void sender_destroy(struct sender *s);
 

@@ -169,8 +169,10 @@ static void *ingest_thread(void *arg)
 	return NULL;
 }
 
-struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen)
+struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_key_file,
+			    char *err, size_t errlen)
 {
+	nng_listener listener;
 	struct ingest *in;
 	int rv;
 
@@ -202,7 +204,20 @@ struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t
 		snprintf(err, errlen, "set receive timeout: %s", nng_strerror(rv));
 		goto out_close;
 	}
-	rv = nng_listen(in->sock, url, NULL, 0);
+	rv = nng_listener_create(&listener, in->sock, url);
+	if (rv) {
+		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
+		goto out_close;
+	}
+	if (cert_key_file && cert_key_file[0]) {
+		rv = nng_listener_set_string(listener, NNG_OPT_TLS_CERT_KEY_FILE, cert_key_file);
+		if (rv) {
+			snprintf(err, errlen, "listen %s: certificate and key %s: %s", url,
+				 cert_key_file, nng_strerror(rv));
+			goto out_close;
+		}
+	}
+	rv = nng_listener_start(listener, 0);
 	if (rv) {
 		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
 		goto out_close;

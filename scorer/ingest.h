@@ -12,8 +12,11 @@
 struct ingest;
 
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
- * NULL on failure with err filled ("listen tcp://...: Address in use"). */
-struct ingest *ingest_start(struct scorer *s, const char *url, char *err, size_t errlen);
+ * A tls+tcp:// url needs cert_key_file: one PEM file with the certificate
+ * (chain) and its private key; otherwise it may be NULL. NULL on failure
+ * with err filled ("listen tcp://...: Address in use"). */
+struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_key_file,
+			    char *err, size_t errlen);
 /* With s->key_file set, the thread re-reads the keys when the file
  * changes (a Secret update), checked at most every INGEST_KEY_CHECK_MS. */
 #define INGEST_KEY_CHECK_MS 5000

@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	in = ingest_start(&s, o.listen, err, sizeof(err));
+	in = ingest_start(&s, o.listen, o.listen_cert_key, err, sizeof(err));
 	if (!in) {
 		log_error("scorer", "%s", err);
 		goto out;

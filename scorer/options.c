@@ -302,6 +302,13 @@ static int set_key_file(void *ctx, const char *v, char *why, size_t len)
 	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
 }
 
+static int set_listen_cert_key(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	return cli_set_string(o->listen_cert_key, sizeof(o->listen_cert_key), v, why, len);
+}
+
 static int set_tls_cert(void *ctx, const char *v, char *why, size_t len)
 {
 	struct tls_files *t = &OPTS(ctx)->tls;
@@ -355,6 +362,8 @@ static const struct cli_opt opts[] = {
 	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
 	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
+	{ "listen-cert-key", CLI_VALUE, set_listen_cert_key,
+	  "FILE  PEM certificate and key for a tls+tcp:// --listen" },
 	{ "tls-cert", CLI_VALUE, set_tls_cert, "FILE  serve HTTPS with this PEM certificate (chain)" },
 	{ "tls-key", CLI_VALUE, set_tls_key, "FILE  its PEM private key" },
 	{ "tls-client-ca", CLI_VALUE, set_tls_client_ca,
@@ -426,6 +435,12 @@ int scorer_options_parse(struct scorer_options *o, int argc, char **argv, char *
 	if (!o->tls.cert[0] != !o->tls.key[0]) {
 		snprintf(err, errlen, "--%s: HTTPS needs both --tls-cert and --tls-key",
 			 o->tls.cert[0] ? "tls-key" : "tls-cert");
+		return -EINVAL;
+	}
+	if (!strncmp(o->listen, "tls+tcp://", 10) != !!o->listen_cert_key[0]) {
+		snprintf(err, errlen, "--listen-cert-key: %s", o->listen_cert_key[0] ?
+			 "only for a tls+tcp:// --listen" :
+			 "a tls+tcp:// --listen needs a certificate and key (one PEM file)");
 		return -EINVAL;
 	}
 	if (o->tls.client_ca[0] && !o->tls.cert[0]) {

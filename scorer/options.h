@@ -34,6 +34,7 @@ struct scorer_options {
 	struct prom_config prom;
 	char key_file[256];	/* "" = reports need no signature */
 	struct tls_files tls;	/* cert "" = plain HTTP */
+	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */
 	bool check_config;
 	bool help;
 };
