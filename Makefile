@@ -46,7 +46,8 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit bench-tools test test-unit test-integration demo bench clean
+.PHONY: all deps deps-test deps-bench unit bench-tools test test-unit test-integration demo bench clean \
+	fuzz fuzz-smoke load
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
 deps:
@@ -114,6 +115,31 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 bench-tools: all $(BENCH_BINS)
 
+# libFuzzer harnesses, one per parser that sees outside bytes (tests/fuzz/),
+# built with clang into $(O)/fuzz; each runs FUZZ_SECONDS on its corpus.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS = $(CFLAGS) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
+FUZZ_OBJ := $(patsubst %.c,$(O)/fuzz/%.o,$(patsubst $(GEN)/%,gen/%,$(COMMON_SRC) $(SCORER_SRC)))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+$(O)/fuzz/gen/%.o: $(GEN)/%.c
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+$(O)/fuzz/%.o: %.c $(GEN)/netsched.pb-c.h
+	@mkdir -p $(dir $@)
+	@echo "  FUZZCC  $@"
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Iscorer -Itests/unit $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+$(O)/fuzz/libfuzz.a: $(FUZZ_OBJ)
+	$(Q)rm -f $@ && ar rcs $@ $^
+$(O)/fuzz/fuzz_%: $(O)/fuzz/tests/fuzz/fuzz_%.o $(O)/fuzz/libfuzz.a
+	@echo "  LD      $@"
+	$(Q)$(FUZZ_CC) $(LDFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+fuzz-smoke: FUZZ_SECONDS = 5
+fuzz fuzz-smoke: $(FUZZ_BINS)
+	$(Q)tests/fuzz/run $(FUZZ_SECONDS) $(O)/fuzz $(FUZZ_BINS)
+
 # The full suite: unit tests in the release and the sanitizer build, then the
 # integration tests against the real binaries (root needed for namespaces).
 test: deps-test
@@ -128,6 +154,11 @@ demo: deps-test
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/run
+
+# Two minutes of a 5,000-node cluster's steady load (LOAD_SECONDS to change).
+load: deps-bench
+	$(Q)$(MAKE) --no-print-directory bench-tools
+	$(Q)bench/load.sh
 
 clean:
 	rm -rf build bin

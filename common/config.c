@@ -126,6 +126,11 @@ static int load_mapping(struct loader *l)
 			yaml_event_delete(&ev);
 			return rc;
 		}
+		if (strlen((const char *)ev.data.scalar.value) != ev.data.scalar.length) {
+			rc = loader_fail(l, &ev, NULL, -EINVAL, "key contains a NUL byte");
+			yaml_event_delete(&ev);
+			return rc;
+		}
 		memcpy(key, ev.data.scalar.value, ev.data.scalar.length + 1);
 		yaml_event_delete(&ev);
 		if ((rc = load_value(l, key)))

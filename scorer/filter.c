@@ -91,8 +91,9 @@ int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps)
 {
 	char buf[QUANTITY_MAX_LEN + 1];
 
-	/* A quantity never needs a JSON escape; one means it is not a quantity. */
-	if (len == 0 || len > QUANTITY_MAX_LEN || memchr(s, '\\', len))
+	/* A quantity never needs a JSON escape; one means it is not a quantity.
+	 * Nor a NUL byte, which would end the copy early ("500\0k" is not 500). */
+	if (len == 0 || len > QUANTITY_MAX_LEN || memchr(s, '\\', len) || memchr(s, '\0', len))
 		return -EINVAL;
 	memcpy(buf, s, len);
 	buf[len] = '\0';

@@ -56,6 +56,7 @@ static const struct config_row rows[] = {
 	{ "tab indentation", "a:\n\t- 1\n", -EINVAL, "not valid YAML" },
 	{ "mapping as key", "? {a: 1}\n: 2\n", -EINVAL, "keys must be plain names" },
 	{ "alias", "a: &x 1\nb: *x\n", -EINVAL, "b: expected a value" },
+	{ "NUL in a key is not cut short", "\"no\\0de\": x\n", -EINVAL, "key contains a NUL byte" },
 };
 
 static void test_config_rows(void **state)

@@ -115,6 +115,17 @@ static void test_filter_quantities(void **state)
 	}
 }
 
+/* A NUL byte ended the copy early: "500\0\0k" was 500 (found by fuzz_quantity). */
+static void test_filter_quantity_nul(void **state)
+{
+	uint64_t bps = 42;
+
+	(void)state;
+	assert_int_equal(filter_parse_bandwidth("500\0\0k", 6, &bps), -EINVAL);
+	assert_int_equal(filter_parse_bandwidth("10M\0", 4, &bps), -EINVAL);
+	assert_int_equal(bps, 42);
+}
+
 static void test_filter_warn_once(void **state)
 {
 	(void)state;
@@ -204,6 +215,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_rows),
 		cmocka_unit_test(test_filter_quantities),
+		cmocka_unit_test(test_filter_quantity_nul),
 		cmocka_unit_test(test_filter_warn_once),
 		cmocka_unit_test(test_filter_verb),
 	};

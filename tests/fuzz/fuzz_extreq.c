@@ -1,0 +1,242 @@
+/* libFuzzer: the scheduler's extender request (extreq_parse) and, when it
+ * parses, both verbs (ext_filter, ext_prioritize) against a small scorer on
+ * a fake clock: a busy node, an idle one, a stale one, one without a link
+ * speed. Traps when a successful parse breaks the header's promises, when
+ * tighter limits turn it into anything but -E2BIG, when a verb does not
+ * answer 200, or when a reply is not what the protocol needs: the filter
+ * reply must parse as ExtenderArgs again and keep a subsequence of the
+ * requested names; the prioritize reply is one {"Host","Score"} per
+ * requested node, in order, with scores 0..10. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define JSMN_PARENT_LINKS
+#define JSMN_STATIC
+#include <jsmn.h>
+
+#include "extender.h"
+#include "extreq.h"
+#include "fake_scorer.h"
+#include "log.h"
+#include "policy.h"
+#include "report.h"
+#include "scorer.h"
+
+#define START_NS (1000ULL * 1000000000ULL)
+#define STALE_NS (6ULL * 1000000000ULL)
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static struct scorer *scorer;
+
+#define check(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+
+/* node receives rx and sends tx bytes per second over a 10 s window on a
+ * link of link_bps (0 = unknown), reported age_ns ago. */
+static void feed(const char *node, uint64_t rx, uint64_t tx, uint64_t link_bps, uint64_t age_ns)
+{
+	static uint64_t seq;
+	struct report r;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.instance_id = 7;
+	r.seq = ++seq;
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	r.ifaces[0].rx_bytes = rx * 10;
+	r.ifaces[0].tx_bytes = tx * 10;
+	r.ifaces[0].covered_ms = 10000;
+	r.ifaces[0].link_speed_bps = link_bps;
+	check(report_validate(&r, NULL, 0) == 0);
+	check(table_apply(scorer->table, &r, fake_now - age_ns) == TABLE_APPLIED);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	log_init("fuzz_extreq");
+	log_set_level(LOG_LVL_ERROR);
+	scorer = fake_scorer_new(16, START_NS, STALE_NS);
+	if (!scorer)
+		abort();
+	/* The captured and synthetic fixtures' names, and a one-letter one. */
+	feed("node-a", 117000000, 3000000, 1000000000, 0);	/* 1 Gb/s link, ~94% busy rx */
+	feed("node-b", 1000, 2000, 10000000000ULL, 1000000000);	/* 10 Gb/s, idle */
+	feed("node-c", 50000000, 50000000, 1000000000, 10 * STALE_NS);	/* stale */
+	check(fake_feed(scorer, "gpu-node-1", 400000000, fake_now) == TABLE_APPLIED); /* link unknown */
+	feed("gpu-node-2", 0, 1200000000, 10000000000ULL, 0);	/* tx-heavy */
+	feed("a", 5, 5, 1000, 0);
+	return 0;
+}
+
+/* Whether p[0..n) lies inside body[0..len). */
+static bool inside(const char *p, size_t n, const char *body, size_t len)
+{
+	return p >= body && n <= len && (size_t)(p - body) <= len - n;
+}
+
+static void check_request(const struct extreq *rq, const char *body, size_t len)
+{
+	const struct extreq_str *strs[] = { &rq->pod_namespace, &rq->pod_name,
+					    &rq->ingress_bandwidth, &rq->egress_bandwidth };
+
+	check(rq->n <= SCORER_DEFAULT_MAX_NODES);
+	check(rq->nodes != NULL);
+	for (size_t i = 0; i < rq->n; i++) {
+		const struct extreq_node *nd = &rq->nodes[i];
+
+		check(nd->name_len >= 1 && nd->name_len <= EXTREQ_MAX_NAME_LEN);
+		check(inside(nd->name, nd->name_len, body, len));
+		for (size_t k = 0; k < nd->name_len; k++)
+			check(nd->name[k] != '\\' && (unsigned char)nd->name[k] >= 0x20);
+		if (rq->mode == EXTREQ_FULL) {
+			check(nd->raw && inside(nd->raw, nd->raw_len, body, len));
+			check(nd->raw_len >= 2 && nd->raw[0] == '{' && nd->raw[nd->raw_len - 1] == '}');
+			check(inside(nd->name, nd->name_len, nd->raw, nd->raw_len));
+		} else {
+			check(!nd->raw && !nd->raw_len);
+		}
+	}
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		check(!strs[i]->s || inside(strs[i]->s, strs[i]->len, body, len));
+}
+
+/* The filter reply is itself an ExtenderArgs (Nodes or NodeNames set, the
+ * other null) whose nodes are the kept ones: a subsequence of the request. */
+static void check_filter(const struct extreq *rq, const struct ext_reply *out)
+{
+	struct scorer_limits lim = { SCORER_DEFAULT_MAX_BODY_BYTES, SCORER_DEFAULT_MAX_NODES,
+				     SCORER_DEFAULT_MAX_JSON_TOKENS };
+	struct extreq kept;
+	char err[256];
+	size_t j = 0;
+
+	check(out->status == 200 && out->body && out->len == strlen(out->body));
+	check(extreq_parse(out->body, out->len, &lim, &kept, err, sizeof(err)) == 0);
+	check(kept.mode == rq->mode && kept.n <= rq->n);
+	for (size_t i = 0; i < kept.n; i++) {
+		while (j < rq->n && (rq->nodes[j].name_len != kept.nodes[i].name_len ||
+				     memcmp(rq->nodes[j].name, kept.nodes[i].name, kept.nodes[i].name_len)))
+			j++;
+		check(j < rq->n);
+		if (rq->mode == EXTREQ_FULL)
+			check(kept.nodes[i].raw_len == rq->nodes[j].raw_len &&
+			      !memcmp(kept.nodes[i].raw, rq->nodes[j].raw, rq->nodes[j].raw_len));
+		j++;
+	}
+	extreq_free(&kept);
+}
+
+static bool tok_is(const char *js, const jsmntok_t *t, const char *s, size_t n)
+{
+	return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
+	       !memcmp(js + t->start, s, n);
+}
+
+/* [{"Host":"name","Score":N}, ...]: 5 tokens per node. */
+static void check_prioritize(const struct extreq *rq, const struct ext_reply *out)
+{
+	size_t ntok = 1 + 5 * rq->n;
+	jsmntok_t *t;
+	jsmn_parser p;
+
+	check(out->status == 200 && out->body && out->len == strlen(out->body));
+	t = malloc(ntok * sizeof(*t));
+	check(t);
+	jsmn_init(&p);
+	check(jsmn_parse(&p, out->body, out->len, t, (unsigned)ntok) == (int)ntok);
+	check(t[0].type == JSMN_ARRAY && (size_t)t[0].size == rq->n);
+	for (size_t i = 0; i < rq->n; i++) {
+		const jsmntok_t *o = &t[1 + 5 * i];
+		const char *score = out->body + o[4].start;
+		int len = o[4].end - o[4].start;
+
+		check(o[0].type == JSMN_OBJECT && o[0].size == 2);
+		check(tok_is(out->body, &o[1], "Host", 4));
+		check(tok_is(out->body, &o[2], rq->nodes[i].name, rq->nodes[i].name_len));
+		check(tok_is(out->body, &o[3], "Score", 5));
+		check(o[4].type == JSMN_PRIMITIVE);
+		check((len == 1 && score[0] >= '0' && score[0] <= '9') ||
+		      (len == 2 && score[0] == '1' && score[1] == '0'));
+	}
+	free(t);
+}
+
+/* Tighter limits only ever turn a success into -E2BIG (and the token
+ * array's growth up to its limit is taken on small inputs too). */
+static void check_tight(const struct extreq *rq, const char *body, size_t len)
+{
+	struct scorer_limits lim = { len, 8, 64 };
+	struct extreq small;
+	char err[256];
+	int rc = extreq_parse(body, len, &lim, &small, err, sizeof(err));
+
+	if (rc) {
+		check(rc == -E2BIG);
+		return;
+	}
+	check(small.n == rq->n && small.mode == rq->mode);
+	for (size_t i = 0; i < small.n; i++)
+		check(small.nodes[i].name == rq->nodes[i].name &&
+		      small.nodes[i].name_len == rq->nodes[i].name_len &&
+		      small.nodes[i].raw == rq->nodes[i].raw &&
+		      small.nodes[i].raw_len == rq->nodes[i].raw_len);
+	extreq_free(&small);
+}
+
+/* Each verb once per scorer setting: policies, directions and filter rules
+ * take different branches on the same request. */
+static const struct {
+	enum policy_kind policy;
+	enum policy_direction dir;
+	struct filter_config filter;
+} settings[] = {
+	{ POLICY_RELATIVE, POLICY_DIR_RX, { 0, true } },
+	{ POLICY_UTILIZATION, POLICY_DIR_MAX, { 80, true } },
+	{ POLICY_UTILIZATION, POLICY_DIR_BOTH, { 50, false } },
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *body = (const char *)data;
+	struct extreq rq;
+	char err[256];
+	int rc;
+
+	memset(err, 0x55, sizeof(err));
+	rc = extreq_parse(body, size, &scorer->limits, &rq, err, sizeof(err));
+	if (rc) {
+		check(rc == -EINVAL || rc == -E2BIG);
+		check(memchr(err, '\0', sizeof(err)) && err[0]);
+		return 0;
+	}
+	check_request(&rq, body, size);
+	check_tight(&rq, body, size);
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		struct ext_reply out;
+
+		scorer->policy = settings[i].policy;
+		scorer->direction = settings[i].dir;
+		scorer->filter = settings[i].filter;
+
+		memset(&out, 0, sizeof(out));
+		ext_filter(scorer, body, size, &out);
+		check_filter(&rq, &out);
+		free(out.body);
+
+		memset(&out, 0, sizeof(out));
+		ext_prioritize(scorer, body, size, &out);
+		check_prioritize(&rq, &out);
+		free(out.body);
+	}
+	extreq_free(&rq);
+	return 0;
+}
