@@ -1,13 +1,13 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <yaml.h>
+
+#include "file.h"
 
 struct loader {
 	const char *name;
@@ -204,39 +204,13 @@ out:
 
 int config_load(const char *path, config_apply_fn apply, void *ctx, char *err, size_t errlen)
 {
-	char *data = NULL;
-	ssize_t n;
-	size_t len = 0;
-	int fd, rc;
+	char *data;
+	size_t len;
+	int rc = file_read_small(path, CONFIG_MAX_FILE_BYTES, &data, &len, NULL, err, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (rc)
 		return rc;
-	}
-	data = malloc(CONFIG_MAX_FILE_BYTES + 1);
-	if (!data) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out_close;
-	}
-	/* Read one byte past the limit so an oversized file is caught. */
-	while (len <= CONFIG_MAX_FILE_BYTES &&
-	       (n = read(fd, data + len, CONFIG_MAX_FILE_BYTES + 1 - len)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			snprintf(err, errlen, "%s: %s", path, strerror(errno));
-			goto out_free;
-		}
-		len += (size_t)n;
-	}
 	rc = config_load_buffer(path, data, len, apply, ctx, err, errlen);
-out_free:
 	free(data);
-out_close:
-	close(fd);
 	return rc;
 }

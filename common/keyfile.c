@@ -1,14 +1,15 @@
 #include "keyfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
+
+#include "file.h"
 
 /* A key file is a few lines; anything larger is not one. */
 #define KEYFILE_MAX_FILE 4096
@@ -93,37 +94,16 @@ fail:
 
 int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 {
-	char data[KEYFILE_MAX_FILE + 1];
 	struct stat st;
-	ssize_t n;
-	int fd, rc;
+	char *data;
+	size_t len;
+	int rc = file_read_small(path, KEYFILE_MAX_FILE, &data, &len, &st, err, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (rc)
 		return rc;
-	}
-	if (fstat(fd, &st)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return rc;
-	}
-	n = read(fd, data, sizeof(data));
-	rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", path, strerror(-rc));
-		return rc;
-	}
-	if (n > KEYFILE_MAX_FILE) {
-		snprintf(err, errlen, "%s: larger than %d bytes: not a key file", path,
-			 KEYFILE_MAX_FILE);
-		return -E2BIG;
-	}
-	rc = keyfile_parse(path, data, (size_t)n, kf, err, errlen);
-	OPENSSL_cleanse(data, sizeof(data));
+	rc = keyfile_parse(path, data, len, kf, err, errlen);
+	OPENSSL_cleanse(data, len);
+	free(data);
 	if (rc)
 		return rc;
 	kf->mtime = st.st_mtim.tv_sec;

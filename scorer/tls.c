@@ -1,67 +1,35 @@
 #include "tls.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "file.h"
+
 static int read_pem(const char *path, char **out, struct tls_stamp *st, char *err, size_t errlen)
 {
 	struct stat sb;
-	char *buf = NULL;
-	ssize_t n;
-	int fd, rc;
+	char *buf;
+	size_t len;
+	int rc = file_read_small(path, TLS_MAX_PEM_BYTES, &buf, &len, &sb, err, errlen);
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	if (rc)
 		return rc;
-	}
-	if (fstat(fd, &sb)) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (sb.st_size <= 0 || (size_t)sb.st_size > TLS_MAX_PEM_BYTES) {
-		rc = -E2BIG;
-		snprintf(err, errlen, "%s: %lld bytes; a PEM file here is 1 to %u bytes", path,
-			 (long long)sb.st_size, TLS_MAX_PEM_BYTES);
-		goto out;
-	}
-	buf = malloc((size_t)sb.st_size + 1);
-	if (!buf) {
-		rc = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	n = read(fd, buf, (size_t)sb.st_size);
-	if (n != sb.st_size) {
-		rc = n < 0 ? -errno : -EIO;
-		snprintf(err, errlen, "%s: short read", path);
-		goto out;
-	}
-	buf[n] = '\0';
 	if (!strstr(buf, "-----BEGIN ")) {
-		rc = -EINVAL;
 		snprintf(err, errlen, "%s: not a PEM file (no -----BEGIN line)", path);
-		goto out;
+		explicit_bzero(buf, len);
+		free(buf);
+		return -EINVAL;
 	}
 	*st = (struct tls_stamp){ sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, sb.st_size, sb.st_ino };
 	*out = buf;
-	buf = NULL;
-	rc = 0;
-out:
-	free(buf);
-	close(fd);
-	return rc;
+	return 0;
 }
 
 int tls_load(const struct tls_files *f, struct tls_pems *out, char *err, size_t errlen)

@@ -1,0 +1,64 @@
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int file_read_small(const char *path, size_t max, char **data, size_t *len, struct stat *st,
+		    char *err, size_t errlen)
+{
+	struct stat sb;
+	char *buf = NULL;
+	size_t got = 0;
+	ssize_t n;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return rc;
+	}
+	if (fstat(fd, &sb)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	buf = malloc(max + 1);
+	if (!buf) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "%s: out of memory", path);
+		goto out;
+	}
+	while (got <= max && (n = read(fd, buf + got, max + 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	if (got > max) {
+		rc = -E2BIG;
+		snprintf(err, errlen, "%s: larger than %zu bytes", path, max);
+		goto out;
+	}
+	buf[got] = '\0';
+	*data = buf;
+	*len = got;
+	if (st)
+		*st = sb;
+	buf = NULL;
+	rc = 0;
+out:
+	if (buf) /* it may have held a secret */
+		explicit_bzero(buf, got < max + 1 ? got : max + 1);
+	free(buf);
+	close(fd);
+	return rc;
+}
