@@ -41,19 +41,8 @@ static struct scorer *scorer;
  * link of link_bps (0 = unknown), reported age_ns ago. */
 static void feed(const char *node, uint64_t rx, uint64_t tx, uint64_t link_bps, uint64_t age_ns)
 {
-	static uint64_t seq;
-	struct report r;
+	struct report r = fake_report(node, rx, tx, link_bps);
 
-	memset(&r, 0, sizeof(r));
-	snprintf(r.node, sizeof(r.node), "%s", node);
-	r.instance_id = 7;
-	r.seq = ++seq;
-	r.n_ifaces = 1;
-	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx * 10;
-	r.ifaces[0].tx_bytes = tx * 10;
-	r.ifaces[0].covered_ms = 10000;
-	r.ifaces[0].link_speed_bps = link_bps;
 	check(report_validate(&r, NULL, 0) == 0);
 	check(table_apply(scorer->table, &r, fake_now - age_ns) == TABLE_APPLIED);
 }

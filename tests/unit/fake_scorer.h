@@ -54,10 +54,10 @@ static inline void fake_scorer_free(struct scorer *s)
 	free(s);
 }
 
-/* A report saying node receives rx_per_s bytes per second over a 10 s
- * window, arriving at arrival_ns. */
-static inline enum table_result fake_feed(struct scorer *s, const char *node, uint64_t rx_per_s,
-				   uint64_t arrival_ns)
+/* A one-interface (eth0) report: node receives rx and sends tx bytes per
+ * second over a 10 s window, on a link of link_bps (0 = unknown). */
+static inline struct report fake_report(const char *node, uint64_t rx, uint64_t tx,
+					uint64_t link_bps)
 {
 	static uint64_t seq;
 	struct report r;
@@ -68,8 +68,19 @@ static inline enum table_result fake_feed(struct scorer *s, const char *node, ui
 	r.seq = ++seq;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx_per_s * 10;
+	r.ifaces[0].rx_bytes = rx * 10;
+	r.ifaces[0].tx_bytes = tx * 10;
 	r.ifaces[0].covered_ms = 10000;
+	r.ifaces[0].link_speed_bps = link_bps;
+	return r;
+}
+
+/* fake_report(node, rx_per_s, 0, unknown link), arriving at arrival_ns. */
+static inline enum table_result fake_feed(struct scorer *s, const char *node, uint64_t rx_per_s,
+					  uint64_t arrival_ns)
+{
+	struct report r = fake_report(node, rx_per_s, 0, 0);
+
 	return table_apply(s->table, &r, arrival_ns);
 }
 
