@@ -17,7 +17,7 @@ set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
 BIN=${BINDIR:-bin}
-FIX=${FIXTURES:-../shared/extender}
+FIX=${FIXTURES:-tests/fixtures/extender}
 LAT=$O/rel/bench/extender_latency
 FEED=$O/rel/bench/feed
 NAMES_N=${EXT_REQUESTS:-2000}

@@ -11,7 +11,7 @@
  *   for l in cjson:libcjson jsonc:json-c jansson:jansson jsmn:; do
  *       n=${l%:*} p=${l#*:}
  *       gcc -O2 -std=c11 -D_GNU_SOURCE -DWITH_${n^^} bench/json_candidates.c \
- *           -o /tmp/json_$n ${p:+$(pkg-config --cflags --libs $p)} && /tmp/json_$n ../shared/extender
+ *           -o /tmp/json_$n ${p:+$(pkg-config --cflags --libs $p)} && /tmp/json_$n tests/fixtures/extender
  *   done
  */
 #include <dirent.h>
@@ -444,7 +444,7 @@ static int add_dir(const char *root, const char *sub, struct input *in, size_t *
 
 int main(int argc, char **argv)
 {
-	const char *root = argc > 1 ? argv[1] : "../shared/extender";
+	const char *root = argc > 1 ? argv[1] : "tests/fixtures/extender";
 	struct input in[32];
 	char path[512];
 	size_t n = 0;

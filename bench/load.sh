@@ -33,7 +33,7 @@ pids+=("$scorer")
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$hp/healthz" >/dev/null && break; sleep 0.1; done
 seq 0 $((NODES - 1)) | shuf | jq -R '"node-" + .' | jq -sc . >"$tmp/names.json"
 jq -c --slurpfile n "$tmp/names.json" '.NodeNames = $n[0]' \
-	../shared/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$tmp/prio.json"
+	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$tmp/prio.json"
 
 "$FEED" --scorer "tcp://127.0.0.1:$lp" --nodes "$NODES" --senders 8 --rate 1 \
 	--duration "$((SECS + 5))s" >"$tmp/feed.txt" &

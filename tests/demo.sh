@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 . tests/integration/lib.sh
-FIX=../shared/extender/captured-k8s-1.20
+FIX=tests/fixtures/extender/captured-k8s-1.20
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "netsched demo: simulating nodes needs root (network namespaces, veth pairs)."

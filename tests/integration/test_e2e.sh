@@ -24,7 +24,7 @@ nodes_known() { [ "$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/nodes" | jq '[.node
 wait_for 10 "both agents' reports in /v1/nodes" nodes_known
 
 jq -c '.NodeNames = ["node-a", "node-b"]' \
-	../shared/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$WORK/prio.json"
+	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$WORK/prio.json"
 score() { http POST /prioritize "$WORK/prio.json" | cut -d' ' -f2- | jq -r ".[] | select(.Host == \"$1\") | .Score"; }
 a_lower() { [ "$(score node-a)" -lt "$(score node-b)" ]; }
 a_equal() { [ "$(score node-a)" -eq "$(score node-b)" ]; }

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The scorer's HTTP surface, end to end through the real binary ($BIN): every
 # captured and synthetic scheduler request through both verbs with the reply
-# shapes PROTOCOL.md requires, a path prefix, every kind of bad request, and
+# shapes docs/extender-protocol.md requires, a path prefix, every kind of bad request, and
 # the status endpoints (/healthz, /readyz, /metrics, /v1/nodes). No root needed.
 set -u
 . "$(dirname "$0")/lib.sh"
-FIX=${FIXTURES:-../shared/extender}
-[ -d "$FIX" ] || fail "fixtures not found at $FIX (shared/ must sit beside the repo)"
+FIX=${FIXTURES:-tests/fixtures/extender}
+[ -d "$FIX" ] || fail "fixtures not found at $FIX "
 command -v jq >/dev/null || fail "jq not installed (run .ci/deps test)"
 
 # No agents here, so a short stale-after makes the warm-up (and /readyz) end

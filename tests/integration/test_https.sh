@@ -43,7 +43,7 @@ start_scorer_https() {
 }
 start_scorer_https
 wait_for 10 "HTTPS /healthz" curl -sf --cacert "$C/ca.pem" "$URL/healthz"
-PRIO=../shared/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json
+PRIO=tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json
 code=$(curl -s -o "$WORK/out" -w '%{http_code}' --cacert "$C/ca.pem" -X POST \
 	-H 'Content-Type: application/json' --data-binary "@$PRIO" "$URL/prioritize")
 expect "prioritize over HTTPS" "$code" 200

@@ -61,7 +61,7 @@ source_of() { curl -s "http://127.0.0.1:$1/v1/nodes" | jq -r "[.nodes[] | select
 rx_of() { curl -s "http://127.0.0.1:$1/v1/nodes" | jq -r "[.nodes[] | select(.name == \"$2\") | .rxBytesPerSecond][0] // 0"; }
 all_from_prom() { for n in node-a node-b node-c; do [ "$(source_of "$1" $n)" = prometheus ] || return 1; done; }
 jq -c '.NodeNames = ["node-a", "node-b", "node-c"]' \
-	../shared/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$WORK/prio.json"
+	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$WORK/prio.json"
 scores() {
 	curl -s -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/prio.json" \
 		"http://127.0.0.1:$1/prioritize" | jq -c '[.[] | .Score]'

@@ -12,13 +12,13 @@
 # No root needed. FEED names the feed tool (make test builds it).
 set -u
 . "$(dirname "$0")/lib.sh"
-FIX=${FIXTURES:-../shared/extender}
+FIX=${FIXTURES:-tests/fixtures/extender}
 FEED=${FEED:-${O:-build}/rel/bench/feed}
 NODES=5000
 SENDERS=8
 CLIENTS=16
 ROUNDS=${SCALE_ROUNDS:-4}	# each client sends every request kind this many times
-[ -d "$FIX" ] || fail "fixtures not found at $FIX (shared/ must sit beside the repo)"
+[ -d "$FIX" ] || fail "fixtures not found at $FIX "
 [ -x "$FEED" ] || fail "feed tool not found at $FEED (make test builds it)"
 command -v jq >/dev/null || fail "jq not installed (run .ci/deps test)"
 

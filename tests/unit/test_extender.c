@@ -1,8 +1,8 @@
 /* The extender protocol: every captured and synthetic scheduler request
- * through both verbs with the reply shapes PROTOCOL.md requires, scoring from
+ * through both verbs with the reply shapes docs/extender-protocol.md requires, scoring from
  * the node table (busy, idle, unknown, stale), and bad requests that must get
  * 400 with a reason. Run from the repository root (fixtures are read from
- * ../shared/extender). Replies are checked with a walk of their own over
+ * tests/fixtures/extender). Replies are checked with a walk of their own over
  * jsmn tokens, independent of extreq.c. */
 #include <errno.h>
 #include <setjmp.h>
@@ -24,7 +24,7 @@
 #include "fake_scorer.h"
 #include "scorer.h"
 
-#define FIXTURES "../shared/extender"
+#define FIXTURES "tests/fixtures/extender"
 #define STALE_NS (6ULL * 1000000000ULL)
 #define MAXN 8
 
@@ -164,7 +164,7 @@ static char why[512];
 #define CHECK(cond, ...) \
 	do { if (!(cond)) { snprintf(why, sizeof(why), __VA_ARGS__); return why; } } while (0)
 
-/* NULL when reply is the HostPriorityList PROTOCOL.md asks for: a bare
+/* NULL when reply is the HostPriorityList docs/extender-protocol.md asks for: a bare
  * array, every requested host once in request order, integer scores 0..10.
  * scores (may be NULL) receives them. */
 static const char *check_prioritize(const struct json *rq, const char *body, size_t len, int *scores)
