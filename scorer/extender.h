@@ -1,5 +1,5 @@
 /* The kube-scheduler extender protocol: JSON request in, JSON reply out.
- * See ../shared/extender/PROTOCOL.md for the wire format as the scheduler
+ * docs/extender-protocol.md describes the wire format as the scheduler
  * really speaks it.
  *
  * Both handlers read only memory (the node table); they never block on I/O.
