@@ -32,7 +32,9 @@ endif
 # pkg-config runs only when a compile or link needs it (not for `make clean`).
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
-CPPFLAGS += -Icommon -Iproto -I$(GEN)
+# Tests and benchmarks include by path from the repository root
+# ("scorer/options.h"): agent/ and scorer/ both have an options.h.
+CPPFLAGS += -I. -Icommon -Iproto -I$(GEN)
 
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c) $(GEN)/netsched.pb-c.c
 AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))

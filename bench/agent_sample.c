@@ -8,11 +8,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "clock.h"
-#include "ifselect.h"
-#include "log.h"
-#include "nl.h"
-#include "sampler.h"
+#include "agent/ifselect.h"
+#include "agent/nl.h"
+#include "agent/sampler.h"
+#include "common/clock.h"
+#include "common/log.h"
 
 static uint64_t cpu_ns(void)
 {

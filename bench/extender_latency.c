@@ -25,9 +25,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "hostport.h"
-#include "units.h"
+#include "common/clock.h"
+#include "common/hostport.h"
+#include "common/units.h"
 
 /* Bounds: bigger than the scorer's default --max-body (32 MiB) would only
  * measure a 413. Replies are at most a little larger than requests. */

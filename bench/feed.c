@@ -18,9 +18,9 @@
 #include <nng/protocol/pipeline0/push.h>
 #include <nng/supplemental/util/platform.h>
 
-#include "clock.h"
-#include "report.h"
-#include "units.h"
+#include "common/clock.h"
+#include "common/units.h"
+#include "proto/report.h"
 
 struct feed {
 	const char *url;

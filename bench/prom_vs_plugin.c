@@ -13,8 +13,8 @@
 
 #include <curl/curl.h>
 
-#include "buf.h"
-#include "clock.h"
+#include "common/buf.h"
+#include "common/clock.h"
 
 static size_t sink(char *data, size_t size, size_t n, void *arg)
 {

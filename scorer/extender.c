@@ -11,7 +11,8 @@
 #include "extreq.h"
 #include "filter.h"
 #include "log.h"
-#include "metrics.h"
+#include "reply.h"
+#include "scorer.h"
 #include "view.h"
 
 /* A reply holds at most the request's names or node objects plus this much
@@ -25,45 +26,21 @@
 /* A debug line per node, for this many nodes of a decision. */
 #define EXT_DEBUG_NODES 100u
 
-void ext_reply_take(struct buf *b, struct ext_reply *out)
-{
-	out->content_type = NULL;
-	out->body = buf_release(b, &out->len);
-	out->status = out->body ? 200 : 500;
-	if (!out->body)
-		out->len = 0;
-}
-
-void ext_error(unsigned status, const char *msg, struct ext_reply *out)
-{
-	size_t len = strlen(msg);
-	struct buf b;
-
-	/* Escaping grows a byte to at most six. */
-	buf_init(&b, 6 * len + 16);
-	buf_puts(&b, "{\"error\":");
-	buf_json_str(&b, msg, len);
-	buf_puts(&b, "}");
-	ext_reply_take(&b, out);
-	if (out->body)
-		out->status = status;
-}
-
 /* Parses the request, or answers it with 400 (or 500 when memory ran out).
  * 0 when the caller goes on with *rq. */
 static int parse(struct scorer *s, const char *verb, const char *body, size_t len,
-		 struct extreq *rq, struct ext_reply *out)
+		 struct extreq *rq, struct reply *out)
 {
 	char err[256];
 	unsigned long bad;
 	int rc;
 
-	rc = extreq_parse(body, len, &s->limits, rq, err, sizeof(err));
+	rc = extreq_parse(body, len, &s->limits.request, rq, err, sizeof(err));
 	if (rc == 0)
 		return 0;
 	if (rc == -ENOMEM) {
 		log_error("ext", "%s: %s", verb, err);
-		ext_error(500, err, out);
+		reply_error(500, err, out);
 		return rc;
 	}
 	/* A misconfigured client repeats the same mistake at scheduling
@@ -71,7 +48,7 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 	bad = atomic_fetch_add(&s->counters.requests_bad, 1) + 1;
 	if (bad <= EXT_LOG_FIRST || bad % EXT_LOG_EVERY == 0)
 		log_warn("ext", "%s: bad request (%lu so far): %s", verb, bad, err);
-	ext_error(400, err, out);
+	reply_error(400, err, out);
 	return rc;
 }
 
@@ -118,11 +95,11 @@ static size_t lookup(struct scorer *s, const struct extreq *rq, struct policy_no
 
 /* Latency from start to now into h; a clock that went backwards (only a
  * test's fake one can) counts as zero. */
-static void observe(struct scorer *s, struct scorer_histogram *h, uint64_t start)
+static void observe(struct scorer *s, struct counters_histogram *h, uint64_t start)
 {
 	uint64_t end = s->now_ns();
 
-	metrics_observe(h, end > start ? end - start : 0);
+	counters_observe(h, end > start ? end - start : 0);
 }
 
 /* Scores 0..10 as JSON integers; clamped again so no policy bug can send
@@ -145,7 +122,7 @@ static size_t reply_max(size_t body_len, size_t n)
 	return body_len + n * EXT_REPLY_PER_NODE + EXT_REPLY_FIXED;
 }
 
-static void prioritize(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
+static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct policy_node *pn;
 	struct extreq rq;
@@ -160,7 +137,7 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct ex
 	pn = calloc(rq.n ? rq.n : 1, sizeof(*pn));
 	if (!pn) {
 		log_error("ext", "prioritize: out of memory for %zu nodes", rq.n);
-		ext_error(500, "out of memory", out);
+		reply_error(500, "out of memory", out);
 		goto out_free_request;
 	}
 	fresh = lookup(s, &rq, pn);
@@ -176,7 +153,7 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct ex
 		buf_puts(&b, "}");
 	}
 	buf_puts(&b, "]");
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s",
 		  pod_id(&rq, pod, sizeof(pod)), rq.n,
 		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
@@ -224,7 +201,7 @@ static void filter_input(struct scorer *s, const struct extreq_node *node, uint6
 	fn->label = v->label;
 }
 
-static void filter(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
+static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct filter_pod asks;
 	struct buf b, failed;
@@ -280,7 +257,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 	buf_puts(&b, "},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
 	if (buf_failed(&failed))
 		b.failed = true;
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed; pod asks rx %llu b/s, "
 		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,
 		  n_failed, (unsigned long long)asks.ingress_bps, (unsigned long long)asks.egress_bps);
@@ -289,7 +266,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct ext_re
 	extreq_free(&rq);
 }
 
-void ext_prioritize(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
+void ext_prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	uint64_t start = s->now_ns();
 
@@ -297,7 +274,7 @@ void ext_prioritize(struct scorer *s, const char *body, size_t len, struct ext_r
 	observe(s, &s->counters.latency_prioritize, start);
 }
 
-void ext_filter(struct scorer *s, const char *body, size_t len, struct ext_reply *out)
+void ext_filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	uint64_t start = s->now_ns();
 

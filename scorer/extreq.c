@@ -427,7 +427,7 @@ static int take_name(struct ctx *c, int i, const char *path, int idx, const char
 	return 0;
 }
 
-static int alloc_nodes(struct ctx *c, int n, const struct scorer_limits *limits,
+static int alloc_nodes(struct ctx *c, int n, const struct extreq_limits *limits,
 		       struct extreq_node **out)
 {
 	if ((size_t)n > limits->max_nodes)
@@ -439,7 +439,7 @@ static int alloc_nodes(struct ctx *c, int n, const struct scorer_limits *limits,
 }
 
 /* "NodeNames": ["a", "b"] */
-static int read_names(struct ctx *c, int arr, const struct scorer_limits *limits, struct extreq *rq)
+static int read_names(struct ctx *c, int arr, const struct extreq_limits *limits, struct extreq *rq)
 {
 	struct extreq_node *nodes;
 	int n, rc;
@@ -466,7 +466,7 @@ static int read_names(struct ctx *c, int arr, const struct scorer_limits *limits
 }
 
 /* "Nodes": {"metadata": {}, "items": [{"metadata": {"name": "a", ...}, ...}]} */
-static int read_items(struct ctx *c, int list, const struct scorer_limits *limits,
+static int read_items(struct ctx *c, int list, const struct extreq_limits *limits,
 		      struct extreq *rq)
 {
 	const jsmntok_t *t = c->t;
@@ -571,7 +571,7 @@ static int read_pod(struct ctx *c, int pod, struct extreq *rq)
 	return 0;
 }
 
-int extreq_parse(const char *body, size_t len, const struct scorer_limits *limits,
+int extreq_parse(const char *body, size_t len, const struct extreq_limits *limits,
 		 struct extreq *rq, char *err, size_t errlen)
 {
 	struct ctx c = { .js = body, .len = len, .err = err, .errlen = errlen };

@@ -21,9 +21,16 @@
 
 #include <stddef.h>
 
-#include "scorer.h"
-
 #define EXTREQ_MAX_NAME_LEN 253u
+
+/* Bounds on one request; the scorer's --max-request-nodes sets max_nodes. */
+struct extreq_limits {
+	size_t max_nodes;		/* more nodes in one request -> -E2BIG */
+	size_t max_json_tokens;		/* more JSON tokens -> -E2BIG */
+};
+
+#define EXTREQ_DEFAULT_MAX_NODES 10000u
+#define EXTREQ_DEFAULT_MAX_JSON_TOKENS (4u * 1024u * 1024u)
 
 enum extreq_mode {
 	EXTREQ_NAMES,	/* "NodeNames": [...]  (nodeCacheCapable: true) */
@@ -59,7 +66,7 @@ struct extreq {
  * ExtenderArgs), -E2BIG (over a limit) or -ENOMEM, with *rq untouched and err
  * holding one line that says what is wrong and where (a JSON path or a byte
  * offset, the count and the limit), never echoing the input. */
-int extreq_parse(const char *body, size_t len, const struct scorer_limits *limits,
+int extreq_parse(const char *body, size_t len, const struct extreq_limits *limits,
 		 struct extreq *rq, char *err, size_t errlen);
 
 /* Frees what extreq_parse() allocated; accepts a zeroed struct. */

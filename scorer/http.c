@@ -19,6 +19,8 @@
 #include "extender.h"
 #include "log.h"
 #include "metrics.h"
+#include "reply.h"
+#include "scorer.h"
 #include "status.h"
 #include "tls.h"
 
@@ -141,7 +143,7 @@ static void drop_body(struct http_server *h, struct request *rq)
 }
 
 /* Queues reply (taking its body) with an optional extra header. */
-static enum MHD_Result respond(struct MHD_Connection *conn, struct ext_reply *reply,
+static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 			       const char *header, const char *value)
 {
 	static const char oom[] = "{\"error\":\"out of memory\"}";
@@ -181,7 +183,7 @@ static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connectio
 				     unsigned status, const char *header, const char *value,
 				     const char *fmt, ...)
 {
-	struct ext_reply reply;
+	struct reply reply;
 	char msg[256];
 	va_list ap;
 
@@ -191,7 +193,7 @@ static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connectio
 	if (status >= 400 && status < 500)
 		atomic_fetch_add(&h->s->counters.requests_bad, 1);
 	log_debug("http", "%u: %s", status, msg);
-	ext_error(status, msg, &reply);
+	reply_error(status, msg, &reply);
 	return respond(conn, &reply, header, value);
 }
 
@@ -224,7 +226,7 @@ static bool is_post_route(enum route route)
 static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn,
 			      struct request *rq)
 {
-	struct ext_reply reply;
+	struct reply reply;
 
 	if (rq->forbidden)
 		return respond_error(h, conn, 403, NULL, NULL,

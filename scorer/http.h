@@ -28,9 +28,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scorer.h"
 #include "tls.h"
 
+struct scorer;
 struct http_server;
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)

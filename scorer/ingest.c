@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "keyfile.h"
 #include "log.h"
+#include "scorer.h"
 
 /* How long one receive waits before the thread looks at the stop flag. */
 #define INGEST_POLL_MS 100

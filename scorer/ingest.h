@@ -7,8 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "scorer.h"
-
+struct scorer;
 struct ingest;
 
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.

@@ -68,8 +68,8 @@ int main(int argc, char **argv)
 	 * ready and let the scheduler have (neutral) answers. */
 	s.warmup_ns = s.stale_after_ns;
 	s.limits.max_body_bytes = o.max_body_bytes;
-	s.limits.max_nodes = o.max_request_nodes;
-	s.limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s.limits.request.max_nodes = o.max_request_nodes;
+	s.limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
 	s.table = table_create(o.max_tracked_nodes);
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 			log_error("scorer", "libcurl cannot initialise");
 			goto out;
 		}
-		s.prom = prom_start(&s, &o.prom, err, sizeof(err));
+		s.prom = prom_start(&o.prom, &s.counters, s.now_ns, err, sizeof(err));
 		if (!s.prom) {
 			log_error("scorer", "%s", err);
 			goto out;

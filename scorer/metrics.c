@@ -4,23 +4,10 @@
 #include <string.h>
 
 #include "buf.h"
-#include "prom.h"
-#include "clock.h"
-
-static const uint64_t bucket_us[SCORER_LATENCY_BUCKETS] = {
-	50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000,
-};
-
-void metrics_observe(struct scorer_histogram *h, uint64_t ns)
-{
-	size_t i = 0;
-
-	while (i < SCORER_LATENCY_BUCKETS && ns > bucket_us[i] * 1000)
-		i++;
-	atomic_fetch_add_explicit(&h->buckets[i], 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->sum_ns, ns, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-}
+#include "counters.h"
+#include "reply.h"
+#include "scorer.h"
+#include "view.h"
 
 static unsigned long get(atomic_ulong *v)
 {
@@ -28,16 +15,16 @@ static unsigned long get(atomic_ulong *v)
 }
 
 /* labels: "" or one label pair such as verb="filter". */
-static void histogram(struct buf *b, const char *name, const char *labels, struct scorer_histogram *h)
+static void histogram(struct buf *b, const char *name, const char *labels, struct counters_histogram *h)
 {
 	const char *sep = labels[0] ? "," : "";
 	unsigned long cumulative = 0;
 
-	for (size_t i = 0; i <= SCORER_LATENCY_BUCKETS; i++) {
+	for (size_t i = 0; i <= COUNTERS_LATENCY_BUCKETS; i++) {
 		cumulative += get(&h->buckets[i]);
-		if (i < SCORER_LATENCY_BUCKETS)
+		if (i < COUNTERS_LATENCY_BUCKETS)
 			buf_printf(b, "%s_bucket{%s%sle=\"%g\"} %lu\n", name, labels, sep,
-				   (double)bucket_us[i] / 1e6, cumulative);
+				   counters_bucket_seconds(i), cumulative);
 		else
 			buf_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %lu\n", name, labels, sep, cumulative);
 	}
@@ -45,49 +32,24 @@ static void histogram(struct buf *b, const char *name, const char *labels, struc
 	buf_printf(b, "%s_count{%s} %lu\n", name, labels, get(&h->count));
 }
 
-/* Nodes that only the fallback serves now: known to a fresh snapshot and
- * without fresh agent data. */
-static size_t prometheus_nodes(struct scorer *s, uint64_t now)
-{
-	char (*names)[PROMQUERY_NODE_MAX + 1];
-	size_t cap = table_capacity(s->table), n, served = 0;
-
-	if (!s->prom)
-		return 0;
-	names = calloc(cap, sizeof(*names));
-	if (!names)
-		return 0;
-	n = prom_nodes(s->prom, now, names, cap);
-	for (size_t i = 0; i < n && i < cap; i++) {
-		struct table_node tn;
-
-		if (!table_get(s->table, names[i], strlen(names[i]), &tn) ||
-		    table_node_age_ns(&tn, now) > s->stale_after_ns)
-			served++;
-	}
-	free(names);
-	return served;
-}
-
 static void node_gauges(struct buf *b, struct scorer *s)
 {
-	size_t n = table_count(s->table);
-	size_t fresh = table_count_fresh(s->table, s->now_ns(), s->stale_after_ns);
-	size_t from_prom = prometheus_nodes(s, s->now_ns());
+	struct view_counts vc;
 
-	/* Counted in two passes, so a report landing in between could make
-	 * fresh exceed n for one scrape; clamp rather than print a negative. */
-	if (fresh > n)
-		fresh = n;
+	/* A scrape without the counts (out of memory) fails as a whole
+	 * rather than report every node gone. */
+	if (view_count(s, s->now_ns(), &vc)) {
+		b->failed = true;
+		return;
+	}
 	buf_puts(b, "# HELP netsched_scorer_nodes Tracked nodes by where their data comes from.\n"
 		    "# TYPE netsched_scorer_nodes gauge\n");
-	buf_printf(b, "netsched_scorer_nodes{source=\"agent\"} %zu\n", fresh);
-	buf_printf(b, "netsched_scorer_nodes{source=\"prometheus\"} %zu\n", from_prom);
-	buf_printf(b, "netsched_scorer_nodes{source=\"none\"} %zu\n",
-		   n - fresh > from_prom ? n - fresh - from_prom : 0);
+	buf_printf(b, "netsched_scorer_nodes{source=\"agent\"} %zu\n", vc.agent);
+	buf_printf(b, "netsched_scorer_nodes{source=\"prometheus\"} %zu\n", vc.prometheus);
+	buf_printf(b, "netsched_scorer_nodes{source=\"none\"} %zu\n", vc.none);
 	buf_puts(b, "# HELP netsched_scorer_nodes_stale Tracked nodes whose latest report is older than --stale-after.\n"
 		    "# TYPE netsched_scorer_nodes_stale gauge\n");
-	buf_printf(b, "netsched_scorer_nodes_stale %zu\n", n - fresh);
+	buf_printf(b, "netsched_scorer_nodes_stale %zu\n", vc.stale);
 	buf_printf(b, "# HELP netsched_scorer_nodes_evicted_total Stale nodes evicted to make room for new ones (table full).\n"
 		      "# TYPE netsched_scorer_nodes_evicted_total counter\n"
 		      "netsched_scorer_nodes_evicted_total %llu\n",
@@ -97,9 +59,9 @@ static void node_gauges(struct buf *b, struct scorer *s)
 		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->table));
 }
 
-void metrics_render(struct scorer *s, struct ext_reply *out)
+void metrics_render(struct scorer *s, struct reply *out)
 {
-	struct scorer_counters *c = &s->counters;
+	struct counters *c = &s->counters;
 	struct buf b;
 
 	buf_init(&b, 64 * 1024);
@@ -146,7 +108,7 @@ void metrics_render(struct scorer *s, struct ext_reply *out)
 		       "netsched_scorer_uptime_seconds %.3f\n",
 		   (double)(s->now_ns() - s->started_mono_ns) / 1e9);
 
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 	if (out->body)
 		out->content_type = METRICS_CONTENT_TYPE;
 }

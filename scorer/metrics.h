@@ -1,22 +1,17 @@
-/* GET /metrics: the scorer's counters in the Prometheus text format (0.0.4).
- * No C client library for Prometheus is packaged in Debian, so the format is
- * written here and checked in tests with `promtool check metrics`. */
+/* GET /metrics: the scorer's counters (counters.h) and node gauges (view.h)
+ * in the Prometheus text format (0.0.4). No C client library for Prometheus
+ * is packaged in Debian, so the format is written here and checked in tests
+ * with `promtool check metrics`. */
 #ifndef NETSCHED_METRICS_H
 #define NETSCHED_METRICS_H
 
-#include <stdatomic.h>
-#include <stdint.h>
-
-#include "extender.h"
-#include "scorer.h"
-
-/* Records one latency; lock-free, safe from any thread. */
-void metrics_observe(struct scorer_histogram *h, uint64_t ns);
+struct reply;
+struct scorer;
 
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
-/* Same reply convention as extender.h; the body is METRICS_CONTENT_TYPE
+/* Same reply convention as reply.h; the body is METRICS_CONTENT_TYPE
  * (500 with no body if memory ran out). The caller frees the body. */
-void metrics_render(struct scorer *s, struct ext_reply *out);
+void metrics_render(struct scorer *s, struct reply *out);
 
 #endif

@@ -14,9 +14,8 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "counters.h"
 #include "log.h"
-#include "metrics.h"
-#include "scorer.h"
 
 #define PROM_TOKEN_MAX 8192
 
@@ -26,7 +25,8 @@ struct snapshot {
 };
 
 struct prom {
-	struct scorer *s;
+	struct counters *counters;
+	uint64_t (*now_ns)(void);
 	struct prom_config cfg;
 	char query[PROMQUERY_MAX_LEN];
 	pthread_t thread;
@@ -111,7 +111,7 @@ static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 		snprintf(why, len, "out of memory");
 		goto out;
 	}
-	sn->fetched_ns = p->s->now_ns();
+	sn->fetched_ns = p->now_ns();
 	cc = curl_easy_perform(p->curl);
 	if (cc != CURLE_OK) {
 		rc = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
@@ -176,9 +176,9 @@ static void *prom_thread(void *arg)
 
 		start = clock_mono_ns();
 		rc = refresh(p, &sn, why, sizeof(why));
-		metrics_observe(&p->s->counters.latency_prometheus, clock_mono_ns() - start);
+		counters_observe(&p->counters->latency_prometheus, clock_mono_ns() - start);
 		if (rc) {
-			atomic_fetch_add(&p->s->counters.prom_failures, 1);
+			atomic_fetch_add(&p->counters->prom_failures, 1);
 			failures++;
 			/* Back off while it fails: 2x, 3x, 4x the interval. */
 			wait_ms = p->cfg.refresh_ms * (failures < 4 ? failures + 1 : 4);
@@ -189,8 +189,8 @@ static void *prom_thread(void *arg)
 					 (unsigned long long)p->cfg.max_age_ms);
 			continue;
 		}
-		atomic_fetch_add(&p->s->counters.prom_refreshes, 1);
-		atomic_fetch_add(&p->s->counters.prom_values_dropped, sn->r.dropped);
+		atomic_fetch_add(&p->counters->prom_refreshes, 1);
+		atomic_fetch_add(&p->counters->prom_values_dropped, sn->r.dropped);
 		if (failures)
 			log_info("prom", "%s: refreshing again after %u failures", p->cfg.url,
 				 failures);
@@ -206,8 +206,8 @@ static void *prom_thread(void *arg)
 	}
 }
 
-struct prom *prom_start(struct scorer *s, const struct prom_config *cfg, char *err,
-			size_t errlen)
+struct prom *prom_start(const struct prom_config *cfg, struct counters *counters,
+			uint64_t (*now_ns)(void), char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
 	struct prom *p;
@@ -222,7 +222,8 @@ struct prom *prom_start(struct scorer *s, const struct prom_config *cfg, char *e
 		snprintf(err, errlen, "prometheus: out of memory");
 		return NULL;
 	}
-	p->s = s;
+	p->counters = counters;
+	p->now_ns = now_ns;
 	p->cfg = *cfg;
 	/* A trailing slash would make ".../api/v1/query" start with "//". */
 	while (strlen(p->cfg.url) > 8 && p->cfg.url[strlen(p->cfg.url) - 1] == '/')

@@ -6,66 +6,23 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "prom.h"
+#include "reply.h"
+#include "scorer.h"
 #include "view.h"
 
 /* /v1/nodes may list every tracked node; bound the reply accordingly. */
 #define STATUS_MAX_BODY (16u * 1024u * 1024u)
 
-struct status_row {
-	char name[REPORT_MAX_NODE_LEN + 1];
-	struct view_node v;
-	struct policy_node pn;
-};
-
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct status_row *)a)->name, ((const struct status_row *)b)->name);
-}
-
-/* Every node the table tracks, plus those only the fallback knows, once
- * each, sorted by name. Returns how many, or -1 when memory ran out. */
-static long gather(struct scorer *s, uint64_t now, struct status_row **out)
-{
-	size_t cap = table_capacity(s->table), n, m = 0, w = 0;
-	struct table_node *nodes = malloc(cap * sizeof(*nodes));
-	char(*names)[PROMQUERY_NODE_MAX + 1] = calloc(cap, sizeof(*names));
-	struct status_row *rows = calloc(2 * cap, sizeof(*rows));
-
-	if (!nodes || !names || !rows) {
-		free(nodes);
-		free(names);
-		free(rows);
-		return -1;
-	}
-	n = table_snapshot(s->table, nodes, cap);
-	for (size_t i = 0; i < n; i++)
-		memcpy(rows[i].name, nodes[i].name, sizeof(rows[i].name));
-	if (s->prom)
-		m = prom_nodes(s->prom, now, names, cap);
-	for (size_t i = 0; i < m && i < cap; i++)
-		snprintf(rows[n + i].name, sizeof(rows[n + i].name), "%s", names[i]);
-	n += m < cap ? m : cap;
-	qsort(rows, n, sizeof(*rows), by_name);
-	for (size_t i = 0; i < n; i++)
-		if (!w || strcmp(rows[w - 1].name, rows[i].name))
-			rows[w++] = rows[i];
-	free(nodes);
-	free(names);
-	*out = rows;
-	return (long)w;
-}
-
-void status_nodes(struct scorer *s, struct ext_reply *out)
+void status_nodes(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
 	struct policy_node *pn = NULL;
-	struct status_row *rows = NULL;
+	struct view_entry *rows = NULL;
 	long n;
 	struct buf b;
 
 	buf_init(&b, STATUS_MAX_BODY);
-	n = gather(s, now, &rows);
+	n = view_list(s, now, &rows);
 	if (n >= 0)
 		pn = calloc((size_t)n + 1, sizeof(*pn));
 	if (n < 0 || !pn) {
@@ -73,10 +30,8 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 		goto out;
 	}
 	/* Score as if the scheduler had asked about every node we know. */
-	for (long i = 0; i < n; i++) {
-		view_get(s, rows[i].name, strlen(rows[i].name), now, &rows[i].v);
+	for (long i = 0; i < n; i++)
 		view_policy_input(s, &rows[i].v, &pn[i]);
-	}
 	policy_score(s->policy, pn, (size_t)n);
 
 	buf_puts(&b, "{\"nodes\":[");
@@ -103,10 +58,10 @@ void status_nodes(struct scorer *s, struct ext_reply *out)
 out:
 	free(pn);
 	free(rows);
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 }
 
-void status_healthz(struct scorer *s, struct ext_reply *out)
+void status_healthz(struct scorer *s, struct reply *out)
 {
 	struct buf b;
 
@@ -114,10 +69,10 @@ void status_healthz(struct scorer *s, struct ext_reply *out)
 	buf_printf(&b, "{\"status\":\"ok\",\"nodes\":%zu,\"uptimeSeconds\":%llu}",
 		   table_count(s->table),
 		   (unsigned long long)((s->now_ns() - s->started_mono_ns) / NS_PER_SEC));
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 }
 
-void status_readyz(struct scorer *s, struct ext_reply *out)
+void status_readyz(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
 	uint64_t up = now > s->started_mono_ns ? now - s->started_mono_ns : 0;
@@ -129,7 +84,7 @@ void status_readyz(struct scorer *s, struct ext_reply *out)
 	buf_printf(&b, "{\"ready\":%s,\"freshNodes\":%zu,\"nodes\":%zu,\"warmupRemainingSeconds\":%.3f}",
 		   ready ? "true" : "false", fresh, table_count(s->table),
 		   up >= s->warmup_ns ? 0.0 : (double)(s->warmup_ns - up) / (double)NS_PER_SEC);
-	ext_reply_take(&b, out);
+	reply_take(&b, out);
 	if (out->status == 200 && !ready)
 		out->status = 503;
 }

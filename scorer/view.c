@@ -1,9 +1,12 @@
 #include "view.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "prom.h"
+#include "scorer.h"
 #include "table.h"
 
 void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
@@ -42,6 +45,68 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 	out->has_data = true;
 	out->rate = policy_rate(s->direction, v->rx_bytes_per_second, v->tx_bytes_per_second);
 	out->link_bytes_per_second = v->link_bytes_per_second;
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct view_entry *)a)->name, ((const struct view_entry *)b)->name);
+}
+
+long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out)
+{
+	size_t cap = table_capacity(s->table), n, m = 0, w = 0;
+	struct table_node *nodes = malloc(cap * sizeof(*nodes));
+	char(*names)[PROMQUERY_NODE_MAX + 1] = calloc(cap, sizeof(*names));
+	struct view_entry *rows = calloc(2 * cap + 1, sizeof(*rows));
+
+	if (!nodes || !names || !rows) {
+		free(nodes);
+		free(names);
+		free(rows);
+		return -ENOMEM;
+	}
+	n = table_snapshot(s->table, nodes, cap);
+	for (size_t i = 0; i < n; i++)
+		memcpy(rows[i].name, nodes[i].name, sizeof(rows[i].name));
+	if (s->prom)
+		m = prom_nodes(s->prom, now_ns, names, cap);
+	for (size_t i = 0; i < m && i < cap; i++)
+		snprintf(rows[n + i].name, sizeof(rows[n + i].name), "%s", names[i]);
+	n += m < cap ? m : cap;
+	qsort(rows, n, sizeof(*rows), by_name);
+	for (size_t i = 0; i < n; i++)
+		if (!w || strcmp(rows[w - 1].name, rows[i].name))
+			rows[w++] = rows[i];
+	for (size_t i = 0; i < w; i++)
+		view_get(s, rows[i].name, strlen(rows[i].name), now_ns, &rows[i].v);
+	free(nodes);
+	free(names);
+	*out = rows;
+	return (long)w;
+}
+
+int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out)
+{
+	struct view_entry *rows;
+	long n = view_list(s, now_ns, &rows);
+
+	memset(out, 0, sizeof(*out));
+	if (n < 0)
+		return (int)n;
+	for (long i = 0; i < n; i++) {
+		const struct view_node *v = &rows[i].v;
+
+		if (v->source == VIEW_AGENT)
+			out->agent++;
+		else if (v->source == VIEW_PROMETHEUS)
+			out->prometheus++;
+		else
+			out->none++;
+		if (v->known && v->source != VIEW_AGENT)
+			out->stale++;
+	}
+	free(rows);
+	return 0;
 }
 
 const char *view_source_name(enum view_source src)

@@ -2,7 +2,9 @@
  * latest report while it is fresh; else the Prometheus fallback's value
  * while that is fresh; else nothing (a neutral score, never filtered).
  * Agent data always wins: it is seconds old, the fallback's is not.
- * prioritize, filter and /v1/nodes all ask here, so they never disagree. */
+ * Which nodes exist is decided here too: every node the table tracks and
+ * every node only a fresh fallback snapshot knows. /filter, /prioritize,
+ * /v1/nodes and /metrics all ask here, so they never disagree. */
 #ifndef NETSCHED_VIEW_H
 #define NETSCHED_VIEW_H
 
@@ -11,7 +13,8 @@
 
 #include "policy.h"
 #include "report.h"
-#include "scorer.h"
+
+struct scorer;
 
 enum view_source {
 	VIEW_NONE,
@@ -35,6 +38,29 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 
 /* The policy's input for a view: no data unless some source is fresh. */
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out);
+
+/* One node of view_list(). */
+struct view_entry {
+	char name[REPORT_MAX_NODE_LEN + 1];
+	struct view_node v;
+};
+
+/* Every node the table tracks, plus those only a fresh fallback snapshot
+ * knows, once each, sorted by name, each with its view at now_ns. Returns
+ * how many and a malloc'd array in *out that the caller frees, or -ENOMEM
+ * (*out untouched). */
+long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out);
+
+/* How many nodes of view_list() each source serves. */
+struct view_counts {
+	size_t agent;		/* fresh agent data */
+	size_t prometheus;	/* served by the fallback */
+	size_t none;		/* tracked, but no source is fresh */
+	size_t stale;		/* tracked, latest report older than stale_after */
+};
+
+/* 0, or -ENOMEM with *out zeroed. */
+int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out);
 
 /* "agent" | "prometheus" | "none" */
 const char *view_source_name(enum view_source src);

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "common/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

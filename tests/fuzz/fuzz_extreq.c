@@ -19,13 +19,14 @@
 #define JSMN_STATIC
 #include <jsmn.h>
 
-#include "extender.h"
-#include "extreq.h"
-#include "fake_scorer.h"
-#include "log.h"
-#include "policy.h"
-#include "report.h"
-#include "scorer.h"
+#include "common/log.h"
+#include "proto/report.h"
+#include "scorer/extender.h"
+#include "scorer/extreq.h"
+#include "scorer/policy.h"
+#include "scorer/reply.h"
+#include "scorer/scorer.h"
+#include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * 1000000000ULL)
 #define STALE_NS (6ULL * 1000000000ULL)
@@ -100,10 +101,9 @@ static void check_request(const struct extreq *rq, const char *body, size_t len)
 
 /* The filter reply is itself an ExtenderArgs (Nodes or NodeNames set, the
  * other null) whose nodes are the kept ones: a subsequence of the request. */
-static void check_filter(const struct extreq *rq, const struct ext_reply *out)
+static void check_filter(const struct extreq *rq, const struct reply *out)
 {
-	struct scorer_limits lim = { SCORER_DEFAULT_MAX_BODY_BYTES, SCORER_DEFAULT_MAX_NODES,
-				     SCORER_DEFAULT_MAX_JSON_TOKENS };
+	struct extreq_limits lim = { EXTREQ_DEFAULT_MAX_NODES, EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 	struct extreq kept;
 	char err[256];
 	size_t j = 0;
@@ -131,7 +131,7 @@ static bool tok_is(const char *js, const jsmntok_t *t, const char *s, size_t n)
 }
 
 /* [{"Host":"name","Score":N}, ...]: 5 tokens per node. */
-static void check_prioritize(const struct extreq *rq, const struct ext_reply *out)
+static void check_prioritize(const struct extreq *rq, const struct reply *out)
 {
 	size_t ntok = 1 + 5 * rq->n;
 	jsmntok_t *t;
@@ -163,7 +163,7 @@ static void check_prioritize(const struct extreq *rq, const struct ext_reply *ou
  * array's growth up to its limit is taken on small inputs too). */
 static void check_tight(const struct extreq *rq, const char *body, size_t len)
 {
-	struct scorer_limits lim = { len, 8, 64 };
+	struct extreq_limits lim = { 8, 64 };
 	struct extreq small;
 	char err[256];
 	int rc = extreq_parse(body, len, &lim, &small, err, sizeof(err));
@@ -201,7 +201,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc;
 
 	memset(err, 0x55, sizeof(err));
-	rc = extreq_parse(body, size, &scorer->limits, &rq, err, sizeof(err));
+	rc = extreq_parse(body, size, &scorer->limits.request, &rq, err, sizeof(err));
 	if (rc) {
 		check(rc == -EINVAL || rc == -E2BIG);
 		check(memchr(err, '\0', sizeof(err)) && err[0]);
@@ -210,7 +210,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_request(&rq, body, size);
 	check_tight(&rq, body, size);
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
-		struct ext_reply out;
+		struct reply out;
 
 		scorer->policy = settings[i].policy;
 		scorer->direction = settings[i].dir;

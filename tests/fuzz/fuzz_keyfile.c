@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "keyfile.h"
+#include "common/keyfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -16,8 +16,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "filter.h"
-#include "units.h"
+#include "common/units.h"
+#include "scorer/filter.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,8 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "keyfile.h"
-#include "report.h"
+#include "common/keyfile.h"
+#include "proto/report.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

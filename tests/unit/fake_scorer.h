@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
-#include "scorer.h"
+#include "common/clock.h"
+#include "scorer/scorer.h"
 
 static uint64_t fake_now;
 
@@ -39,8 +39,8 @@ static inline struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_
 	s->stale_after_ns = stale_ns;
 	s->warmup_ns = stale_ns;
 	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
-	s->limits.max_nodes = SCORER_DEFAULT_MAX_NODES;
-	s->limits.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s->limits.request.max_nodes = SCORER_DEFAULT_MAX_NODES;
+	s->limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
 	s->now_ns = fake_clock;
 	s->started_mono_ns = start_ns;
 	return s;

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "config.h"
+#include "common/config.h"
 
 struct seen {
 	char log[1024];

@@ -18,11 +18,12 @@
 #define JSMN_STATIC
 #include <jsmn.h>
 
-#include "extender.h"
-#include "extreq.h"
-#include "log.h"
-#include "fake_scorer.h"
-#include "scorer.h"
+#include "common/log.h"
+#include "scorer/extender.h"
+#include "scorer/extreq.h"
+#include "scorer/reply.h"
+#include "scorer/scorer.h"
+#include "tests/unit/fake_scorer.h"
 
 #define FIXTURES "tests/fixtures/extender"
 #define STALE_NS (6ULL * 1000000000ULL)
@@ -234,7 +235,7 @@ static const char *check_filter(const struct json *rq, const char *body, size_t 
 }
 
 /* The error body every non-200 carries. */
-static const char *check_error(const struct ext_reply *r, const char *want)
+static const char *check_error(const struct reply *r, const char *want)
 {
 	static struct json j;
 	int e;
@@ -276,7 +277,7 @@ static void test_extender_fixtures(void **state)
 	for (size_t r = 0; r < sizeof(fixtures) / sizeof(fixtures[0]); r++) {
 		const struct fixture_row *row = &fixtures[r];
 		static struct json rq;
-		struct ext_reply f, p;
+		struct reply f, p;
 		const char *bad;
 		char path[256];
 		size_t len = 0;
@@ -317,7 +318,7 @@ static void test_extender_filter_full_exact(void **state)
 			   "{\"metadata\":{\"name\":\"a\"},\"x\":[1, 2.5e3 ,{}]},"
 			   "{ \"metadata\" : { \"name\" : \"b\" } }]},\"NodeNames\":null,"
 			   "\"FailedNodes\":{},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}";
-	struct ext_reply r;
+	struct reply r;
 
 	ext_filter(*state, req, strlen(req), &r);
 	assert_int_equal(r.status, 200);
@@ -364,7 +365,7 @@ static void test_extender_scores(void **state)
 		static struct json rq;
 		char body[1024];
 		int n = 0, len, scores[MAXN];
-		struct ext_reply rep;
+		struct reply rep;
 		const char *bad;
 
 		/* A fresh scorer per row: rows must not see each other's nodes. */
@@ -401,7 +402,7 @@ static void test_extender_full_mode_scores(void **state)
 	const char *req = "{\"Pod\":{},\"Nodes\":{\"metadata\":{},\"items\":["
 			  "{\"metadata\":{\"name\":\"idle\"}},{\"metadata\":{\"name\":\"busy\"}}]},"
 			  "\"NodeNames\":null}";
-	struct ext_reply r;
+	struct reply r;
 
 	feed(s, "busy", 100, 0);
 	feed(s, "idle", 0, 0);
@@ -514,7 +515,7 @@ static void test_extender_requests(void **state)
 		const struct request_row *row = &request_rows[r];
 		size_t len = row->len ? row->len : strlen(row->body);
 		unsigned long bad_before = atomic_load(&s->counters.requests_bad);
-		struct ext_reply f, p;
+		struct reply f, p;
 		const char *bad;
 
 		ext_filter(s, row->body, len, &f);
@@ -540,7 +541,7 @@ static void test_extender_requests(void **state)
 static void test_extender_filter_empty(void **state)
 {
 	const char *req = "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[]}";
-	struct ext_reply r;
+	struct reply r;
 
 	ext_filter(*state, req, strlen(req), &r);
 	assert_int_equal(r.status, 200);
@@ -568,24 +569,24 @@ static char *names_request(size_t n, size_t *len)
 static void test_extender_limits(void **state)
 {
 	struct scorer *s = *state;
-	struct ext_reply r;
+	struct reply r;
 	size_t len;
 	char *body = names_request(11, &len);
 
-	s->limits.max_nodes = 10;
+	s->limits.request.max_nodes = 10;
 	ext_prioritize(s, body, len, &r);
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(r.body, "request has 11 nodes, limit 10"));
 	free(r.body);
 
-	s->limits.max_nodes = 11;
-	s->limits.max_json_tokens = 14; /* top object, 3 keys, 2 values, the array, 11 names = 18 */
+	s->limits.request.max_nodes = 11;
+	s->limits.request.max_json_tokens = 14; /* top object, 3 keys, 2 values, the array, 11 names = 18 */
 	ext_filter(s, body, len, &r);
 	assert_int_equal(r.status, 400);
 	assert_non_null(strstr(r.body, "request has 18 JSON tokens, limit 14"));
 	free(r.body);
 
-	s->limits.max_json_tokens = 18;
+	s->limits.request.max_json_tokens = 18;
 	ext_filter(s, body, len, &r);
 	assert_int_equal(r.status, 200);
 	free(r.body);
@@ -608,7 +609,7 @@ static void test_extender_many_names(void **state)
 {
 	struct scorer *s = *state;
 	const char *head = "[{\"Host\":\"node-00000\",\"Score\":10},{\"Host\":\"node-00001\",\"Score\":5},";
-	struct ext_reply r;
+	struct reply r;
 	size_t len;
 	char *body = names_request(5000, &len);
 
@@ -634,7 +635,7 @@ static void test_extreq_annotations(void **state)
 	struct extreq rq;
 	char err[256];
 
-	assert_int_equal(extreq_parse(req, strlen(req), &s->limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(extreq_parse(req, strlen(req), &s->limits.request, &rq, err, sizeof(err)), 0);
 	assert_int_equal(rq.mode, EXTREQ_NAMES);
 	assert_int_equal(rq.n, 1);
 	assert_int_equal(rq.ingress_bandwidth.len, 3);
@@ -644,7 +645,7 @@ static void test_extreq_annotations(void **state)
 	extreq_free(&rq);
 
 	req = "{\"Pod\":{\"metadata\":{\"annotations\":null}},\"NodeNames\":[\"a\"]}";
-	assert_int_equal(extreq_parse(req, strlen(req), &s->limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(extreq_parse(req, strlen(req), &s->limits.request, &rq, err, sizeof(err)), 0);
 	assert_null(rq.ingress_bandwidth.s);
 	assert_null(rq.egress_bandwidth.s);
 	extreq_free(&rq);
@@ -658,10 +659,10 @@ static void test_extreq_error_codes(void **state)
 	size_t len;
 	char *body = names_request(3, &len);
 
-	s->limits.max_nodes = 2;
-	assert_int_equal(extreq_parse(body, len, &s->limits, &rq, err, sizeof(err)), -E2BIG);
+	s->limits.request.max_nodes = 2;
+	assert_int_equal(extreq_parse(body, len, &s->limits.request, &rq, err, sizeof(err)), -E2BIG);
 	assert_int_equal(rq.n, 42); /* untouched on error */
-	assert_int_equal(extreq_parse("{", 1, &s->limits, &rq, err, sizeof(err)), -EINVAL);
+	assert_int_equal(extreq_parse("{", 1, &s->limits.request, &rq, err, sizeof(err)), -EINVAL);
 	assert_int_equal(rq.n, 42);
 	free(body);
 }
@@ -670,7 +671,7 @@ static void test_extender_counters(void **state)
 {
 	struct scorer *s = *state;
 	const char *ok = "{\"NodeNames\":[\"a\"]}";
-	struct ext_reply r;
+	struct reply r;
 
 	ext_filter(s, ok, strlen(ok), &r);
 	free(r.body);
@@ -685,10 +686,10 @@ static void test_extender_counters(void **state)
 
 static void test_extender_error_body(void **state)
 {
-	struct ext_reply r;
+	struct reply r;
 
 	(void)state;
-	ext_error(413, "body of \"9\" bytes\n", &r);
+	reply_error(413, "body of \"9\" bytes\n", &r);
 	assert_int_equal(r.status, 413);
 	assert_string_equal(r.body, "{\"error\":\"body of \\\"9\\\" bytes\\u000a\"}");
 	assert_int_equal(r.len, strlen(r.body));

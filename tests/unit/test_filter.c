@@ -11,10 +11,11 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "extender.h"
-#include "fake_scorer.h"
-#include "filter.h"
-#include "log.h"
+#include "common/log.h"
+#include "scorer/extender.h"
+#include "scorer/filter.h"
+#include "scorer/reply.h"
+#include "tests/unit/fake_scorer.h"
 
 #define GBIT (1000000000ULL / 8) /* 1 Gb/s in bytes per second */
 
@@ -156,7 +157,7 @@ static struct scorer *busy_idle(void)
 
 static void filter_expect(struct scorer *s, const char *req, const char *want)
 {
-	struct ext_reply out;
+	struct reply out;
 
 	ext_filter(s, req, strlen(req), &out);
 	assert_int_equal(out.status, 200);

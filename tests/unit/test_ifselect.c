@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "ifselect.h"
+#include "agent/ifselect.h"
 
 /* The links of a typical Kubernetes node. */
 static const struct ifselect_link links[] = {

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "fake_scorer.h"
-#include "ingest.h"
-#include "keyfile.h"
-#include "log.h"
+#include "common/keyfile.h"
+#include "common/log.h"
 #include "netsched.pb-c.h"
-#include "report.h"
+#include "proto/report.h"
+#include "scorer/ingest.h"
+#include "tests/unit/fake_scorer.h"
 
 static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "keyfile.h"
-#include "report.h"
+#include "common/keyfile.h"
+#include "proto/report.h"
 
 #define K1 "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 #define K2 "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"

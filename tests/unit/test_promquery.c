@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "promquery.h"
+#include "scorer/promquery.h"
 
 static struct promquery_config base(enum promquery_preset preset)
 {

@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "netsched.pb-c.h"
-#include "report.h"
+#include "proto/report.h"
 
 static struct report sample_report(void)
 {

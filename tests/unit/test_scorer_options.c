@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 /* By path: tests see -Iagent before -Iscorer, and agent/ has an options.h too. */
-#include "../../scorer/options.h"
+#include "scorer/options.h"
 
 static int parse(struct scorer_options *o, char *err, size_t len, ...)
 {

@@ -11,14 +11,15 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "clock.h"
-#include "extender.h"
-#include "log.h"
+#include "common/clock.h"
+#include "common/log.h"
+#include "scorer/extender.h"
+#include "scorer/reply.h"
 /* By path: tests see -Iagent before -Iscorer, and agent/ has a metrics.h too. */
-#include "../../scorer/metrics.h"
-#include "fake_scorer.h"
-#include "scorer.h"
-#include "status.h"
+#include "scorer/metrics.h"
+#include "scorer/scorer.h"
+#include "scorer/status.h"
+#include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
 
@@ -63,7 +64,7 @@ static void test_status_readyz(void **state)
 {
 	for (size_t i = 0; i < sizeof(readyz_rows) / sizeof(readyz_rows[0]); i++) {
 		const struct readyz_row *row = &readyz_rows[i];
-		struct ext_reply r;
+		struct reply r;
 		struct scorer *s;
 
 		teardown(state);
@@ -85,7 +86,7 @@ static void test_status_readyz(void **state)
 static void test_status_nodes_race(void **state)
 {
 	struct scorer *s = *state;
-	struct ext_reply r;
+	struct reply r;
 
 	feed(s, "busy", 1000, fake_now + NS_PER_MS);
 	feed(s, "idle", 0, fake_now - 2 * NS_PER_SEC);
@@ -107,7 +108,7 @@ static void test_status_nodes_race(void **state)
 static void test_status_healthz(void **state)
 {
 	struct scorer *s = *state;
-	struct ext_reply r;
+	struct reply r;
 
 	feed(s, "a", 1, fake_now);
 	fake_now += 90 * NS_PER_SEC;
@@ -121,15 +122,15 @@ static void test_status_healthz(void **state)
 static void test_metrics_observe_buckets(void **state)
 {
 	struct scorer *s = *state;
-	struct scorer_histogram *h = &s->counters.latency_filter;
+	struct counters_histogram *h = &s->counters.latency_filter;
 
-	metrics_observe(h, 0);
-	metrics_observe(h, 50000);		/* exactly 50 us: first bucket */
-	metrics_observe(h, 50001);		/* second */
-	metrics_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
+	counters_observe(h, 0);
+	counters_observe(h, 50000);		/* exactly 50 us: first bucket */
+	counters_observe(h, 50001);		/* second */
+	counters_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
 	assert_int_equal(atomic_load(&h->buckets[0]), 2);
 	assert_int_equal(atomic_load(&h->buckets[1]), 1);
-	assert_int_equal(atomic_load(&h->buckets[SCORER_LATENCY_BUCKETS]), 1);
+	assert_int_equal(atomic_load(&h->buckets[COUNTERS_LATENCY_BUCKETS]), 1);
 	assert_int_equal(atomic_load(&h->count), 4);
 	assert_int_equal(atomic_load(&h->sum_ns), 100001 + 2 * NS_PER_SEC);
 }
@@ -162,7 +163,7 @@ static void test_metrics_render(void **state)
 	};
 	const char *ok = "{\"NodeNames\":[\"a\"]}";
 	struct scorer *s = *state;
-	struct ext_reply r;
+	struct reply r;
 
 	feed(s, "fresh", 10, fake_now);
 	feed(s, "stale", 10, fake_now - 10 * NS_PER_SEC);

@@ -13,8 +13,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "linkspeed.h"
-#include "sysfs.h"
+#include "agent/linkspeed.h"
+#include "agent/sysfs.h"
 
 static char root[64];
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "table.h"
+#include "scorer/table.h"
 
 static struct report make_report(const char *node, uint64_t instance, uint64_t seq,
 				 uint64_t rx_bytes, uint64_t covered_ms)

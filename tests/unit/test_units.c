@@ -7,7 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "units.h"
+#include "common/units.h"
 
 struct parse_row {
 	const char *in;

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "window.h"
+#include "agent/window.h"
 
 #define MS 1000000ULL
 #define MAXSTEPS 8

@@ -1,0 +1,49 @@
+/* The scorer's counters and latency histograms: the bottom layer, written
+ * lock-free by every thread (HTTP workers, ingest, the Prometheus refresh)
+ * and read by GET /metrics (metrics.h), which only formats them. */
+#ifndef NETSCHED_COUNTERS_H
+#define NETSCHED_COUNTERS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Upper bounds of the latency buckets, 50 us to 1 s; one more bucket
+ * (+Inf) holds the rest. */
+#define COUNTERS_LATENCY_BUCKETS 12
+
+struct counters_histogram {
+	atomic_ulong buckets[COUNTERS_LATENCY_BUCKETS + 1];
+	atomic_ulong sum_ns;
+	atomic_ulong count;
+};
+
+struct counters {
+	atomic_ulong reports_accepted;
+	atomic_ulong reports_duplicate;
+	atomic_ulong reports_malformed;	/* not a report, or over a size/count limit */
+	atomic_ulong reports_version;	/* a wire version we do not speak */
+	atomic_ulong reports_absurd;	/* values no NIC can produce */
+	atomic_ulong reports_unsigned;	/* no signature while --key-file is set */
+	atomic_ulong reports_forged;	/* unknown key or a signature that does not match */
+	atomic_ulong reports_replayed;	/* signed, but an old sequence or outside the time window */
+	atomic_ulong reports_table_full;
+	atomic_ulong requests_filter;
+	atomic_ulong requests_prioritize;
+	atomic_ulong requests_bad;	/* 4xx answers */
+	struct counters_histogram latency_filter;
+	struct counters_histogram latency_prioritize;
+	/* The Prometheus fallback (prom.h). */
+	atomic_ulong prom_refreshes;
+	atomic_ulong prom_failures;
+	atomic_ulong prom_values_dropped;
+	struct counters_histogram latency_prometheus;
+};
+
+/* Records one latency; lock-free, safe from any thread. */
+void counters_observe(struct counters_histogram *h, uint64_t ns);
+
+/* Bucket i's upper bound in seconds, i < COUNTERS_LATENCY_BUCKETS. */
+double counters_bucket_seconds(size_t i);
+
+#endif
