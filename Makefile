@@ -48,7 +48,7 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit bench-tools test test-unit test-integration demo bench clean \
+.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench clean \
 	fuzz fuzz-smoke load
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
@@ -95,9 +95,6 @@ $(BINDIR)/netsched-scorer: $(BUILD)/scorer/main.o $(BUILD)/libscorer.a $(BUILD)/
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-# Tests reach into both binaries' modules; the binaries never see each other's.
-$(BUILD)/tests/unit/%.o: CPPFLAGS += -Iagent -Iscorer
-
 # Every unit test links the module archives; the linker takes what it needs.
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -105,12 +102,21 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
 
 # The feed (bench/feed.c, many fake agents) drives the scale integration test.
-unit: all $(TESTS) $(BUILD)/bench/feed
+unit-build: all $(TESTS) $(BUILD)/bench/feed
+
+# Builds and runs every unit test (SAN=1: under ASan and UBSan); names the
+# ones that failed.
+unit: unit-build
+	$(Q)mkdir -p $(BUILD)/tests/log; failed=; for t in $(TESTS); do \
+		log=$(BUILD)/tests/log/$${t##*/}; \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$$t >$$log 2>&1 || { cat $$log; failed="$$failed $${t##*/}"; }; done; \
+	if [ -n "$$failed" ]; then echo "unit tests failed:$$failed"; exit 1; fi; \
+	echo "unit: $(words $(TESTS)) tests passed ($(BUILD))"
 
 # Benchmark tools (bench/*.c with a main, except the hand-built JSON comparison).
 BENCH_SRC := $(filter-out bench/json_candidates.c,$(wildcard bench/*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
-$(BUILD)/bench/%.o: CPPFLAGS += -Iagent -Iscorer
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
@@ -132,7 +138,7 @@ $(O)/fuzz/gen/%.o: $(GEN)/%.c
 $(O)/fuzz/%.o: %.c $(GEN)/netsched.pb-c.h
 	@mkdir -p $(dir $@)
 	@echo "  FUZZCC  $@"
-	$(Q)$(FUZZ_CC) $(CPPFLAGS) -Iscorer -Itests/unit $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
 $(O)/fuzz/libfuzz.a: $(FUZZ_OBJ)
 	$(Q)rm -f $@ && ar rcs $@ $^
 $(O)/fuzz/fuzz_%: $(O)/fuzz/tests/fuzz/fuzz_%.o $(O)/fuzz/libfuzz.a
@@ -145,8 +151,8 @@ fuzz fuzz-smoke: $(FUZZ_BINS)
 # The full suite: unit tests in the release and the sanitizer build, then the
 # integration tests against the real binaries (root needed for namespaces).
 test: deps-test
-	$(Q)$(MAKE) --no-print-directory unit
-	$(Q)$(MAKE) --no-print-directory SAN=1 unit
+	$(Q)$(MAKE) --no-print-directory unit-build
+	$(Q)$(MAKE) --no-print-directory SAN=1 unit-build
 	$(Q)tests/run-all
 
 demo: deps-test
