@@ -1,13 +1,11 @@
 /* Reading a kube-scheduler ExtenderArgs request: which nodes it asks about,
- * in which mode, and the pod's bandwidth annotations. The only code that
- * knows the JSON tokenizer (jsmn).
+ * in which mode, and the pod's bandwidth annotations, over the JSON layer
+ * (json.h).
  *
  * Nothing is copied: names and node objects point into the body, which must
  * outlive the request. The parse is strict and bounded:
- *  - exactly one JSON value, an object, and nothing but whitespace after it;
- *    the grammar is checked in full (separators, literals, numbers), but
- *    string contents only where read (jsmn checks escapes, not raw control
- *    bytes);
+ *  - exactly one JSON value, an object, and nothing but whitespace after it,
+ *    with the grammar checked as json.h says;
  *  - top-level and object keys match case-insensitively (ASCII) after
  *    unescaping, and the last duplicate wins, as Go's encoding/json does
  *    (Go's extra folds of U+212A and U+017F are not honoured);

@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JSMN_STRICT
-#define JSMN_STATIC
-#include <jsmn.h>
+#include "json.h"
 
 /* A reply is 7 tokens per series ({"metric":{...},"value":[t,"v"]}) plus
  * its labels; bound the tokens by the body instead of guessing. */
@@ -153,60 +151,17 @@ too_long:
 	return -E2BIG;
 }
 
-struct parser {
-	const char *js;
-	jsmntok_t *t;
-	int n;
-};
-
-/* Index just past token i's subtree (a key's size is 1: its value). */
-static int skip(const struct parser *p, int i)
-{
-	int left = 1;
-
-	while (left > 0 && i < p->n) {
-		left += p->t[i].size - 1;
-		i++;
-	}
-	return i;
-}
-
-static bool str_is(const struct parser *p, int i, const char *s)
-{
-	size_t n = strlen(s);
-
-	return p->t[i].type == JSMN_STRING && (size_t)(p->t[i].end - p->t[i].start) == n &&
-	       memcmp(p->js + p->t[i].start, s, n) == 0;
-}
-
-/* The value token of key in object obj, or -1. */
-static int member(const struct parser *p, int obj, const char *key)
-{
-	int k = obj + 1;
-
-	if (obj < 0 || p->t[obj].type != JSMN_OBJECT)
-		return -1;
-	for (int m = 0; m < p->t[obj].size; m++) {
-		if (str_is(p, k, key))
-			return k + 1;
-		k = skip(p, k + 1);
-	}
-	return -1;
-}
-
 /* A sample value: Prometheus sends it as a string ("123.4", "NaN", "+Inf"). */
-static bool value_ok(const struct parser *p, int i, uint64_t *out)
+static bool value_ok(const struct json *d, int i, uint64_t *out)
 {
 	char buf[64], *end;
-	size_t n;
+	size_t n = 0;
+	const char *s = json_text(d, i, &n);
 	double v;
 
-	if (i < 0 || p->t[i].type != JSMN_STRING)
+	if (json_type(d, i) != JSMN_STRING || n == 0 || n >= sizeof(buf))
 		return false;
-	n = (size_t)(p->t[i].end - p->t[i].start);
-	if (n == 0 || n >= sizeof(buf))
-		return false;
-	memcpy(buf, p->js + p->t[i].start, n);
+	memcpy(buf, s, n);
 	buf[n] = '\0';
 	errno = 0;
 	v = strtod(buf, &end);
@@ -217,22 +172,20 @@ static bool value_ok(const struct parser *p, int i, uint64_t *out)
 }
 
 /* A node name: 1..253 bytes, printable, no escapes (DNS names need none). */
-static bool node_ok(const struct parser *p, int i, char *out)
+static bool node_ok(const struct json *d, int i, char *out)
 {
-	size_t n;
+	size_t n = 0;
+	const char *s = json_text(d, i, &n);
 
-	if (i < 0 || p->t[i].type != JSMN_STRING)
-		return false;
-	n = (size_t)(p->t[i].end - p->t[i].start);
-	if (n == 0 || n > PROMQUERY_NODE_MAX)
+	if (json_type(d, i) != JSMN_STRING || n == 0 || n > PROMQUERY_NODE_MAX)
 		return false;
 	for (size_t k = 0; k < n; k++) {
-		char c = p->js[p->t[i].start + (int)k];
+		char c = s[k];
 
 		if (c <= ' ' || c >= 0x7f || c == '\\' || c == '"' || c == '/')
 			return false;
 	}
-	memcpy(out, p->js + p->t[i].start, n);
+	memcpy(out, s, n);
 	out[n] = '\0';
 	return true;
 }
@@ -244,52 +197,52 @@ static int by_node(const void *a, const void *b)
 }
 
 /* The error Prometheus gave, quoted for the log (printable ASCII only). */
-static void quote_error(const struct parser *p, int obj, char *out, size_t cap)
+static void quote_error(const struct json *d, int obj, char *out, size_t cap)
 {
-	int e = member(p, obj, "error");
-	size_t n = 0;
+	int e = json_member(d, obj, "error", false);
+	size_t len = 0, n = 0;
+	const char *s = json_text(d, e, &len);
 
-	if (e >= 0 && p->t[e].type == JSMN_STRING)
-		for (int k = p->t[e].start; k < p->t[e].end && n + 1 < cap; k++)
-			out[n++] = p->js[k] >= 0x20 && p->js[k] < 0x7f ? p->js[k] : '?';
+	if (json_type(d, e) == JSMN_STRING)
+		for (size_t k = 0; k < len && n + 1 < cap; k++)
+			out[n++] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
 	out[n] = '\0';
 }
 
 int promquery_parse(const char *body, size_t len, const char *node_label, size_t max_nodes,
 		    struct promquery_result *out, char *err, size_t errlen)
 {
-	struct parser p = { .js = body };
+	struct json doc = { 0 };
 	struct promquery_value *vals = NULL;
 	struct promquery_result r = { 0 };
-	jsmn_parser jp;
 	int rc, data, res, status, type;
-	size_t ntok;
 	char why[160];
 
-	/* Every token spans at least one byte: len + 1 tokens always suffice. */
-	ntok = len + 1 < PROMQUERY_MAX_TOKENS ? len + 1 : PROMQUERY_MAX_TOKENS;
-	p.t = malloc(ntok * sizeof(*p.t));
-	if (!p.t)
-		return -ENOMEM;
-	jsmn_init(&jp);
-	p.n = jsmn_parse(&jp, body, len, p.t, (unsigned)ntok);
-	if (p.n < 1 || p.t[0].type != JSMN_OBJECT) {
-		snprintf(err, errlen, "not a JSON object (%zu bytes)", len);
+	rc = json_parse(&doc, body, len, PROMQUERY_MAX_TOKENS, why, sizeof(why));
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc == -E2BIG) {
+		snprintf(err, errlen, "reply of %zu bytes: %s", len, why);
+		return rc;
+	}
+	if (rc || json_type(&doc, 0) != JSMN_OBJECT) {
+		snprintf(err, errlen, "not a JSON object (%zu bytes)%s%s", len, rc ? ": " : "",
+			 rc ? why : "");
 		rc = -EBADMSG;
 		goto out;
 	}
-	status = member(&p, 0, "status");
-	if (status < 0 || !str_is(&p, status, "success")) {
-		quote_error(&p, 0, why, sizeof(why));
+	status = json_member(&doc, 0, "status", false);
+	if (!json_is_string(&doc, status, "success")) {
+		quote_error(&doc, 0, why, sizeof(why));
 		snprintf(err, errlen, "query failed: status is not \"success\"%s%s",
 			 why[0] ? ": " : "", why);
 		rc = -EBADMSG;
 		goto out;
 	}
-	data = member(&p, 0, "data");
-	type = member(&p, data, "resultType");
-	res = member(&p, data, "result");
-	if (type < 0 || !str_is(&p, type, "vector") || res < 0 || p.t[res].type != JSMN_ARRAY) {
+	data = json_member(&doc, 0, "data", false);
+	type = json_member(&doc, data, "resultType", false);
+	res = json_member(&doc, data, "result", false);
+	if (!json_is_string(&doc, type, "vector") || json_type(&doc, res) != JSMN_ARRAY) {
 		snprintf(err, errlen, "expected data.resultType \"vector\" with a result array");
 		rc = -EBADMSG;
 		goto out;
@@ -301,9 +254,11 @@ int promquery_parse(const char *body, size_t len, const char *node_label, size_t
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (int k = res + 1, m = 0; m < p.t[res].size; m++, k = skip(&p, k)) {
-		int metric = member(&p, k, "metric"), value = member(&p, k, "value");
-		int node = member(&p, metric, node_label), dir = member(&p, metric, "netsched_dir");
+	for (int k = res + 1, m = 0; m < doc.t[res].size; m++, k = json_skip(&doc, k)) {
+		int metric = json_member(&doc, k, "metric", false);
+		int value = json_member(&doc, k, "value", false);
+		int node = json_member(&doc, metric, node_label, false);
+		int dir = json_member(&doc, metric, "netsched_dir", false);
 		struct promquery_value *v = &vals[r.n];
 		uint64_t rate;
 		bool rx;
@@ -315,10 +270,9 @@ int promquery_parse(const char *body, size_t len, const char *node_label, size_t
 			goto out;
 		}
 		memset(v, 0, sizeof(*v));
-		if (!node_ok(&p, node, v->node) || dir < 0 || value < 0 ||
-		    p.t[value].type != JSMN_ARRAY || p.t[value].size != 2 ||
-		    !value_ok(&p, skip(&p, value + 1), &rate) ||
-		    (!(rx = str_is(&p, dir, "rx")) && !str_is(&p, dir, "tx"))) {
+		if (!node_ok(&doc, node, v->node) || json_type(&doc, value) != JSMN_ARRAY ||
+		    doc.t[value].size != 2 || !value_ok(&doc, json_skip(&doc, value + 1), &rate) ||
+		    (!(rx = json_is_string(&doc, dir, "rx")) && !json_is_string(&doc, dir, "tx"))) {
 			r.dropped++;
 			continue;
 		}
@@ -364,7 +318,7 @@ int promquery_parse(const char *body, size_t len, const char *node_label, size_t
 	rc = 0;
 out:
 	free(vals);
-	free(p.t);
+	json_free(&doc);
 	return rc;
 }
 

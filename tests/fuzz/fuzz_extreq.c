@@ -15,14 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define JSMN_PARENT_LINKS
-#define JSMN_STATIC
-#include <jsmn.h>
-
 #include "common/log.h"
 #include "proto/report.h"
 #include "scorer/extender.h"
 #include "scorer/extreq.h"
+#include "scorer/json.h"
 #include "scorer/policy.h"
 #include "scorer/reply.h"
 #include "scorer/scorer.h"
@@ -124,39 +121,40 @@ static void check_filter(const struct extreq *rq, const struct reply *out)
 	extreq_free(&kept);
 }
 
-static bool tok_is(const char *js, const jsmntok_t *t, const char *s, size_t n)
+/* Whether token i is a string exactly n bytes of s. */
+static bool tok_is(const struct json *d, int i, const char *s, size_t n)
 {
-	return t->type == JSMN_STRING && (size_t)(t->end - t->start) == n &&
-	       !memcmp(js + t->start, s, n);
+	size_t len = 0;
+	const char *text = json_text(d, i, &len);
+
+	return json_type(d, i) == JSMN_STRING && len == n && !memcmp(text, s, n);
 }
 
-/* [{"Host":"name","Score":N}, ...]: 5 tokens per node. */
+/* [{"Host":"name","Score":N}, ...]: 5 tokens per node, through the same
+ * strict JSON layer the scorer reads with. */
 static void check_prioritize(const struct extreq *rq, const struct reply *out)
 {
-	size_t ntok = 1 + 5 * rq->n;
-	jsmntok_t *t;
-	jsmn_parser p;
+	struct json d;
+	char err[200];
 
 	check(out->status == 200 && out->body && out->len == strlen(out->body));
-	t = malloc(ntok * sizeof(*t));
-	check(t);
-	jsmn_init(&p);
-	check(jsmn_parse(&p, out->body, out->len, t, (unsigned)ntok) == (int)ntok);
-	check(t[0].type == JSMN_ARRAY && (size_t)t[0].size == rq->n);
+	check(json_parse(&d, out->body, out->len, 1 + 5 * rq->n, err, sizeof(err)) == 0);
+	check(d.n == (int)(1 + 5 * rq->n));
+	check(json_type(&d, 0) == JSMN_ARRAY && (size_t)d.t[0].size == rq->n);
 	for (size_t i = 0; i < rq->n; i++) {
-		const jsmntok_t *o = &t[1 + 5 * i];
-		const char *score = out->body + o[4].start;
-		int len = o[4].end - o[4].start;
+		int o = 1 + 5 * (int)i;
+		size_t len = 0;
+		const char *score = json_text(&d, o + 4, &len);
 
-		check(o[0].type == JSMN_OBJECT && o[0].size == 2);
-		check(tok_is(out->body, &o[1], "Host", 4));
-		check(tok_is(out->body, &o[2], rq->nodes[i].name, rq->nodes[i].name_len));
-		check(tok_is(out->body, &o[3], "Score", 5));
-		check(o[4].type == JSMN_PRIMITIVE);
+		check(json_type(&d, o) == JSMN_OBJECT && d.t[o].size == 2);
+		check(tok_is(&d, o + 1, "Host", 4));
+		check(tok_is(&d, o + 2, rq->nodes[i].name, rq->nodes[i].name_len));
+		check(tok_is(&d, o + 3, "Score", 5));
+		check(json_type(&d, o + 4) == JSMN_PRIMITIVE);
 		check((len == 1 && score[0] >= '0' && score[0] <= '9') ||
 		      (len == 2 && score[0] == '1' && score[1] == '0'));
 	}
-	free(t);
+	json_free(&d);
 }
 
 /* Tighter limits only ever turn a success into -E2BIG (and the token

@@ -3,7 +3,8 @@
  * the node table (busy, idle, unknown, stale), and bad requests that must get
  * 400 with a reason. Run from the repository root (fixtures are read from
  * tests/fixtures/extender). Replies are checked with a walk of their own over
- * jsmn tokens, independent of extreq.c. */
+ * the JSON layer (tests/unit/test_json.c tests that), independent of
+ * extreq.c. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,13 +15,10 @@
 #include <string.h>
 #include <cmocka.h>
 
-#define JSMN_PARENT_LINKS
-#define JSMN_STATIC
-#include <jsmn.h>
-
 #include "common/log.h"
 #include "scorer/extender.h"
 #include "scorer/extreq.h"
+#include "scorer/json.h"
 #include "scorer/reply.h"
 #include "scorer/scorer.h"
 #include "tests/unit/fake_scorer.h"
@@ -70,92 +68,55 @@ static char *read_file(const char *path, size_t *len)
 	return d;
 }
 
-/* ---- a small JSON walker for checking replies ---- */
-
-struct json {
-	const char *js;
-	jsmntok_t t[4096];
-	int n;
-};
+/* ---- replies are read with the scorer's JSON layer (scorer/json.h) ---- */
 
 struct span {
 	const char *p;
 	size_t len;
 };
 
-static int json_parse(struct json *j, const char *js, size_t len)
+/* Parses into j, first freeing what j held: the walkers keep their
+ * documents in statics, so what is left at exit is still reachable. */
+static int walk(struct json *j, const char *js, size_t len)
 {
-	jsmn_parser p;
+	char err[128];
 
-	jsmn_init(&p);
-	j->js = js;
-	j->n = jsmn_parse(&p, js, len, j->t, sizeof(j->t) / sizeof(j->t[0]));
-	return j->n > 0 ? 0 : -1;
+	json_free(j);
+	return json_parse(j, js, len, 1u << 20, err, sizeof(err));
 }
 
-static int json_skip(const struct json *j, int i)
+static struct span span_of(const struct json *j, int i)
 {
-	int k = i + 1;
+	struct span s = { NULL, 0 };
 
-	while (k < j->n && j->t[k].start < j->t[i].end)
-		k++;
-	return k;
-}
-
-static bool json_text(const struct json *j, int i, const char *text)
-{
-	size_t len = strlen(text);
-
-	return i >= 0 && (size_t)(j->t[i].end - j->t[i].start) == len &&
-	       !memcmp(j->js + j->t[i].start, text, len);
-}
-
-/* Value of key in object obj, -1 if absent (exact key match). */
-static int json_get(const struct json *j, int obj, const char *key)
-{
-	int k = obj + 1;
-
-	if (obj < 0 || j->t[obj].type != JSMN_OBJECT)
-		return -1;
-	for (int m = 0; m < j->t[obj].size; m++) {
-		if (json_text(j, k, key))
-			return k + 1;
-		k = json_skip(j, k + 1);
-	}
-	return -1;
-}
-
-static struct span json_span(const struct json *j, int i)
-{
-	struct span s = { j->js + j->t[i].start, (size_t)(j->t[i].end - j->t[i].start) };
-
+	s.p = json_text(j, i, &s.len);
 	return s;
 }
 
 static bool span_eq(struct span a, struct span b)
 {
-	return a.len == b.len && !memcmp(a.p, b.p, a.len);
+	return a.p && b.p && a.len == b.len && !memcmp(a.p, b.p, a.len);
 }
 
 /* The nodes a request asks about, as the scheduler means them: names, and
  * in full mode the raw node objects. Returns the count, -1 on no list. */
 static int request_nodes(const struct json *rq, struct span *names, struct span *items, bool *full)
 {
-	int nn = json_get(rq, 0, "NodeNames"), nodes = json_get(rq, 0, "Nodes"), count = 0;
+	int nn = json_member(rq, 0, "NodeNames", false), nodes = json_member(rq, 0, "Nodes", false), count = 0;
 
-	if (nn >= 0 && rq->t[nn].type == JSMN_ARRAY) {
+	if (json_type(rq, nn) == JSMN_ARRAY) {
 		*full = false;
-		for (int m = 0, k = nn + 1; m < rq->t[nn].size && count < MAXN; m++, k++)
-			names[count++] = json_span(rq, k);
+		for (int m = 0; m < rq->t[nn].size && count < MAXN; m++)
+			names[count++] = span_of(rq, json_element(rq, nn, m));
 		return count;
 	}
-	nodes = json_get(rq, nodes, "items");
-	if (nodes < 0)
+	nodes = json_member(rq, nodes, "items", false);
+	if (json_type(rq, nodes) != JSMN_ARRAY)
 		return -1;
 	*full = true;
 	for (int m = 0, k = nodes + 1; m < rq->t[nodes].size && count < MAXN; m++, k = json_skip(rq, k)) {
-		items[count] = json_span(rq, k);
-		names[count++] = json_span(rq, json_get(rq, json_get(rq, k, "metadata"), "name"));
+		items[count] = span_of(rq, k);
+		names[count++] = span_of(rq, json_member(rq, json_member(rq, k, "metadata", false), "name", false));
 	}
 	return count;
 }
@@ -176,18 +137,18 @@ static const char *check_prioritize(const struct json *rq, const char *body, siz
 	int n = request_nodes(rq, names, items, &full), k = 1;
 
 	CHECK(n >= 0, "request has no node list");
-	CHECK(!json_parse(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
-	CHECK(j.t[0].type == JSMN_ARRAY, "reply is not a bare array: %.80s", body);
+	CHECK(!walk(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
+	CHECK(json_type(&j, 0) == JSMN_ARRAY, "reply is not a bare array: %.80s", body);
 	CHECK(j.t[0].size == n, "reply has %d hosts, request %d", j.t[0].size, n);
 	for (int i = 0; i < n; i++, k = json_skip(&j, k)) {
-		int host = json_get(&j, k, "Host"), score = json_get(&j, k, "Score");
+		int host = json_member(&j, k, "Host", false), score = json_member(&j, k, "Score", false);
 		struct span sc;
 
-		CHECK(j.t[k].type == JSMN_OBJECT && j.t[k].size == 2, "element %d is not {Host,Score}", i);
-		CHECK(host >= 0 && j.t[host].type == JSMN_STRING && span_eq(json_span(&j, host), names[i]),
+		CHECK(json_type(&j, k) == JSMN_OBJECT && j.t[k].size == 2, "element %d is not {Host,Score}", i);
+		CHECK(json_type(&j, host) == JSMN_STRING && span_eq(span_of(&j, host), names[i]),
 		      "element %d: Host is not %.*s", i, (int)names[i].len, names[i].p);
-		CHECK(score >= 0 && j.t[score].type == JSMN_PRIMITIVE, "element %d: no integer Score", i);
-		sc = json_span(&j, score);
+		CHECK(json_type(&j, score) == JSMN_PRIMITIVE, "element %d: no integer Score", i);
+		sc = span_of(&j, score);
 		CHECK((sc.len == 1 && sc.p[0] >= '0' && sc.p[0] <= '9') ||
 		      (sc.len == 2 && !memcmp(sc.p, "10", 2)),
 		      "element %d: Score %.*s is not an integer 0..10", i, (int)sc.len, sc.p);
@@ -209,27 +170,27 @@ static const char *check_filter(const struct json *rq, const char *body, size_t 
 	int nodes, nn, list;
 
 	CHECK(n >= 0, "request has no node list");
-	CHECK(!json_parse(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
-	CHECK(j.t[0].type == JSMN_OBJECT, "reply is not an object");
-	nodes = json_get(&j, 0, "Nodes");
-	nn = json_get(&j, 0, "NodeNames");
-	CHECK(json_text(&j, json_get(&j, 0, "Error"), ""), "Error is not empty");
-	CHECK(json_text(&j, json_get(&j, 0, "FailedNodes"), "{}"), "FailedNodes is not {}");
-	CHECK(json_text(&j, json_get(&j, 0, "FailedAndUnresolvableNodes"), "{}"),
+	CHECK(!walk(&j, body, len), "reply is not JSON: %.*s", (int)len, body);
+	CHECK(json_type(&j, 0) == JSMN_OBJECT, "reply is not an object");
+	nodes = json_member(&j, 0, "Nodes", false);
+	nn = json_member(&j, 0, "NodeNames", false);
+	CHECK(json_text_is(&j, json_member(&j, 0, "Error", false), ""), "Error is not empty");
+	CHECK(json_text_is(&j, json_member(&j, 0, "FailedNodes", false), "{}"), "FailedNodes is not {}");
+	CHECK(json_text_is(&j, json_member(&j, 0, "FailedAndUnresolvableNodes", false), "{}"),
 	      "FailedAndUnresolvableNodes is not {}");
 	if (full) {
-		CHECK(json_text(&j, nn, "null"), "full mode: NodeNames is not null");
-		list = json_get(&j, nodes, "items");
-		CHECK(list >= 0 && j.t[list].type == JSMN_ARRAY && j.t[list].size == n,
+		CHECK(json_text_is(&j, nn, "null"), "full mode: NodeNames is not null");
+		list = json_member(&j, nodes, "items", false);
+		CHECK(list >= 0 && json_type(&j, list) == JSMN_ARRAY && j.t[list].size == n,
 		      "full mode: Nodes.items does not hold %d nodes", n);
 		for (int i = 0, k = list + 1; i < n; i++, k = json_skip(&j, k))
-			CHECK(span_eq(json_span(&j, k), items[i]), "full mode: item %d differs from the request", i);
+			CHECK(span_eq(span_of(&j, k), items[i]), "full mode: item %d differs from the request", i);
 	} else {
-		CHECK(json_text(&j, nodes, "null"), "names mode: Nodes is not null");
-		CHECK(nn >= 0 && j.t[nn].type == JSMN_ARRAY && j.t[nn].size == n,
+		CHECK(json_text_is(&j, nodes, "null"), "names mode: Nodes is not null");
+		CHECK(nn >= 0 && json_type(&j, nn) == JSMN_ARRAY && j.t[nn].size == n,
 		      "names mode: NodeNames does not hold %d names", n);
 		for (int i = 0; i < n; i++)
-			CHECK(span_eq(json_span(&j, nn + 1 + i), names[i]), "names mode: name %d differs", i);
+			CHECK(span_eq(span_of(&j, json_element(&j, nn, i)), names[i]), "names mode: name %d differs", i);
 	}
 	return NULL;
 }
@@ -241,9 +202,9 @@ static const char *check_error(const struct reply *r, const char *want)
 	int e;
 
 	CHECK(r->body, "no body");
-	CHECK(!json_parse(&j, r->body, r->len) && j.t[0].type == JSMN_OBJECT, "error body not an object");
-	e = json_get(&j, 0, "error");
-	CHECK(e >= 0 && j.t[e].type == JSMN_STRING && j.t[e].end > j.t[e].start, "no error message");
+	CHECK(!walk(&j, r->body, r->len) && json_type(&j, 0) == JSMN_OBJECT, "error body not an object");
+	e = json_member(&j, 0, "error", false);
+	CHECK(e >= 0 && json_type(&j, e) == JSMN_STRING && j.t[e].end > j.t[e].start, "no error message");
 	CHECK(!want || strstr(r->body, want), "error %.*s does not mention \"%s\"",
 	      (int)(j.t[e].end - j.t[e].start), r->body + j.t[e].start, want);
 	return NULL;
@@ -293,7 +254,7 @@ static void test_extender_fixtures(void **state)
 			fail_msg("%s: filter %u, prioritize %u, want %u: %.200s", row->path, f.status,
 				 p.status, row->status, p.body ? p.body : "");
 		if (row->status == 200) {
-			assert_int_equal(json_parse(&rq, body, len), 0);
+			assert_int_equal(walk(&rq, body, len), 0);
 			if ((bad = check_filter(&rq, f.body, f.len)))
 				fail_msg("%s: filter: %s", row->path, bad);
 			if ((bad = check_prioritize(&rq, p.body, p.len, NULL)))
@@ -384,7 +345,7 @@ static void test_extender_scores(void **state)
 		ext_prioritize(s, body, (size_t)len, &rep);
 		if (rep.status != 200)
 			fail_msg("%s: status %u: %s", row->name, rep.status, rep.body);
-		assert_int_equal(json_parse(&rq, body, (size_t)len), 0);
+		assert_int_equal(walk(&rq, body, (size_t)len), 0);
 		if ((bad = check_prioritize(&rq, rep.body, rep.len, scores)))
 			fail_msg("%s: %s", row->name, bad);
 		for (int i = 0; i < n; i++)

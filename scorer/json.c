@@ -1,0 +1,492 @@
+/* jsmn is header-only and this is the one file that instantiates it, before
+ * json.h declares its types with the same settings. STRICT refuses unquoted
+ * keys and bare words; PARENT_LINKS gives every token its parent, which the
+ * grammar check below relies on, and makes closing a container O(1) instead
+ * of a scan back over every token. */
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#define JSMN_STATIC
+#include <jsmn.h>
+
+#include "json.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The parse in progress. */
+struct ctx {
+	const char *js;
+	size_t len;
+	const jsmntok_t *t;
+	int n;
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(struct ctx *c, int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->err && c->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(c->err, c->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return rc;
+}
+
+static bool is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
+
+static bool is_digit(char ch)
+{
+	return ch >= '0' && ch <= '9';
+}
+
+static int jsmn_fail(struct ctx *c, int r, unsigned pos)
+{
+	if (r == JSMN_ERROR_PART)
+		return fail(c, -EINVAL, "JSON ends early: an object, array or string is not closed "
+			    "(truncated body?)");
+	return fail(c, -EINVAL, "invalid JSON near byte %u", pos);
+}
+
+/* Kubernetes JSON averages 12-14 bytes per token; starting at one token per
+ * 8 bytes means one allocation almost always, and only grows for dense
+ * input such as [1,1,1]. */
+#define JSON_BYTES_PER_TOKEN_GUESS 8u
+
+/* jsmn found no token: it stops at a NUL byte as if the input ended there. */
+static int no_tokens(struct ctx *c, unsigned pos)
+{
+	if (pos < c->len)
+		return fail(c, -EINVAL, "invalid JSON near byte %u: NUL byte", pos);
+	return fail(c, -EINVAL, "empty body: no JSON value");
+}
+
+/* The exact token count, for the message when a request is over the limit:
+ * only refused requests pay for this second pass. */
+static int over_limit(struct ctx *c, size_t max_tokens)
+{
+	jsmn_parser p;
+	int n;
+
+	jsmn_init(&p);
+	n = jsmn_parse(&p, c->js, c->len, NULL, 0);
+	if (n < 0)
+		return jsmn_fail(c, n, p.pos);
+	if (n == 0)
+		return no_tokens(c, p.pos);
+	return fail(c, -E2BIG, "%d JSON tokens, limit %zu", n, max_tokens);
+}
+
+/* One pass into a guessed number of tokens, growing (jsmn resumes where it
+ * ran out) up to max_tokens. A separate counting pass cost as much as
+ * tokenizing itself: 40% of a 500-node request. */
+static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
+{
+	jsmn_parser p;
+	jsmntok_t *t = NULL, *bigger;
+	size_t cap;
+	int r;
+
+	/* jsmn keeps offsets and counts in int. */
+	if (c->len >= INT_MAX)
+		return fail(c, -E2BIG, "body of %zu bytes is too large to parse", c->len);
+	if (max_tokens > INT_MAX)
+		max_tokens = INT_MAX;
+	if (max_tokens == 0)
+		return over_limit(c, max_tokens);
+	cap = c->len / JSON_BYTES_PER_TOKEN_GUESS + 16;
+	if (cap > max_tokens)
+		cap = max_tokens;
+	jsmn_init(&p);
+	for (;;) {
+		bigger = realloc(t, cap * sizeof(*t));
+		if (!bigger) {
+			free(t);
+			return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
+		}
+		t = bigger;
+		r = jsmn_parse(&p, c->js, c->len, t, (unsigned)cap);
+		if (r != JSMN_ERROR_NOMEM)
+			break;
+		if (cap == max_tokens) {
+			free(t);
+			return over_limit(c, max_tokens);
+		}
+		cap = cap > max_tokens / 2 ? max_tokens : cap * 2;
+	}
+	if (r <= 0) {
+		free(t);
+		return r < 0 ? jsmn_fail(c, r, p.pos) : no_tokens(c, p.pos);
+	}
+	/* Exactly the tokens jsmn filled, so a read past the last one is a
+	 * heap overflow the sanitizers and fuzzers catch, not a stale token. */
+	if ((size_t)r < cap) {
+		bigger = realloc(t, (size_t)r * sizeof(*t));
+		if (bigger)
+			t = bigger;
+	}
+	c->t = t;
+	c->n = r;
+	*out = t;
+	return 0;
+}
+
+/* true, false, null, or a number as RFC 8259 spells it: jsmn takes any run
+ * of printable characters that starts like one (tru, 01, 1.2.3, -). */
+static bool is_literal(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 && !memcmp(s, "false", 5)) ||
+	    (n == 4 && !memcmp(s, "null", 4)))
+		return true;
+	if (i < n && s[i] == '-')
+		i++;
+	if (i < n && s[i] == '0') {
+		i++;
+	} else if (i < n && s[i] >= '1' && s[i] <= '9') {
+		while (i < n && is_digit(s[i]))
+			i++;
+	} else {
+		return false;
+	}
+	if (i < n && s[i] == '.') {
+		if (++i >= n || !is_digit(s[i]))
+			return false;
+		while (i < n && is_digit(s[i]))
+			i++;
+	}
+	if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+		if (++i < n && (s[i] == '+' || s[i] == '-'))
+			i++;
+		if (i >= n || !is_digit(s[i]))
+			return false;
+		while (i < n && is_digit(s[i]))
+			i++;
+	}
+	return i == n;
+}
+
+/* Where a token's text begins (a string's opening quote), and where the
+ * text after its own begins (a container's first byte inside). */
+static int tok_begin(const jsmntok_t *t)
+{
+	return t->type == JSMN_STRING ? t->start - 1 : t->start;
+}
+
+static int tok_after(const jsmntok_t *t)
+{
+	switch (t->type) {
+	case JSMN_OBJECT:
+	case JSMN_ARRAY:
+		return t->start + 1;
+	case JSMN_STRING:
+		return t->end + 1;
+	default:
+		return t->end;
+	}
+}
+
+/* jsmn checks tokens and bracket pairs but not the punctuation between
+ * tokens: it takes [1 2], [1,,2], [1,], {"a":1,} and {"a":1 "b":2}. Between
+ * two tokens only whitespace may appear, then the closing brackets of the
+ * containers that ended (jsmn has matched those), then exactly the
+ * separator the grammar expects there (none, ',' or ':'). */
+static int check_gap(struct ctx *c, int from, int to, char sep)
+{
+	bool seen = false;
+
+	for (int i = from; i < to; i++) {
+		char ch = c->js[i];
+
+		if (is_space(ch))
+			continue;
+		if ((ch == '}' || ch == ']') && !seen)
+			continue;
+		if (ch == sep && !seen) {
+			seen = true;
+			continue;
+		}
+		return fail(c, -EINVAL, "invalid JSON near byte %d: unexpected '%c'", i, ch);
+	}
+	if (sep && !seen)
+		return fail(c, -EINVAL, "invalid JSON near byte %d: expected '%c'", to, sep);
+	return 0;
+}
+
+/* For messages about what follows the document. */
+static const char *outer(const jsmntok_t *t)
+{
+	return t->type == JSMN_OBJECT ? "object" : t->type == JSMN_ARRAY ? "array" : "value";
+}
+
+/* Everything jsmn lets through that JSON does not allow. After this, every
+ * object member is one string key with exactly one value. */
+static int validate(struct ctx *c)
+{
+	const jsmntok_t *t = c->t;
+	int pos, i;
+
+	pos = tok_after(&t[0]);
+	for (i = 1; i < c->n; i++) {
+		int p = t[i].parent;
+		char sep;
+
+		if (p < 0)
+			return fail(c, -EINVAL, "unexpected data after the JSON %s at byte %d",
+				    outer(&t[0]), tok_begin(&t[i]));
+		switch (t[p].type) {
+		case JSMN_OBJECT:
+			/* A key: a string followed by exactly one value. */
+			if (t[i].type != JSMN_STRING || t[i].size != 1)
+				return fail(c, -EINVAL, "invalid JSON near byte %d: expected \"key\": value",
+					    tok_begin(&t[i]));
+			sep = p == i - 1 ? 0 : ',';
+			break;
+		case JSMN_ARRAY:
+			if (t[i].type == JSMN_STRING && t[i].size != 0)
+				return fail(c, -EINVAL, "invalid JSON near byte %d: ':' inside an array",
+					    t[i].end + 1);
+			sep = p == i - 1 ? 0 : ',';
+			break;
+		case JSMN_STRING:
+			/* A value: its parent must be a key, not itself a value
+			 * ({"a":"b":"c"} makes "b" the parent of "c"). */
+			if (t[p].parent < 0 || t[t[p].parent].type != JSMN_OBJECT)
+				return fail(c, -EINVAL, "invalid JSON near byte %d: unexpected ':'",
+					    t[p].end + 1);
+			sep = ':';
+			break;
+		default:
+			return fail(c, -EINVAL, "invalid JSON near byte %d", tok_begin(&t[i]));
+		}
+		if (check_gap(c, pos, tok_begin(&t[i]), sep))
+			return -EINVAL;
+		if (t[i].type == JSMN_PRIMITIVE &&
+		    !is_literal(c->js + t[i].start, (size_t)(t[i].end - t[i].start)))
+			return fail(c, -EINVAL, "invalid JSON near byte %d: not a number, true, false or null",
+				    t[i].start);
+		pos = tok_after(&t[i]);
+	}
+	if (t[0].type == JSMN_OBJECT || t[0].type == JSMN_ARRAY) {
+		if (check_gap(c, pos, t[0].end - 1, 0))
+			return -EINVAL;
+		pos = t[0].end;
+	} else if (t[0].type == JSMN_PRIMITIVE &&
+		   !is_literal(c->js + t[0].start, (size_t)(t[0].end - t[0].start))) {
+		return fail(c, -EINVAL, "invalid JSON near byte %d: not a number, true, false or null",
+			    t[0].start);
+	}
+	for (i = pos; (size_t)i < c->len; i++)
+		if (!is_space(c->js[i]))
+			return fail(c, -EINVAL, "unexpected data after the JSON %s at byte %d",
+				    outer(&t[0]), i);
+	return 0;
+}
+
+int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, char *err,
+	       size_t errlen)
+{
+	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen };
+	jsmntok_t *tokens = NULL;
+	int rc;
+
+	rc = tokenize(&c, max_tokens, &tokens);
+	if (rc)
+		return rc;
+	rc = validate(&c);
+	if (rc) {
+		free(tokens);
+		return rc;
+	}
+	*doc = (struct json){ .js = js, .len = len, .t = tokens, .n = c.n };
+	return 0;
+}
+
+void json_free(struct json *doc)
+{
+	if (!doc)
+		return;
+	free(doc->t);
+	doc->t = NULL;
+	doc->n = 0;
+}
+
+jsmntype_t json_type(const struct json *doc, int i)
+{
+	return i >= 0 && i < doc->n ? doc->t[i].type : JSMN_UNDEFINED;
+}
+
+/* The first token after token i and everything nested in it. Tokens are in
+ * document order, so that is the first token starting at or past i's end:
+ * a binary search, which keeps skipping large node objects cheap. */
+int json_skip(const struct json *doc, int i)
+{
+	const jsmntok_t *t = doc->t;
+	int lo = i + 1, hi = doc->n;
+
+	if (i < 0 || i >= doc->n)
+		return doc->n;
+	if (t[i].type != JSMN_OBJECT && t[i].type != JSMN_ARRAY)
+		return i + 1;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+
+		if (t[mid].start < t[i].end)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static unsigned hex_value(char ch)
+{
+	if (is_digit(ch))
+		return (unsigned)(ch - '0');
+	return (unsigned)((ch | 0x20) - 'a' + 10);
+}
+
+/* Decodes the escape at s[*i] (a backslash) and moves past it. jsmn has
+ * checked that it is complete; \uXXXX yields the UTF-16 unit, and a unit
+ * >= 0x80 never equals the ASCII keys compared here. */
+static unsigned unescape(const char *s, size_t n, size_t *i)
+{
+	unsigned v = 0;
+	char e = *i + 1 < n ? s[*i + 1] : '\\';
+
+	*i += 2;
+	switch (e) {
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	case 'u':
+		for (int k = 0; k < 4 && *i < n; k++)
+			v = v * 16 + hex_value(s[(*i)++]);
+		return v;
+	default:
+		return (unsigned char)e;
+	}
+}
+
+static unsigned ascii_lower(unsigned ch)
+{
+	return ch >= 'A' && ch <= 'Z' ? ch + ('a' - 'A') : ch;
+}
+
+/* Whether string token k, unescaped, equals key (ASCII case-insensitively
+ * when fold: Go matches struct fields that way; map keys match exactly). */
+static bool key_equals(const struct json *doc, int k, const char *key, bool fold)
+{
+	const char *s = doc->js + doc->t[k].start;
+	size_t n = (size_t)(doc->t[k].end - doc->t[k].start), i = 0;
+
+	for (; *key; key++) {
+		unsigned ch, want = (unsigned char)*key;
+
+		if (i >= n)
+			return false;
+		ch = s[i] == '\\' ? unescape(s, n, &i) : (unsigned char)s[i++];
+		if (fold) {
+			ch = ascii_lower(ch);
+			want = ascii_lower(want);
+		}
+		if (ch != want)
+			return false;
+	}
+	return i == n;
+}
+
+int json_member(const struct json *doc, int obj, const char *key, bool fold)
+{
+	int found = -1, k = obj + 1;
+
+	if (json_type(doc, obj) != JSMN_OBJECT)
+		return -1;
+	/* After the grammar check every member is a string key with one
+	 * value; k < doc->n only guards against a bug. */
+	for (int m = 0; m < doc->t[obj].size && k < doc->n; m++) {
+		if (key_equals(doc, k, key, fold))
+			found = k + 1;
+		k = json_skip(doc, k + 1);
+	}
+	return found;
+}
+
+
+int json_element(const struct json *doc, int arr, int m)
+{
+	int k;
+
+	if (json_type(doc, arr) != JSMN_ARRAY || m < 0 || m >= doc->t[arr].size)
+		return -1;
+	/* Element m sits at arr + 1 + m only while every element before it is
+	 * a scalar; the parent link tells. */
+	k = arr + 1 + m;
+	return k < doc->n && doc->t[k].parent == arr ? k : -1;
+}
+
+const char *json_text(const struct json *doc, int i, size_t *len)
+{
+	if (json_type(doc, i) == JSMN_UNDEFINED)
+		return NULL;
+	*len = (size_t)(doc->t[i].end - doc->t[i].start);
+	return doc->js + doc->t[i].start;
+}
+
+bool json_text_is(const struct json *doc, int i, const char *text)
+{
+	size_t n = 0, want = strlen(text);
+	const char *s = json_text(doc, i, &n);
+
+	return s && n == want && !memcmp(s, text, n);
+}
+
+bool json_is_string(const struct json *doc, int i, const char *s)
+{
+	return json_type(doc, i) == JSMN_STRING && json_text_is(doc, i, s);
+}
+
+bool json_is_null(const struct json *doc, int i)
+{
+	return json_type(doc, i) == JSMN_PRIMITIVE && json_text_is(doc, i, "null");
+}
+
+const char *json_kind(const struct json *doc, int i)
+{
+	switch (json_type(doc, i)) {
+	case JSMN_OBJECT:
+		return "an object";
+	case JSMN_ARRAY:
+		return "an array";
+	case JSMN_STRING:
+		return "a string";
+	case JSMN_PRIMITIVE:
+		if (json_is_null(doc, i))
+			return "null";
+		if (doc->js[doc->t[i].start] == 't' || doc->js[doc->t[i].start] == 'f')
+			return "a boolean";
+		return "a number";
+	case JSMN_UNDEFINED:
+	default:
+		return "missing";
+	}
+}

@@ -1,0 +1,83 @@
+/* The scorer's one JSON reader: jsmn's tokens, checked against the whole
+ * JSON grammar, and bounded lookups over them. Every JSON the scorer reads
+ * goes through here: extender requests (extreq.c), Prometheus replies
+ * (promquery.c), and the tests' reply walker.
+ *
+ * jsmn alone takes [1 2], [1,,2], {"a":1,}, tru and 01; json_parse() refuses
+ * all of them, so a document that parses is JSON (RFC 8259) except that
+ * string contents are checked only where read (jsmn checks escapes, not raw
+ * control bytes). Exactly one value, and nothing but whitespace after it.
+ *
+ * Tokens are in document order and point into the text, which must outlive
+ * the document; each token has its parent (JSMN_PARENT_LINKS). Every walk
+ * here is iterative, so nesting depth costs no stack, and every accessor
+ * takes any index: one outside the document's tokens (such as -1 for "not
+ * found") reads as absent, never past the last token jsmn filled. */
+#ifndef NETSCHED_JSON_H
+#define NETSCHED_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* jsmn's token layout depends on these: every includer must agree. */
+#if defined(JSMN_H) && !defined(JSMN_PARENT_LINKS)
+#error "jsmn.h included without JSMN_PARENT_LINKS before json.h"
+#endif
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#define JSMN_HEADER
+#include <jsmn.h>
+
+struct json {
+	const char *js;		/* the text; not owned */
+	size_t len;
+	jsmntok_t *t;		/* n tokens; owned, freed by json_free() */
+	int n;			/* >= 1 after a successful parse */
+};
+
+/* Tokenizes len bytes of js (need not be NUL-terminated) into at most
+ * max_tokens tokens and checks the grammar. 0 and *doc filled; or -EINVAL
+ * (not JSON: err says what and at which byte, never echoing the input),
+ * -E2BIG (more than max_tokens tokens, or a text over INT_MAX bytes: err
+ * says how many and the limit) or -ENOMEM, with *doc untouched. */
+int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, char *err,
+	       size_t errlen);
+
+/* Frees the tokens; accepts a zeroed struct and NULL. */
+void json_free(struct json *doc);
+
+/* Token i's type; JSMN_UNDEFINED when i is not a token of doc. */
+jsmntype_t json_type(const struct json *doc, int i);
+
+/* The first token after token i and everything nested in it (doc->n when
+ * none is left). */
+int json_skip(const struct json *doc, int i);
+
+/* The value of the last member of object obj named key (Go's decoder keeps
+ * the last duplicate), or -1 when obj is not an object or has no such key.
+ * Keys are compared after unescaping; fold: ASCII case-insensitively, as Go
+ * matches struct fields (map keys such as annotations match exactly). */
+int json_member(const struct json *doc, int obj, const char *key, bool fold);
+
+/* Element m of array arr whose elements are all scalars, or -1. */
+int json_element(const struct json *doc, int arr, int m);
+
+/* Token i's text as received: a string's contents without the quotes
+ * (escapes not decoded), a number or literal, or a container's bytes from
+ * bracket to bracket. NULL when i is not a token. */
+const char *json_text(const struct json *doc, int i, size_t *len);
+
+/* Whether token i's text (as json_text()) is exactly text. */
+bool json_text_is(const struct json *doc, int i, const char *text);
+
+/* Whether token i is a string whose contents are exactly s (no escapes). */
+bool json_is_string(const struct json *doc, int i, const char *s);
+
+/* Whether token i is the literal null. */
+bool json_is_null(const struct json *doc, int i);
+
+/* For messages: "an object", "an array", "a string", "null", "a boolean",
+ * "a number", or "missing". */
+const char *json_kind(const struct json *doc, int i);
+
+#endif

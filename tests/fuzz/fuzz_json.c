@@ -1,0 +1,88 @@
+/* libFuzzer: the JSON layer (scorer/json.h) on any bytes. Traps when a
+ * document that parses breaks the header's promises: tokens in document
+ * order inside the text, each with an earlier parent, every scalar a JSON
+ * literal or string, nothing but whitespace after the value; and when an
+ * accessor, given any index (inside, -1, n, n + 1), returns anything but a
+ * token of the document or "absent". The token array is exactly as long as
+ * the document, so a read past the last token is a heap overflow here. */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "scorer/json.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define check(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+
+/* Small, so the over-limit path runs too. */
+#define MAX_TOKENS 512
+
+static bool in_doc(const struct json *d, int i)
+{
+	return i >= 0 && i < d->n;
+}
+
+/* Every accessor on index i, which may be anything. */
+static void probe(const struct json *d, int i)
+{
+	size_t len = 0;
+	const char *text = json_text(d, i, &len);
+	int k;
+
+	check(!text == !in_doc(d, i));
+	check(in_doc(d, i) || json_type(d, i) == JSMN_UNDEFINED);
+	check(in_doc(d, i) || !strcmp(json_kind(d, i), "missing"));
+	check(!text || (text >= d->js && text + len <= d->js + d->len));
+	k = json_skip(d, i);
+	check(k <= d->n && (!in_doc(d, i) || k > i));
+	for (int m = -1; m < 3; m++) {
+		k = json_element(d, i, m);
+		check(k == -1 || (in_doc(d, k) && d->t[k].parent == i));
+	}
+	k = json_member(d, i, "a", true);
+	check(k == -1 || (in_doc(d, k) && in_doc(d, d->t[k].parent) &&
+			  d->t[d->t[k].parent].parent == i));
+	(void)json_is_null(d, i);
+	(void)json_is_string(d, i, "a");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *js = (const char *)data;
+	struct json d;
+	char err[256];
+	int rc, end;
+
+	memset(err, 0x55, sizeof(err));
+	rc = json_parse(&d, js, size, MAX_TOKENS, err, sizeof(err));
+	if (rc) {
+		check(rc == -EINVAL || rc == -E2BIG || rc == -ENOMEM);
+		check(memchr(err, '\0', sizeof(err)) && err[0]);
+		return 0;
+	}
+	check(d.n >= 1 && d.n <= MAX_TOKENS && d.js == js && d.len == size);
+	check(d.t[0].parent == -1);
+	for (int i = 0; i < d.n; i++) {
+		const jsmntok_t *t = &d.t[i];
+
+		check(t->start >= 0 && t->start <= t->end && (size_t)t->end <= size);
+		check(i == 0 || (t->parent >= 0 && t->parent < i && t->start >= d.t[i - 1].start));
+		if (t->type == JSMN_PRIMITIVE)
+			check(js[t->start] == '-' || (js[t->start] >= '0' && js[t->start] <= '9') ||
+			      json_is_null(&d, i) || json_text_is(&d, i, "true") ||
+			      json_text_is(&d, i, "false"));
+		probe(&d, i);
+	}
+	probe(&d, -1);
+	probe(&d, d.n);
+	probe(&d, d.n + 1);
+	/* Whitespace only after the value. */
+	end = d.t[0].type == JSMN_STRING ? d.t[0].end + 1 : d.t[0].end;
+	for (size_t i = (size_t)end; i < size; i++)
+		check(js[i] == ' ' || js[i] == '\t' || js[i] == '\n' || js[i] == '\r');
+	json_free(&d);
+	return 0;
+}

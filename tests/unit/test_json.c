@@ -1,0 +1,202 @@
+/* The JSON layer every scorer reader shares: what parses (any value at the
+ * top, whitespace around it), everything jsmn alone lets through that JSON
+ * does not (each row names the error it must give), the token limit, and
+ * the accessors on indexes inside and outside the document: -1 and n read
+ * as absent, the last duplicate key wins, keys fold only when asked, and
+ * nesting 100,000 deep costs no stack. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "scorer/json.h"
+
+#define MAX_TOKENS 1024
+
+struct parse_row {
+	const char *name;
+	const char *text;
+	size_t len;		/* 0: strlen(text) */
+	int rc;
+	const char *error;	/* part of the message when rc != 0 */
+	int tokens;		/* when rc == 0 */
+};
+
+static const struct parse_row parse_rows[] = {
+	{ "object", "{\"a\":[1,-2.5e3,true,false,null,\"x\"]}", 0, 0, NULL, 9 },
+	{ "array at the top", "[1,2]", 0, 0, NULL, 3 },
+	{ "string at the top", "\"s\"", 0, 0, NULL, 1 },
+	{ "whitespace around", " \r\n\t{} \n", 0, 0, NULL, 1 },
+	{ "escapes", "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\"]", 0, 0, NULL, 2 },
+	{ "empty containers", "{\"a\":{},\"b\":[]}", 0, 0, NULL, 5 },
+	{ "empty", "", 0, -EINVAL, "empty body", 0 },
+	{ "only whitespace", "  \n", 0, -EINVAL, "empty body", 0 },
+	{ "NUL first", "\0{}", 3, -EINVAL, "NUL byte", 0 },
+	{ "NUL after the value", "{}\0", 3, -EINVAL, "after the JSON object at byte 2", 0 },
+	{ "truncated object", "{\"a\":[1,", 0, -EINVAL, "ends early", 0 },
+	{ "truncated string", "[\"ab", 0, -EINVAL, "ends early", 0 },
+	{ "second value", "{}{}", 0, -EINVAL, "after the JSON object", 0 },
+	{ "garbage after an array", "[1] x", 0, -EINVAL, "invalid JSON", 0 },
+	{ "missing comma", "[1 2]", 0, -EINVAL, "expected ','", 0 },
+	{ "double comma", "[1,,2]", 0, -EINVAL, "unexpected ','", 0 },
+	{ "trailing comma in an array", "[1,]", 0, -EINVAL, "unexpected ','", 0 },
+	{ "trailing comma in an object", "{\"a\":1,}", 0, -EINVAL, "unexpected ','", 0 },
+	{ "missing comma between members", "{\"a\":1 \"b\":2}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "key without a value", "{\"a\"}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "two colons", "{\"a\":\"b\":\"c\"}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "colon in an array", "[\"a\":\"b\"]", 0, -EINVAL, "':' inside an array", 0 },
+	{ "unquoted key", "{a:1}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "number as key", "{1:2}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "tru", "[tru]", 0, -EINVAL, "not a number, true, false or null", 0 },
+	{ "leading zero", "[01]", 0, -EINVAL, "not a number", 0 },
+	{ "two dots", "[1.2.3]", 0, -EINVAL, "not a number", 0 },
+	{ "bare minus", "[-]", 0, -EINVAL, "not a number", 0 },
+	{ "exponent without digits", "[1e]", 0, -EINVAL, "not a number", 0 },
+	{ "bare word at the top", "nope ", 0, -EINVAL, "invalid JSON", 0 },
+	{ "bad escape", "[\"\\q\"]", 0, -EINVAL, "invalid JSON", 0 },
+	{ "mismatched brackets", "[1}", 0, -EINVAL, "invalid JSON", 0 },
+	{ "extra closing bracket", "[1]]", 0, -EINVAL, "invalid JSON", 0 },
+};
+
+static void test_json_parse(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(parse_rows) / sizeof(parse_rows[0]); r++) {
+		const struct parse_row *row = &parse_rows[r];
+		size_t len = row->len ? row->len : strlen(row->text);
+		struct json d = { 0 };
+		char err[256] = "";
+		int rc = json_parse(&d, row->text, len, MAX_TOKENS, err, sizeof(err));
+
+		if (rc != row->rc)
+			fail_msg("%s: json_parse gave %d (%s), want %d", row->name, rc, err, row->rc);
+		if (rc == 0 && d.n != row->tokens)
+			fail_msg("%s: %d tokens, want %d", row->name, d.n, row->tokens);
+		if (rc && !strstr(err, row->error))
+			fail_msg("%s: error \"%s\" does not say \"%s\"", row->name, err, row->error);
+		if (rc && d.t)
+			fail_msg("%s: the document was touched on error", row->name);
+		json_free(&d);
+	}
+}
+
+/* One token over the limit is -E2BIG with the count and the limit. */
+static void test_json_token_limit(void **state)
+{
+	const char *text = "[1,2,3,4]";
+	struct json d = { 0 };
+	char err[256];
+
+	(void)state;
+	assert_int_equal(json_parse(&d, text, strlen(text), 5, err, sizeof(err)), 0);
+	json_free(&d);
+	assert_int_equal(json_parse(&d, text, strlen(text), 4, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "5 JSON tokens, limit 4"));
+	assert_int_equal(json_parse(&d, text, strlen(text), 0, err, sizeof(err)), -E2BIG);
+	assert_null(d.t);
+}
+
+static void test_json_accessors(void **state)
+{
+	const char *text = "{\"Name\":\"first\",\"n\\u0061me\":\"second\",\"list\":[\"a\",{\"x\":1},\"c\"],"
+			   "\"none\":null,\"num\":-1.5,\"yes\":true}";
+	struct json d;
+	char err[256];
+	size_t len;
+	int v, list;
+
+	(void)state;
+	assert_int_equal(json_parse(&d, text, strlen(text), MAX_TOKENS, err, sizeof(err)), 0);
+
+	/* Exact keys compare after unescaping; folded ones also match "Name";
+	 * the last duplicate wins. */
+	v = json_member(&d, 0, "name", false);
+	assert_true(json_is_string(&d, v, "second"));
+	v = json_member(&d, 0, "NAME", true);
+	assert_true(json_is_string(&d, v, "second"));
+	assert_int_equal(json_member(&d, 0, "NAME", false), -1);
+	v = json_member(&d, 0, "Name", false);
+	assert_true(json_is_string(&d, v, "first"));
+	assert_int_equal(json_member(&d, 0, "missing", false), -1);
+
+	/* Kinds, for messages. */
+	assert_string_equal(json_kind(&d, 0), "an object");
+	assert_string_equal(json_kind(&d, json_member(&d, 0, "list", false)), "an array");
+	assert_string_equal(json_kind(&d, json_member(&d, 0, "none", false)), "null");
+	assert_string_equal(json_kind(&d, json_member(&d, 0, "num", false)), "a number");
+	assert_string_equal(json_kind(&d, json_member(&d, 0, "yes", false)), "a boolean");
+	assert_string_equal(json_kind(&d, v), "a string");
+	assert_true(json_is_null(&d, json_member(&d, 0, "none", false)));
+
+	/* Elements are found up to the first container; after it, not. */
+	list = json_member(&d, 0, "list", false);
+	assert_true(json_is_string(&d, json_element(&d, list, 0), "a"));
+	assert_int_equal(json_type(&d, json_element(&d, list, 1)), JSMN_OBJECT);
+	assert_int_equal(json_element(&d, list, 2), -1);
+	assert_int_equal(json_element(&d, list, 3), -1);
+	assert_int_equal(json_element(&d, 0, 0), -1);
+	assert_true(json_is_string(&d, json_skip(&d, json_element(&d, list, 1)), "c"));
+
+	/* Text as received: a container from bracket to bracket. */
+	assert_non_null(json_text(&d, json_element(&d, list, 1), &len));
+	assert_int_equal(len, strlen("{\"x\":1}"));
+	assert_true(json_text_is(&d, json_element(&d, list, 1), "{\"x\":1}"));
+
+	/* Indexes outside the document read as absent, on every accessor. */
+	for (int i = -2; i <= d.n + 1; i += (i == -1 ? d.n + 1 : 1)) {
+		if (i >= 0 && i < d.n)
+			continue;
+		assert_int_equal(json_type(&d, i), JSMN_UNDEFINED);
+		assert_null(json_text(&d, i, &len));
+		assert_false(json_text_is(&d, i, ""));
+		assert_false(json_is_null(&d, i));
+		assert_false(json_is_string(&d, i, ""));
+		assert_string_equal(json_kind(&d, i), "missing");
+		assert_int_equal(json_member(&d, i, "Name", true), -1);
+		assert_int_equal(json_element(&d, i, 0), -1);
+		assert_int_equal(json_skip(&d, i), d.n);
+	}
+	assert_int_equal(json_skip(&d, 0), d.n);
+	json_free(&d);
+	json_free(&d);
+	json_free(NULL);
+}
+
+/* jsmn and every walk here are loops: depth is bounded only by the token
+ * limit, never by the stack. */
+static void test_json_deep_nesting(void **state)
+{
+	enum { DEPTH = 100000 };
+	char *text = malloc(2 * DEPTH + 1);
+	struct json d;
+	char err[256];
+
+	(void)state;
+	assert_non_null(text);
+	memset(text, '[', DEPTH);
+	memset(text + DEPTH, ']', DEPTH);
+	text[2 * DEPTH] = '\0';
+	assert_int_equal(json_parse(&d, text, 2 * DEPTH, 2 * DEPTH, err, sizeof(err)), 0);
+	assert_int_equal(d.n, DEPTH);
+	assert_int_equal(json_skip(&d, 0), DEPTH);
+	assert_int_equal(json_skip(&d, DEPTH / 2), DEPTH);
+	assert_int_equal(json_type(&d, DEPTH - 1), JSMN_ARRAY);
+	assert_int_equal(json_element(&d, DEPTH - 2, 0), DEPTH - 1);
+	json_free(&d);
+	free(text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_json_parse),
+		cmocka_unit_test(test_json_token_limit),
+		cmocka_unit_test(test_json_accessors),
+		cmocka_unit_test(test_json_deep_nesting),
+	};
+	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
+}
