@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -39,9 +38,6 @@
  * the largest allowed size. */
 #define HTTP_BUDGET_BODIES 4u
 
-/* How often the certificate files are checked for a rotation. */
-#define HTTP_TLS_CHECK_S 5
-
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scorer *s;
@@ -49,17 +45,10 @@ struct http_server {
 	bool v6;
 	size_t budget;
 	atomic_size_t buffered;	/* body bytes charged by all requests */
-	/* HTTPS: the files, what was read from them, and the daemon that a
-	 * rotation replaced, stopped one check later so its requests finish. */
+	/* HTTPS: the files, and the rotation that owns the daemon once it
+	 * runs (h->daemon is then NULL). */
 	const struct tls_files *tls;	/* NULL: plain HTTP */
-	struct tls_pems pems;
-	struct MHD_Daemon *retiring;
-	struct tls_pems retiring_pems;
-	pthread_t reloader;
-	bool reloader_started;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stopping;
+	struct tls_rotation *rotation;
 };
 
 enum route {
@@ -489,87 +478,17 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_END);
 }
 
-/* New certificates: the running daemon stops accepting and hands over its
- * socket to a daemon with the new files, so no connection attempt is
- * refused; the old one finishes its requests and is stopped next check. */
-static void rotate(struct http_server *h)
+/* The rotation's way to start a daemon with new certificates. */
+static struct MHD_Daemon *restart_daemon(void *ctx, int fd, const struct tls_pems *p)
 {
-	struct tls_pems fresh;
-	struct MHD_Daemon *next;
-	char err[512];
-	int fd;
-
-	if (tls_load(h->tls, &fresh, err, sizeof(err))) {
-		log_error("http", "certificate files changed but cannot be used: %s; still serving "
-			  "the old ones", err);
-		tls_restamp(h->tls, &h->pems); /* wait for the next change */
-		return;
-	}
-	fd = MHD_quiesce_daemon(h->daemon);
-	if (fd < 0) {
-		log_error("http", "cannot hand over the listening socket; still serving the old "
-			  "certificates");
-		tls_free(&fresh);
-		return;
-	}
-	next = start_daemon(h, fd, &fresh);
-	if (!next) {
-		log_error("http", "new certificates refused by TLS (see above); back to the old ones");
-		tls_free(&fresh);
-		next = start_daemon(h, fd, &h->pems);
-		if (!next) {
-			log_error("http", "cannot serve HTTPS any more: restart the scorer");
-			close(fd);
-			return;
-		}
-		tls_restamp(h->tls, &h->pems);
-		fresh = h->pems;
-	} else {
-		log_info("http", "certificates reloaded from %s", h->tls->cert);
-	}
-	pthread_mutex_lock(&h->lock);
-	h->retiring = h->daemon;
-	h->retiring_pems = h->pems;
-	h->daemon = next;
-	h->pems = fresh;
-	pthread_mutex_unlock(&h->lock);
-}
-
-static void *reloader_main(void *arg)
-{
-	struct http_server *h = arg;
-
-	for (;;) {
-		struct timespec until;
-		struct MHD_Daemon *old;
-		struct tls_pems old_pems;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += HTTP_TLS_CHECK_S;
-		pthread_mutex_lock(&h->lock);
-		while (!h->stopping && pthread_cond_timedwait(&h->wake, &h->lock, &until) != ETIMEDOUT)
-			;
-		old = h->retiring;
-		old_pems = h->retiring_pems;
-		h->retiring = NULL;
-		memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
-		pthread_mutex_unlock(&h->lock);
-		if (old) {
-			MHD_stop_daemon(old);
-			tls_free(&old_pems);
-		}
-		if (h->stopping)
-			return NULL;
-		if (tls_changed(h->tls, &h->pems))
-			rotate(h);
-	}
+	return start_daemon(ctx, fd, p);
 }
 
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
 			       const struct tls_files *tls, char *err, size_t errlen)
 {
 	size_t max = s->limits.max_body_bytes;
-	pthread_condattr_t ca;
+	struct tls_pems pems = { 0 };
 	struct http_server *h;
 	int fd;
 
@@ -581,21 +500,16 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 	h->s = s;
 	h->budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
 	atomic_init(&h->buffered, 0);
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&h->wake, &ca);
-	pthread_condattr_destroy(&ca);
 	if (tls && tls->cert[0]) {
 		h->tls = tls;
-		if (tls_load(tls, &h->pems, err, errlen))
+		if (tls_load(tls, &pems, err, errlen))
 			goto out_free_server;
 	}
 	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
 	if (fd < 0)
 		goto out_free_server;
 	/* MHD owns fd from here: MHD_stop_daemon() closes it. */
-	h->daemon = start_daemon(h, fd, h->tls ? &h->pems : NULL);
+	h->daemon = start_daemon(h, fd, h->tls ? &pems : NULL);
 	if (!h->daemon) {
 		close(fd);
 		snprintf(err, errlen, "http%s %s%s%s:%u: libmicrohttpd failed to start%s (see the log "
@@ -604,19 +518,16 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 		goto out_free_server;
 	}
 	if (h->tls) {
-		if (pthread_create(&h->reloader, NULL, reloader_main, h)) {
-			snprintf(err, errlen, "https: cannot start the certificate reloader");
-			MHD_stop_daemon(h->daemon);
+		/* The rotation takes the daemon and the PEMs, even on failure. */
+		h->rotation = tls_rotation_start(tls, &pems, h->daemon, restart_daemon, h, err, errlen);
+		h->daemon = NULL;
+		if (!h->rotation)
 			goto out_free_server;
-		}
-		h->reloader_started = true;
 	}
 	return h;
 
 out_free_server:
-	tls_free(&h->pems);
-	pthread_cond_destroy(&h->wake);
-	pthread_mutex_destroy(&h->lock);
+	tls_free(&pems);
 	free(h);
 	return NULL;
 }
@@ -630,20 +541,8 @@ void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	if (h->reloader_started) {
-		pthread_mutex_lock(&h->lock);
-		h->stopping = true;
-		pthread_cond_signal(&h->wake);
-		pthread_mutex_unlock(&h->lock);
-		pthread_join(h->reloader, NULL);
-	}
-	if (h->retiring)
-		MHD_stop_daemon(h->retiring);
+	tls_rotation_stop(h->rotation);
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
-	tls_free(&h->retiring_pems);
-	tls_free(&h->pems);
-	pthread_cond_destroy(&h->wake);
-	pthread_mutex_destroy(&h->lock);
 	free(h);
 }

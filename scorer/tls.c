@@ -1,16 +1,36 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
 #include "file.h"
+#include "log.h"
+
+struct tls_rotation {
+	const struct tls_files *files;
+	tls_daemon_start start;
+	void *ctx;
+	/* The daemon serving now and what it was started with; the one a
+	 * rotation replaced, stopped one check later so its requests finish. */
+	struct MHD_Daemon *daemon;
+	struct tls_pems pems;
+	struct MHD_Daemon *retiring;
+	struct tls_pems retiring_pems;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stopping;
+};
 
 static int read_pem(const char *path, char **out, struct tls_stamp *st, char *err, size_t errlen)
 {
@@ -32,12 +52,36 @@ static int read_pem(const char *path, char **out, struct tls_stamp *st, char *er
 	return 0;
 }
 
+/* Whether GnuTLS takes the key with the certificate: a mismatched pair is
+ * refused here, before any daemon is stopped for it. */
+static int check_pair(const struct tls_files *f, const struct tls_pems *p, char *err,
+		      size_t errlen)
+{
+	gnutls_certificate_credentials_t cred;
+	gnutls_datum_t cert = { (unsigned char *)p->cert, (unsigned)strlen(p->cert) };
+	gnutls_datum_t key = { (unsigned char *)p->key, (unsigned)strlen(p->key) };
+	int rc;
+
+	if (gnutls_certificate_allocate_credentials(&cred) != GNUTLS_E_SUCCESS) {
+		snprintf(err, errlen, "%s: out of memory for TLS credentials", f->cert);
+		return -ENOMEM;
+	}
+	rc = gnutls_certificate_set_x509_key_mem(cred, &cert, &key, GNUTLS_X509_FMT_PEM);
+	gnutls_certificate_free_credentials(cred);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s with %s: %s", f->cert, f->key, gnutls_strerror(rc));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int tls_load(const struct tls_files *f, struct tls_pems *out, char *err, size_t errlen)
 {
 	struct tls_pems p = { 0 };
 
 	if (read_pem(f->cert, &p.cert, &p.stamps[0], err, errlen) ||
 	    read_pem(f->key, &p.key, &p.stamps[1], err, errlen) ||
+	    check_pair(f, &p, err, errlen) ||
 	    (f->client_ca[0] && read_pem(f->client_ca, &p.ca, &p.stamps[2], err, errlen))) {
 		tls_free(&p);
 		return -EINVAL;
@@ -86,6 +130,147 @@ bool tls_changed(const struct tls_files *f, const struct tls_pems *p)
 {
 	return stamp_changed(f->cert, &p->stamps[0]) || stamp_changed(f->key, &p->stamps[1]) ||
 	       stamp_changed(f->client_ca, &p->stamps[2]);
+}
+
+/* New certificates: the running daemon stops accepting and hands over its
+ * socket to a daemon with the new files, so no connection attempt is
+ * refused; the old one finishes its requests and is stopped next check. */
+static void rotate(struct tls_rotation *h)
+{
+	struct tls_pems fresh;
+	struct MHD_Daemon *next;
+	char err[512];
+	int fd, spare;
+
+	if (tls_load(h->files, &fresh, err, sizeof(err))) {
+		log_error("tls", "certificate files changed but cannot be used: %s; still serving "
+			  "the old ones", err);
+		tls_restamp(h->files, &h->pems); /* wait for the next change */
+		return;
+	}
+	fd = MHD_quiesce_daemon(h->daemon);
+	if (fd < 0) {
+		log_error("tls", "cannot hand over the listening socket; still serving the old "
+			  "certificates");
+		tls_free(&fresh);
+		return;
+	}
+	/* libmicrohttpd closes the socket when a daemon fails to start: keep a
+	 * copy to go back to the old certificates with. */
+	spare = dup(fd);
+	next = h->start(h->ctx, fd, &fresh);
+	if (next && spare >= 0)
+		close(spare);
+	if (!next) {
+		log_error("tls", "new certificates refused by TLS (see above); back to the old ones");
+		tls_free(&fresh);
+		next = spare >= 0 ? h->start(h->ctx, spare, &h->pems) : NULL;
+		if (!next) {
+			log_error("tls", "cannot serve HTTPS any more: restart the scorer");
+			return;
+		}
+		tls_restamp(h->files, &h->pems);
+		/* The same certificates go on: nothing to retire with the old
+		 * daemon (freeing them then would free what is in use). */
+		fresh = h->pems;
+		memset(&h->pems, 0, sizeof(h->pems));
+	} else {
+		log_info("tls", "certificates reloaded from %s", h->files->cert);
+	}
+	pthread_mutex_lock(&h->lock);
+	h->retiring = h->daemon;
+	h->retiring_pems = h->pems;
+	h->daemon = next;
+	h->pems = fresh;
+	pthread_mutex_unlock(&h->lock);
+}
+
+static void *rotation_main(void *arg)
+{
+	struct tls_rotation *h = arg;
+
+	for (;;) {
+		struct timespec until;
+		struct MHD_Daemon *old;
+		struct tls_pems old_pems;
+
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += TLS_CHECK_S;
+		pthread_mutex_lock(&h->lock);
+		while (!h->stopping && pthread_cond_timedwait(&h->wake, &h->lock, &until) != ETIMEDOUT)
+			;
+		old = h->retiring;
+		old_pems = h->retiring_pems;
+		h->retiring = NULL;
+		memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
+		pthread_mutex_unlock(&h->lock);
+		if (old) {
+			MHD_stop_daemon(old);
+			tls_free(&old_pems);
+		}
+		if (h->stopping)
+			return NULL;
+		if (tls_changed(h->files, &h->pems))
+			rotate(h);
+	}
+}
+
+struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pems *pems,
+					struct MHD_Daemon *daemon, tls_daemon_start start,
+					void *ctx, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	struct tls_rotation *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		snprintf(err, errlen, "https: out of memory");
+		goto out_stop_daemon;
+	}
+	r->files = f;
+	r->start = start;
+	r->ctx = ctx;
+	r->daemon = daemon;
+	r->pems = *pems;
+	memset(pems, 0, sizeof(*pems));
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (pthread_create(&r->thread, NULL, rotation_main, r)) {
+		snprintf(err, errlen, "https: cannot start the certificate reloader");
+		pthread_cond_destroy(&r->wake);
+		pthread_mutex_destroy(&r->lock);
+		*pems = r->pems; /* freed below */
+		free(r);
+		goto out_stop_daemon;
+	}
+	return r;
+
+out_stop_daemon:
+	MHD_stop_daemon(daemon);
+	tls_free(pems);
+	return NULL;
+}
+
+void tls_rotation_stop(struct tls_rotation *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stopping = true;
+	pthread_cond_signal(&r->wake);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->thread, NULL);
+	if (r->retiring)
+		MHD_stop_daemon(r->retiring);
+	if (r->daemon)
+		MHD_stop_daemon(r->daemon);
+	tls_free(&r->retiring_pems);
+	tls_free(&r->pems);
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
 }
 
 int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)

@@ -1,11 +1,11 @@
-/* HTTPS for the extender: certificate files, their reload, and client
+/* HTTPS for the extender: certificate files, their rotation, and client
  * certificate checks (mTLS), for libmicrohttpd over GnuTLS.
  *
  * The files are read into memory as PEM text (bounded) and handed to a
- * daemon at start; tls_changed() notices a rotation (cert-manager or a
- * Secret update replaces the files) so the HTTP server can start a daemon
- * with the new ones. With a client CA, every request must come with a
- * client certificate that chains to it: the scheduler's tlsConfig
+ * daemon at start. A rotation (cert-manager or a Secret update replaces the
+ * files) is noticed by tls_rotation, which starts a daemon with the new ones
+ * on the same listening socket. With a client CA, every request must come
+ * with a client certificate that chains to it: the scheduler's tlsConfig
  * certFile/keyFile, checked with GnuTLS on the connection's session. */
 #ifndef NETSCHED_TLS_H
 #define NETSCHED_TLS_H
@@ -16,6 +16,7 @@
 #include <time.h>
 
 struct MHD_Connection;
+struct MHD_Daemon;
 
 #define TLS_PATH_MAX 256
 /* A chain of a few certificates is a few KB. */
@@ -40,8 +41,9 @@ struct tls_pems {
 	struct tls_stamp stamps[3];
 };
 
-/* Reads the files. 0, or -errno with err naming the file and the problem
- * (never its contents); *out is untouched on error. */
+/* Reads the files and checks that the key is the certificate's. 0, or
+ * -errno with err naming the file and the problem (never its contents);
+ * *out is untouched on error. */
 int tls_load(const struct tls_files *f, struct tls_pems *out, char *err, size_t errlen);
 /* Frees and zeroes (the key is wiped). Accepts a zeroed struct. */
 void tls_free(struct tls_pems *p);
@@ -51,6 +53,32 @@ void tls_restamp(const struct tls_files *f, struct tls_pems *p);
 
 /* Whether any file differs from what p was read from. */
 bool tls_changed(const struct tls_files *f, const struct tls_pems *p);
+
+/* How often tls_rotation checks the files. */
+#define TLS_CHECK_S 5
+
+struct tls_rotation;
+
+/* Starts a daemon serving the listening socket fd with p's certificates;
+ * NULL when it cannot (fd is then still the caller's). */
+typedef struct MHD_Daemon *(*tls_daemon_start)(void *ctx, int fd, const struct tls_pems *p);
+
+/* Serves rotated certificates with no restart and no refused connection:
+ * every TLS_CHECK_S a thread checks f's files; when they changed and load,
+ * the running daemon stops accepting and hands its listening socket to a
+ * daemon that start(ctx, ...) makes with the new files; the old one finishes
+ * its requests and is stopped a check later. Files that changed but cannot
+ * be used are logged and not retried until they change again; the old
+ * certificates stay in use.
+ * Takes daemon (started with *pems) and *pems (zeroed here), even on
+ * failure. f and ctx must outlive the rotation. NULL with err on failure. */
+struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pems *pems,
+					struct MHD_Daemon *daemon, tls_daemon_start start,
+					void *ctx, char *err, size_t errlen);
+
+/* Stops the thread, then every daemon the rotation holds, and frees the
+ * certificates. Accepts NULL. */
+void tls_rotation_stop(struct tls_rotation *r);
 
 /* Whether the connection presented a client certificate that verifies
  * against the daemon's trust list. 0, or -EACCES with why ("no client

@@ -2,7 +2,8 @@
 # The extender over HTTPS on the real scorer: TLS with a certificate from
 # our own CA; mTLS, where only a client certificate from the configured CA
 # gets an answer; a rotated certificate served from the next connection on
-# without a restart; bad certificate files refused at start-up.
+# without a restart, and a rotation to a mismatched pair refused; bad
+# certificate files refused at start-up.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v openssl >/dev/null || fail "openssl not installed (run .ci/deps test)"
@@ -61,8 +62,19 @@ wait_for 15 "the rotated certificate to be served" rotated
 kill -0 "$SCORER" || fail "the scorer died during the rotation"
 grep -q "certificates reloaded" "$WORK/scorer.log" || fail "no reload line in the log"
 echo "ok: certificate rotated without a restart"
+
+# 2b. A rotation to a key that does not match the certificate: refused with
+# a line naming both files, the old certificates stay served, and the
+# scorer still stops cleanly.
+cp "$C/server.key" "$C/live.key.new" && mv "$C/live.key.new" "$C/live.key"
+refused() { grep -q "cannot be used: .*live.pem with .*live.key" "$WORK/scorer.log"; }
+wait_for 15 "the mismatched pair to be refused" refused
+expect "served certificate after a refused rotation" "$(subject)" scorer-v2
 kill "$SCORER"
-wait "$SCORER" 2>/dev/null
+wait "$SCORER"
+rc=$?
+expect "exit status after a refused rotation" "$rc" 0
+cp "$C/server2.key" "$C/live.key"
 
 # 3. mTLS: only a client certificate from the configured CA is answered.
 start_scorer_https --tls-client-ca "$C/ca.pem"
@@ -94,6 +106,7 @@ bad() {
 bad "both --tls-cert and --tls-key" --tls-cert "$C/server.pem"
 bad "need HTTPS" --tls-client-ca "$C/ca.pem"
 bad "missing.pem: No such file" --tls-cert "$C/missing.pem" --tls-key "$C/server.key"
+bad "server.pem with .*server2.key: .*do not match" --tls-cert "$C/server.pem" --tls-key "$C/server2.key"
 echo "not a certificate" >"$C/junk.pem"
 bad "not a PEM file" --tls-cert "$C/junk.pem" --tls-key "$C/server.key"
 echo "PASS: https"
