@@ -189,8 +189,6 @@ static void *prom_thread(void *arg)
 					 (unsigned long long)p->cfg.max_age_ms);
 			continue;
 		}
-		atomic_fetch_add(&p->counters->prom_refreshes, 1);
-		atomic_fetch_add(&p->counters->prom_values_dropped, sn->r.dropped);
 		if (failures)
 			log_info("prom", "%s: refreshing again after %u failures", p->cfg.url,
 				 failures);
@@ -202,6 +200,9 @@ static void *prom_thread(void *arg)
 		old = p->snap;
 		p->snap = sn;
 		pthread_mutex_unlock(&p->lock);
+		/* Counted once served: a reader that sees the count sees the data. */
+		atomic_fetch_add(&p->counters->prom_values_dropped, sn->r.dropped);
+		atomic_fetch_add(&p->counters->prom_refreshes, 1);
 		snapshot_free(old);
 	}
 }

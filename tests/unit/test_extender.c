@@ -17,7 +17,6 @@
 
 #include "common/log.h"
 #include "scorer/extender.h"
-#include "scorer/extreq.h"
 #include "scorer/json.h"
 #include "scorer/reply.h"
 #include "scorer/scorer.h"
@@ -584,49 +583,7 @@ static void test_extender_many_names(void **state)
 	free(body);
 }
 
-/* ---- request parsing details the replies do not show ---- */
 
-static void test_extreq_annotations(void **state)
-{
-	const char *req = "{\"Pod\":{\"metadata\":{\"annotations\":{"
-			  "\"kubernetes.io/ingress-bandwidth\":\"10M\","
-			  "\"Kubernetes.io/egress-bandwidth\":\"ignored: map keys are exact\","
-			  "\"kubernetes.io\\/egress-bandwidth\":\"1G\"}}},\"NodeNames\":[\"a\"]}";
-	struct scorer *s = *state;
-	struct extreq rq;
-	char err[256];
-
-	assert_int_equal(extreq_parse(req, strlen(req), &s->limits.request, &rq, err, sizeof(err)), 0);
-	assert_int_equal(rq.mode, EXTREQ_NAMES);
-	assert_int_equal(rq.n, 1);
-	assert_int_equal(rq.ingress_bandwidth.len, 3);
-	assert_memory_equal(rq.ingress_bandwidth.s, "10M", 3);
-	assert_int_equal(rq.egress_bandwidth.len, 2);
-	assert_memory_equal(rq.egress_bandwidth.s, "1G", 2);
-	extreq_free(&rq);
-
-	req = "{\"Pod\":{\"metadata\":{\"annotations\":null}},\"NodeNames\":[\"a\"]}";
-	assert_int_equal(extreq_parse(req, strlen(req), &s->limits.request, &rq, err, sizeof(err)), 0);
-	assert_null(rq.ingress_bandwidth.s);
-	assert_null(rq.egress_bandwidth.s);
-	extreq_free(&rq);
-}
-
-static void test_extreq_error_codes(void **state)
-{
-	struct scorer *s = *state;
-	struct extreq rq = { .n = 42 };
-	char err[256];
-	size_t len;
-	char *body = names_request(3, &len);
-
-	s->limits.request.max_nodes = 2;
-	assert_int_equal(extreq_parse(body, len, &s->limits.request, &rq, err, sizeof(err)), -E2BIG);
-	assert_int_equal(rq.n, 42); /* untouched on error */
-	assert_int_equal(extreq_parse("{", 1, &s->limits.request, &rq, err, sizeof(err)), -EINVAL);
-	assert_int_equal(rq.n, 42);
-	free(body);
-}
 
 static void test_extender_counters(void **state)
 {
@@ -645,17 +602,6 @@ static void test_extender_counters(void **state)
 	assert_int_equal(atomic_load(&s->counters.requests_bad), 1);
 }
 
-static void test_extender_error_body(void **state)
-{
-	struct reply r;
-
-	(void)state;
-	reply_error(413, "body of \"9\" bytes\n", &r);
-	assert_int_equal(r.status, 413);
-	assert_string_equal(r.body, "{\"error\":\"body of \\\"9\\\" bytes\\u000a\"}");
-	assert_int_equal(r.len, strlen(r.body));
-	free(r.body);
-}
 
 int main(void)
 {
@@ -668,10 +614,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extender_filter_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_many_names, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_extreq_annotations, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_extreq_error_codes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_counters, setup, teardown),
-		cmocka_unit_test(test_extender_error_body),
 	};
 
 	log_init("test_extender");

@@ -1,7 +1,6 @@
-/* The status endpoints and /metrics, on a scorer with a fake clock:
- * /readyz before and after the warm-up and with fresh data, /v1/nodes with a
- * report that races the reader, and the Prometheus text that the verbs'
- * counters and latency histograms turn into. */
+/* The status endpoints, on a scorer with a fake clock: /readyz before and
+ * after the warm-up and with fresh data, /v1/nodes with a report that races
+ * the reader, /healthz. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,10 +12,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/extender.h"
 #include "scorer/reply.h"
-/* By path: tests see -Iagent before -Iscorer, and agent/ has a metrics.h too. */
-#include "scorer/metrics.h"
 #include "scorer/scorer.h"
 #include "scorer/status.h"
 #include "tests/unit/fake_scorer.h"
@@ -118,72 +114,8 @@ static void test_status_healthz(void **state)
 	free(r.body);
 }
 
-/* Bucket bounds are inclusive (le), as Prometheus defines them. */
-static void test_metrics_observe_buckets(void **state)
-{
-	struct scorer *s = *state;
-	struct counters_histogram *h = &s->counters.latency_filter;
 
-	counters_observe(h, 0);
-	counters_observe(h, 50000);		/* exactly 50 us: first bucket */
-	counters_observe(h, 50001);		/* second */
-	counters_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
-	assert_int_equal(atomic_load(&h->buckets[0]), 2);
-	assert_int_equal(atomic_load(&h->buckets[1]), 1);
-	assert_int_equal(atomic_load(&h->buckets[COUNTERS_LATENCY_BUCKETS]), 1);
-	assert_int_equal(atomic_load(&h->count), 4);
-	assert_int_equal(atomic_load(&h->sum_ns), 100001 + 2 * NS_PER_SEC);
-}
 
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; (p = strstr(p, line)); p += n)
-		if ((p == text || p[-1] == '\n') && p[n] == '\n')
-			return true;
-	return false;
-}
-
-static void test_metrics_render(void **state)
-{
-	static const char *const want[] = {
-		"# TYPE netsched_scorer_request_duration_seconds histogram",
-		"netsched_scorer_requests_total{verb=\"filter\"} 1",
-		"netsched_scorer_requests_total{verb=\"prioritize\"} 2",
-		"netsched_scorer_bad_requests_total 1",
-		"netsched_scorer_request_duration_seconds_bucket{verb=\"prioritize\",le=\"5e-05\"} 2",
-		"netsched_scorer_request_duration_seconds_bucket{verb=\"prioritize\",le=\"+Inf\"} 2",
-		"netsched_scorer_request_duration_seconds_count{verb=\"prioritize\"} 2",
-		"netsched_scorer_request_duration_seconds_count{verb=\"filter\"} 1",
-		"netsched_scorer_nodes{source=\"agent\"} 1",
-		"netsched_scorer_nodes{source=\"none\"} 1",
-		"netsched_scorer_nodes_capacity 16",
-		"netsched_scorer_reports_total{result=\"accepted\"} 0",
-	};
-	const char *ok = "{\"NodeNames\":[\"a\"]}";
-	struct scorer *s = *state;
-	struct reply r;
-
-	feed(s, "fresh", 10, fake_now);
-	feed(s, "stale", 10, fake_now - 10 * NS_PER_SEC);
-	ext_filter(s, ok, strlen(ok), &r);
-	free(r.body);
-	ext_prioritize(s, ok, strlen(ok), &r);
-	free(r.body);
-	ext_prioritize(s, "x", 1, &r);	/* a 400 is timed too */
-	free(r.body);
-
-	metrics_render(s, &r);
-	assert_int_equal(r.status, 200);
-	assert_string_equal(r.content_type, METRICS_CONTENT_TYPE);
-	assert_int_equal(r.len, strlen(r.body));
-	assert_true(r.len > 0 && r.body[r.len - 1] == '\n');
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
-		if (!has_line(r.body, want[i]))
-			fail_msg("no line \"%s\" in:\n%s", want[i], r.body);
-	free(r.body);
-}
 
 int main(void)
 {
@@ -191,11 +123,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_status_readyz, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_nodes_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_healthz, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics_observe_buckets, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_metrics_render, setup, teardown),
 	};
 
 	log_init("test_status");
 	log_set_level(LOG_LVL_ERROR);
-	return cmocka_run_group_tests_name("status and metrics", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("status", tests, NULL, NULL);
 }

@@ -1,0 +1,138 @@
+/* Reading ExtenderArgs (scorer/extreq.c) on bytes alone: both modes, the
+ * pod's annotations (exact map keys, escapes decoded only in keys), what a
+ * node name may hold, the limits, and that *rq is untouched on error. The
+ * replies built from requests are tested in test_extender.c; the JSON
+ * grammar in test_json.c. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "scorer/extreq.h"
+
+static const struct extreq_limits limits = { EXTREQ_DEFAULT_MAX_NODES,
+					     EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+
+struct parse_row {
+	const char *name;
+	const char *body;
+	int rc;
+	const char *error;		/* part of the message when rc != 0 */
+	enum extreq_mode mode;		/* when rc == 0 */
+	size_t n;
+	const char *last;		/* the last node's name */
+};
+
+static const struct parse_row parse_rows[] = {
+	{ "names", "{\"NodeNames\":[\"a\",\"b\"]}", 0, NULL, EXTREQ_NAMES, 2, "b" },
+	{ "full objects", "{\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"x\"}}]}}", 0, NULL,
+	  EXTREQ_FULL, 1, "x" },
+	{ "keys fold like Go's", "{\"nodenames\":[\"a\"],\"POD\":null}", 0, NULL, EXTREQ_NAMES, 1, "a" },
+	{ "last duplicate wins", "{\"NodeNames\":[\"a\"],\"NodeNames\":[\"b\",\"c\"]}", 0, NULL,
+	  EXTREQ_NAMES, 2, "c" },
+	{ "items null is empty", "{\"Nodes\":{\"items\":null}}", 0, NULL, EXTREQ_FULL, 0, NULL },
+	{ "empty list", "{\"NodeNames\":[]}", 0, NULL, EXTREQ_NAMES, 0, NULL },
+	{ "both lists", "{\"Nodes\":{},\"NodeNames\":[]}", -EINVAL, "both Nodes and NodeNames", 0, 0, NULL },
+	{ "no list", "{\"Pod\":{}}", -EINVAL, "neither Nodes nor NodeNames", 0, 0, NULL },
+	{ "an array at the top", "[1]", -EINVAL, "got an array", 0, 0, NULL },
+	{ "a name that is a number", "{\"NodeNames\":[\"a\",7]}", -EINVAL,
+	  "NodeNames[1] is a number", 0, 0, NULL },
+	{ "a name that is an object", "{\"NodeNames\":[{},\"b\"]}", -EINVAL,
+	  "NodeNames[0] is an object", 0, 0, NULL },
+	{ "an empty name", "{\"NodeNames\":[\"\"]}", -EINVAL, "NodeNames[0] is empty", 0, 0, NULL },
+	{ "an escaped name", "{\"NodeNames\":[\"a\\u0041\"]}", -EINVAL, "escape or control", 0, 0, NULL },
+	{ "no metadata", "{\"Nodes\":{\"items\":[{}]}}", -EINVAL, "Nodes.items[0].metadata is missing",
+	  0, 0, NULL },
+	{ "no name", "{\"Nodes\":{\"items\":[{\"metadata\":{}}]}}", -EINVAL,
+	  "Nodes.items[0].metadata.name is missing", 0, 0, NULL },
+	{ "items not a list", "{\"Nodes\":{\"items\":{}}}", -EINVAL, "Nodes.items is an object", 0, 0,
+	  NULL },
+	{ "a pod that is a string", "{\"Pod\":\"x\",\"NodeNames\":[]}", -EINVAL, "Pod is a string", 0,
+	  0, NULL },
+	{ "an annotation that is a number",
+	  "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":1}}},"
+	  "\"NodeNames\":[]}", -EINVAL, "ingress-bandwidth\"] is a number", 0, 0, NULL },
+};
+
+static void test_extreq_parse(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(parse_rows) / sizeof(parse_rows[0]); r++) {
+		const struct parse_row *row = &parse_rows[r];
+		struct extreq rq = { .n = 42 };
+		char err[256] = "";
+		int rc = extreq_parse(row->body, strlen(row->body), &limits, &rq, err, sizeof(err));
+
+		if (rc != row->rc)
+			fail_msg("%s: extreq_parse gave %d (%s), want %d", row->name, rc, err, row->rc);
+		if (rc) {
+			if (!strstr(err, row->error))
+				fail_msg("%s: \"%s\" does not say \"%s\"", row->name, err, row->error);
+			if (rq.n != 42)
+				fail_msg("%s: *rq was touched on error", row->name);
+			continue;
+		}
+		if (rq.mode != row->mode || rq.n != row->n)
+			fail_msg("%s: mode %d with %zu nodes, want %d with %zu", row->name, rq.mode, rq.n,
+				 row->mode, row->n);
+		if (row->last && (rq.nodes[rq.n - 1].name_len != strlen(row->last) ||
+				  memcmp(rq.nodes[rq.n - 1].name, row->last, strlen(row->last))))
+			fail_msg("%s: last node %.*s, want %s", row->name,
+				 (int)rq.nodes[rq.n - 1].name_len, rq.nodes[rq.n - 1].name, row->last);
+		extreq_free(&rq);
+	}
+}
+
+static void test_extreq_annotations(void **state)
+{
+	const char *req = "{\"Pod\":{\"metadata\":{\"annotations\":{"
+			  "\"kubernetes.io/ingress-bandwidth\":\"10M\","
+			  "\"Kubernetes.io/egress-bandwidth\":\"ignored: map keys are exact\","
+			  "\"kubernetes.io\\/egress-bandwidth\":\"1G\"}}},\"NodeNames\":[\"a\"]}";
+	struct extreq rq;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(extreq_parse(req, strlen(req), &limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(rq.mode, EXTREQ_NAMES);
+	assert_int_equal(rq.n, 1);
+	assert_int_equal(rq.ingress_bandwidth.len, 3);
+	assert_memory_equal(rq.ingress_bandwidth.s, "10M", 3);
+	assert_int_equal(rq.egress_bandwidth.len, 2);
+	assert_memory_equal(rq.egress_bandwidth.s, "1G", 2);
+	extreq_free(&rq);
+
+	req = "{\"Pod\":{\"metadata\":{\"annotations\":null}},\"NodeNames\":[\"a\"]}";
+	assert_int_equal(extreq_parse(req, strlen(req), &limits, &rq, err, sizeof(err)), 0);
+	assert_null(rq.ingress_bandwidth.s);
+	assert_null(rq.egress_bandwidth.s);
+	extreq_free(&rq);
+}
+
+static void test_extreq_error_codes(void **state)
+{
+	const char *body = "{\"NodeNames\":[\"a\",\"b\",\"c\"]}";
+	struct extreq_limits two = { 2, EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+	struct extreq rq = { .n = 42 };
+	size_t len = strlen(body);
+	char err[256];
+
+	(void)state;
+	assert_int_equal(extreq_parse(body, len, &two, &rq, err, sizeof(err)), -E2BIG);
+	assert_int_equal(rq.n, 42); /* untouched on error */
+	assert_int_equal(extreq_parse("{", 1, &limits, &rq, err, sizeof(err)), -EINVAL);
+	assert_int_equal(rq.n, 42);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_extreq_parse),
+		cmocka_unit_test(test_extreq_annotations),
+		cmocka_unit_test(test_extreq_error_codes),
+	};
+	return cmocka_run_group_tests_name("extreq", tests, NULL, NULL);
+}

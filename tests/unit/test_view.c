@@ -1,0 +1,228 @@
+/* Which nodes exist and where their data comes from (scorer/view.c), on a
+ * scorer with a fake clock and its Prometheus fallback pointed at a real
+ * HTTP server (fake_prometheus.h): fresh agent data wins over the
+ * fallback, the fallback serves silent and agentless nodes while its data
+ * is young enough, and nothing else; the node list every endpoint shows is
+ * the table's and the fallback's nodes once each, sorted; the counts by
+ * source that /metrics prints add up to that list. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+#include "scorer/prom.h"
+#include "scorer/scorer.h"
+#include "scorer/view.h"
+#include "tests/unit/fake_prometheus.h"
+#include "tests/unit/fake_scorer.h"
+
+#define START_NS (1000ULL * NS_PER_SEC)
+#define STALE_NS (6ULL * NS_PER_SEC)
+#define PROM_MAX_AGE_MS 20000u
+
+struct fixture {
+	struct scorer *s;
+	struct fake_prometheus *fp;
+};
+
+/* The table: "both" fresh, "silent" and "quiet" 10 s old. The fallback:
+ * "both", "silent" and "agentless". */
+static int setup(void **state)
+{
+	static const char *const nodes[] = { "both", "silent", "agentless" };
+	static const double rx[] = { 999, 2000, 3000 }, tx[] = { 1, 20, 30 };
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct prom_config cfg = { .refresh_ms = 3600 * 1000, .timeout_ms = 5000,
+				   .connect_timeout_ms = 5000, .max_age_ms = PROM_MAX_AGE_MS,
+				   .max_nodes = 16 };
+	char err[256];
+
+	if (!f)
+		return -1;
+	*state = f;
+	f->s = fake_scorer_new(16, START_NS, STALE_NS);
+	f->fp = fake_prometheus_start();
+	if (!f->s || !f->fp)
+		return -1;
+	fake_prometheus_vector(f->fp, nodes, rx, tx, 3);
+	snprintf(cfg.url, sizeof(cfg.url), "%s", f->fp->url);
+	snprintf(cfg.query.device, sizeof(cfg.query.device), "eth0");
+	snprintf(cfg.query.range, sizeof(cfg.query.range), "1m");
+	f->s->prom = prom_start(&cfg, &f->s->counters, f->s->now_ns, err, sizeof(err));
+	if (!f->s->prom) {
+		fprintf(stderr, "prom_start: %s\n", err);
+		return -1;
+	}
+	if (!fake_prometheus_wait(&f->s->counters.prom_refreshes, 1))
+		return -1;
+	if (fake_feed(f->s, "both", 100, START_NS) != TABLE_APPLIED ||
+	    fake_feed(f->s, "silent", 200, START_NS - 10 * NS_PER_SEC) != TABLE_APPLIED ||
+	    fake_feed(f->s, "quiet", 300, START_NS - 10 * NS_PER_SEC) != TABLE_APPLIED)
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	if (!f)
+		return 0;
+	if (f->s)
+		prom_stop(f->s->prom);
+	fake_prometheus_stop(f->fp);
+	fake_scorer_free(f->s);
+	free(f);
+	return 0;
+}
+
+struct get_row {
+	const char *name;
+	const char *node;
+	uint64_t later_ns;	/* past START_NS */
+	enum view_source source;
+	bool known;
+	uint64_t rx, tx;
+	uint64_t age_ns;
+	const char *label;
+};
+
+static const struct get_row get_rows[] = {
+	{ "fresh agent data wins", "both", 0, VIEW_AGENT, true, 100, 0, 0, "eth0" },
+	{ "silent agent: the fallback", "silent", 0, VIEW_PROMETHEUS, true, 2000, 20, 0, "prometheus" },
+	{ "no agent ever: the fallback", "agentless", 0, VIEW_PROMETHEUS, false, 3000, 30, 0, "prometheus" },
+	{ "silent, not in the fallback", "quiet", 0, VIEW_NONE, true, 0, 0, 10 * NS_PER_SEC, "" },
+	{ "unknown everywhere", "nobody", 0, VIEW_NONE, false, 0, 0, 0, "" },
+	{ "agent data just fresh", "both", STALE_NS, VIEW_AGENT, true, 100, 0, STALE_NS, "eth0" },
+	{ "agent stale, fallback still young", "both", STALE_NS + 1, VIEW_PROMETHEUS, true, 999, 1,
+	  STALE_NS + 1, "prometheus" },
+	{ "fallback too old: nothing", "agentless", PROM_MAX_AGE_MS * NS_PER_MS + 1, VIEW_NONE,
+	  false, 0, 0, 0, "" },
+	{ "fallback too old, agent silent", "silent", PROM_MAX_AGE_MS * NS_PER_MS + 1, VIEW_NONE,
+	  true, 0, 0, 10 * NS_PER_SEC + PROM_MAX_AGE_MS * NS_PER_MS + 1, "" },
+};
+
+static void test_view_get(void **state)
+{
+	struct fixture *f = *state;
+
+	for (size_t r = 0; r < sizeof(get_rows) / sizeof(get_rows[0]); r++) {
+		const struct get_row *row = &get_rows[r];
+		struct policy_node pn;
+		struct view_node v;
+
+		view_get(f->s, row->node, strlen(row->node), START_NS + row->later_ns, &v);
+		if (v.source != row->source || v.known != row->known ||
+		    v.rx_bytes_per_second != row->rx || v.tx_bytes_per_second != row->tx ||
+		    v.age_ns != row->age_ns || strcmp(v.label, row->label))
+			fail_msg("%s: %s from %s (known %d): rx %llu tx %llu age %llu label \"%s\"; want "
+				 "%s (known %d): rx %llu tx %llu age %llu label \"%s\"", row->name,
+				 row->node, view_source_name(v.source), v.known,
+				 (unsigned long long)v.rx_bytes_per_second,
+				 (unsigned long long)v.tx_bytes_per_second, (unsigned long long)v.age_ns,
+				 v.label, view_source_name(row->source), row->known,
+				 (unsigned long long)row->rx, (unsigned long long)row->tx,
+				 (unsigned long long)row->age_ns, row->label);
+		/* The policy sees data exactly when some source serves it. */
+		view_policy_input(f->s, &v, &pn);
+		assert_int_equal(pn.has_data, row->source != VIEW_NONE);
+		assert_int_equal(pn.rate, row->rx); /* the fake scorer ranks by rx */
+	}
+}
+
+static void test_view_list(void **state)
+{
+	static const struct {
+		const char *name;
+		enum view_source source;
+	} want[] = {
+		{ "agentless", VIEW_PROMETHEUS },
+		{ "both", VIEW_AGENT },
+		{ "quiet", VIEW_NONE },
+		{ "silent", VIEW_PROMETHEUS },
+	};
+	struct fixture *f = *state;
+	struct view_entry *rows = NULL;
+	long n = view_list(f->s, START_NS, &rows);
+
+	assert_int_equal(n, 4);
+	for (long i = 0; i < n; i++) {
+		if (strcmp(rows[i].name, want[i].name) || rows[i].v.source != want[i].source)
+			fail_msg("entry %ld: %s from %s, want %s from %s", i, rows[i].name,
+				 view_source_name(rows[i].v.source), want[i].name,
+				 view_source_name(want[i].source));
+	}
+	free(rows);
+}
+
+struct count_row {
+	const char *name;
+	uint64_t later_ns;
+	size_t agent, prometheus, none, stale;
+};
+
+static const struct count_row count_rows[] = {
+	{ "now", 0, 1, 2, 1, 2 },
+	{ "every agent stale", STALE_NS + 1, 0, 3, 1, 3 },
+	{ "the fallback too old", PROM_MAX_AGE_MS * NS_PER_MS + 1, 0, 0, 3, 3 },
+};
+
+/* What /metrics prints: every listed node counted once, by its source. */
+static void test_view_count(void **state)
+{
+	struct fixture *f = *state;
+
+	for (size_t r = 0; r < sizeof(count_rows) / sizeof(count_rows[0]); r++) {
+		const struct count_row *row = &count_rows[r];
+		struct view_counts c;
+
+		assert_int_equal(view_count(f->s, START_NS + row->later_ns, &c), 0);
+		if (c.agent != row->agent || c.prometheus != row->prometheus || c.none != row->none ||
+		    c.stale != row->stale)
+			fail_msg("%s: agent %zu prometheus %zu none %zu stale %zu; want %zu %zu %zu %zu",
+				 row->name, c.agent, c.prometheus, c.none, c.stale, row->agent,
+				 row->prometheus, row->none, row->stale);
+	}
+}
+
+/* Without a fallback only the table counts. */
+static void test_view_without_prometheus(void **state)
+{
+	struct fixture *f = *state;
+	struct prom *p = f->s->prom;
+	struct view_counts c;
+	struct view_node v;
+
+	f->s->prom = NULL;
+	view_get(f->s, "silent", 6, START_NS, &v);
+	assert_int_equal(v.source, VIEW_NONE);
+	assert_int_equal(view_count(f->s, START_NS, &c), 0);
+	assert_int_equal(c.agent, 1);
+	assert_int_equal(c.prometheus, 0);
+	assert_int_equal(c.none, 2);
+	f->s->prom = p;
+	assert_string_equal(view_source_name(VIEW_AGENT), "agent");
+	assert_string_equal(view_source_name(VIEW_PROMETHEUS), "prometheus");
+	assert_string_equal(view_source_name(VIEW_NONE), "none");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_view_get),
+		cmocka_unit_test(test_view_list),
+		cmocka_unit_test(test_view_count),
+		cmocka_unit_test(test_view_without_prometheus),
+	};
+
+	log_init("test_view");
+	log_set_level(LOG_LVL_ERROR);
+	return cmocka_run_group_tests_name("view", tests, setup, teardown);
+}
