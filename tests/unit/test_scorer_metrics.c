@@ -145,7 +145,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_metrics_nodes_by_source, setup, teardown),
 	};
 
-	log_init("test_metrics");
+	log_init("test_scorer_metrics");
 	log_set_level(LOG_LVL_ERROR);
-	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("scorer metrics", tests, NULL, NULL);
 }
