@@ -76,7 +76,7 @@ void status_readyz(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
 	uint64_t up = now > s->started_mono_ns ? now - s->started_mono_ns : 0;
-	size_t fresh = table_count_fresh(s->table, now, s->stale_after_ns);
+	size_t fresh = view_count_agents(s, now);
 	bool ready = fresh > 0 || up >= s->warmup_ns;
 	struct buf b;
 

@@ -109,6 +109,12 @@ int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out)
 	return 0;
 }
 
+size_t view_count_agents(struct scorer *s, uint64_t now_ns)
+{
+	/* The same rule as view_get(): fresh while age <= stale_after. */
+	return table_count_fresh(s->table, now_ns, s->stale_after_ns);
+}
+
 const char *view_source_name(enum view_source src)
 {
 	switch (src) {

@@ -62,6 +62,9 @@ struct view_counts {
 /* 0, or -ENOMEM with *out zeroed. */
 int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out);
 
+/* view_counts.agent alone, without listing: what /readyz waits for. */
+size_t view_count_agents(struct scorer *s, uint64_t now_ns);
+
 /* "agent" | "prometheus" | "none" */
 const char *view_source_name(enum view_source src);
 

@@ -184,6 +184,7 @@ static void test_view_count(void **state)
 		struct view_counts c;
 
 		assert_int_equal(view_count(f->s, START_NS + row->later_ns, &c), 0);
+		assert_int_equal(view_count_agents(f->s, START_NS + row->later_ns), c.agent);
 		if (c.agent != row->agent || c.prometheus != row->prometheus || c.none != row->none ||
 		    c.stale != row->stale)
 			fail_msg("%s: agent %zu prometheus %zu none %zu stale %zu; want %zu %zu %zu %zu",
