@@ -20,6 +20,8 @@
  * size is bounded by the request's; the cap only stops a bug. */
 #define EXT_REPLY_PER_NODE 160u
 #define EXT_REPLY_FIXED 1024u
+_Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
+	       "a filter reason (plain ASCII: no escapes) fits a node's share of the reply");
 /* Bad requests are logged this many times, then one in EXT_LOG_EVERY. */
 #define EXT_LOG_FIRST 10u
 #define EXT_LOG_EVERY 1000u
@@ -230,10 +232,10 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		const struct extreq_node *node = &rq.nodes[i];
 		struct filter_node fn;
 		struct view_node v;
-		char why[EXT_REPLY_PER_NODE];
+		struct filter_why why;
 
 		filter_input(s, node, now, &v, &fn);
-		if (filter_check(&s->filter, s->direction, &asks, &fn, why, sizeof(why))) {
+		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
 			if (kept++)
 				buf_puts(&b, ",");
 			if (full)
@@ -245,10 +247,11 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		buf_puts(&failed, n_failed++ ? "," : "");
 		buf_json_str(&failed, node->name, node->name_len);
 		buf_puts(&failed, ":");
-		buf_json_cstr(&failed, why);
+		buf_json_cstr(&failed, why.reason);
 		if (n_failed <= EXT_DEBUG_NODES)
-			log_debug("ext", "  %.*s filtered out: %s", (int)node->name_len, node->name,
-				  why); /* names are validated: no escapes, no control bytes */
+			log_debug("ext", "  %.*s filtered out: %s (%s)", (int)node->name_len,
+				  node->name, why.reason, why.detail);
+		/* names are validated: no escapes, no control bytes */
 	}
 	buf_puts(&b, full ? "]},\"NodeNames\":null" : "]");
 	buf_puts(&b, ",\"FailedNodes\":{");

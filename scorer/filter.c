@@ -28,7 +28,7 @@ static void bits(char *buf, size_t len, uint64_t bytes_per_second)
 }
 
 static bool check_utilization(const struct filter_config *cfg, enum policy_direction dir,
-			      const struct filter_node *n, char *reason, size_t len)
+			      const struct filter_node *n, struct filter_why *why)
 {
 	const char *which;
 	uint64_t rate;
@@ -46,15 +46,18 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 	}
 	if (!above(rate, n->link_bytes_per_second, cfg->max_utilization_pct))
 		return true;
+	snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link", which,
+		 cfg->max_utilization_pct);
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), n->link_bytes_per_second);
-	snprintf(reason, len, "%s %s %s is %u%% of %s, above maxUtilization %u%%", n->label, which,
-		 r, percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct);
+	snprintf(why->detail, sizeof(why->detail), "%s %s %s is %u%% of %s, above maxUtilization %u%%",
+		 n->label, which, r, percent(rate, n->link_bytes_per_second), l,
+		 cfg->max_utilization_pct);
 	return false;
 }
 
 static bool check_bandwidth(const struct filter_node *n, const char *which, uint64_t rate,
-			    uint64_t ask_bps, const char *annotation, char *reason, size_t len)
+			    uint64_t ask_bps, const char *annotation, struct filter_why *why)
 {
 	uint64_t link = n->link_bytes_per_second;
 	uint64_t free_bytes = link > rate ? link - rate : 0;
@@ -62,29 +65,33 @@ static bool check_bandwidth(const struct filter_node *n, const char *which, uint
 
 	if (ask_bps == 0 || (unsigned __int128)ask_bps <= (unsigned __int128)free_bytes * 8)
 		return true;
+	units_format_bits_rate(a, sizeof(a), (double)ask_bps);
+	/* Only the pod's number: the same for every node, so they group. */
+	snprintf(why->reason, sizeof(why->reason), "netsched: free %s below the %s the pod asks", which,
+		 a);
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), link);
 	bits(f, sizeof(f), free_bytes);
-	units_format_bits_rate(a, sizeof(a), (double)ask_bps);
-	snprintf(reason, len, "%s %s %s of %s, free %s, pod asks %s (%s)", n->label, which, r, l, f,
-		 a, annotation);
+	snprintf(why->detail, sizeof(why->detail), "%s %s %s of %s, free %s, pod asks %s (%s)",
+		 n->label, which, r, l, f, a, annotation);
 	return false;
 }
 
 bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
-		  const struct filter_pod *pod, const struct filter_node *node, char *reason,
-		  size_t len)
+		  const struct filter_pod *pod, const struct filter_node *node,
+		  struct filter_why *why)
 {
+	why->reason[0] = why->detail[0] = '\0';
 	if (!node->has_data || node->link_bytes_per_second == 0)
 		return true;
-	if (cfg->max_utilization_pct && !check_utilization(cfg, dir, node, reason, len))
+	if (cfg->max_utilization_pct && !check_utilization(cfg, dir, node, why))
 		return false;
 	if (!cfg->bandwidth)
 		return true;
 	return check_bandwidth(node, "rx", node->rx_bytes_per_second, pod->ingress_bps,
-			       "kubernetes.io/ingress-bandwidth", reason, len) &&
+			       "kubernetes.io/ingress-bandwidth", why) &&
 	       check_bandwidth(node, "tx", node->tx_bytes_per_second, pod->egress_bps,
-			       "kubernetes.io/egress-bandwidth", reason, len);
+			       "kubernetes.io/egress-bandwidth", why);
 }
 
 int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps)

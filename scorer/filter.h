@@ -1,7 +1,16 @@
 /* Which nodes a pod may not go to, and why. Pure functions, no I/O.
  *
- * Two rules, each naming its numbers in the reason the scheduler shows in
- * the pod's events ("0/3 nodes are available: 3 <reason>"):
+ * Two rules. Each failing node gets two texts:
+ *  - a reason, sent to the scheduler, which shows it in the pod's event
+ *    ("0/3 nodes are available: 3 <reason>"). It is short, never holds a
+ *    '%' (the scheduler passes the message to a printf-style call) and
+ *    never a per-node number: every node failing the same rule gets the same
+ *    text, so the scheduler groups them ("37 netsched: rx above 80 percent
+ *    of link") and the event stays under the apiserver's 1,024 characters
+ *    at any cluster size;
+ *  - a detail with the node's own numbers, for the debug log (the same
+ *    numbers are in /v1/nodes).
+ * The rules:
  *  - maxUtilization (off unless configured): a node whose busier direction
  *    (or the configured one) is above that share of its link fails;
  *  - bandwidth (on by default): a pod that declares the standard
@@ -38,10 +47,18 @@ struct filter_node {
 	const char *label;		/* interface name(s) for the reason */
 };
 
-/* True when the node passes; otherwise false with a one-line reason. */
+#define FILTER_REASON_MAX 80
+#define FILTER_DETAIL_MAX 192
+struct filter_why {
+	char reason[FILTER_REASON_MAX];	/* shared by every node failing the rule */
+	char detail[FILTER_DETAIL_MAX];	/* this node's numbers, for the log */
+};
+
+/* True when the node passes (both texts empty); otherwise false with both
+ * texts filled in. */
 bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
-		  const struct filter_pod *pod, const struct filter_node *node, char *reason,
-		  size_t len);
+		  const struct filter_pod *pod, const struct filter_node *node,
+		  struct filter_why *why);
 
 /* A bandwidth annotation's value as it arrived in the JSON string (escapes
  * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",

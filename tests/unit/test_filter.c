@@ -1,7 +1,8 @@
 /* The filter: maxUtilization and the pod's bandwidth annotations as tables
  * (no data, unknown speed, each direction, exact boundaries, huge values),
  * strict quantity parsing, and the filter verb end to end on a fake scorer:
- * the exact reply, reasons with their numbers, a malformed annotation that
+ * the exact reply, reasons shared by every node failing a rule (no '%', no
+ * per-node number) beside the per-node detail, a malformed annotation that
  * is ignored. */
 #include <errno.h>
 #include <setjmp.h>
@@ -28,36 +29,42 @@ struct filter_row {
 	bool has_data;
 	uint64_t rx, tx, link;	/* bytes per second */
 	const char *want;	/* NULL: passes; else the exact reason */
+	const char *detail;	/* the exact detail when it fails */
 };
 
 static const struct filter_row rows[] = {
-	{ "no rules: everything passes", 0, false, POLICY_DIR_RX, 0, 0, true, GBIT, GBIT, GBIT, NULL },
+	{ "no rules: everything passes", 0, false, POLICY_DIR_RX, 0, 0, true, GBIT, GBIT, GBIT, NULL, NULL },
 	{ "no data: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, false, GBIT, 0, GBIT,
-	  NULL },
+	  NULL, NULL },
 	{ "unknown link speed: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, true,
-	  GBIT, 0, 0, NULL },
+	  GBIT, 0, 0, NULL, NULL },
 	{ "utilization above the limit", 80, false, POLICY_DIR_RX, 0, 0, true, 108750000, 0, GBIT,
+	  "netsched: rx above 80 percent of link",
 	  "ens192 rx 870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%" },
 	{ "utilization exactly at the limit passes", 80, false, POLICY_DIR_RX, 0, 0, true,
-	  100000000, 0, GBIT, NULL },
-	{ "rx policy ignores a busy tx", 80, false, POLICY_DIR_RX, 0, 0, true, 0, GBIT, GBIT, NULL },
+	  100000000, 0, GBIT, NULL, NULL },
+	{ "rx policy ignores a busy tx", 80, false, POLICY_DIR_RX, 0, 0, true, 0, GBIT, GBIT, NULL, NULL },
 	{ "max direction judges the busier tx", 80, false, POLICY_DIR_MAX, 0, 0, true, 0, 118750000,
-	  GBIT, "ens192 tx 950 Mb/s is 95% of 1 Gb/s, above maxUtilization 80%" },
+	  GBIT, "netsched: tx above 80 percent of link",
+	  "ens192 tx 950 Mb/s is 95% of 1 Gb/s, above maxUtilization 80%" },
 	{ "pod asks more than the free rx", 0, true, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0,
-	  GBIT, "ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
-		"(kubernetes.io/ingress-bandwidth)" },
+	  GBIT, "netsched: free rx below the 500 Mb/s the pod asks",
+	  "ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
+	  "(kubernetes.io/ingress-bandwidth)" },
 	{ "pod asks exactly the free rx", 0, true, POLICY_DIR_RX, 130000000, 0, true, 108750000, 0,
-	  GBIT, NULL },
+	  GBIT, NULL, NULL },
 	{ "egress checked against tx", 0, true, POLICY_DIR_RX, 0, 10000000, true, 0, GBIT, GBIT,
+	  "netsched: free tx below the 10 Mb/s the pod asks",
 	  "ens192 tx 1 Gb/s of 1 Gb/s, free 0 b/s, pod asks 10 Mb/s "
 	  "(kubernetes.io/egress-bandwidth)" },
 	{ "bandwidth rule off", 0, false, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0, GBIT,
-	  NULL },
+	  NULL, NULL },
 	{ "rx over the link: free is zero, not negative", 0, true, POLICY_DIR_RX, 1, 0, true,
-	  2 * GBIT, 0, GBIT, "ens192 rx 2 Gb/s of 1 Gb/s, free 0 b/s, pod asks 1 b/s "
-			     "(kubernetes.io/ingress-bandwidth)" },
+	  2 * GBIT, 0, GBIT, "netsched: free rx below the 1 b/s the pod asks",
+	  "ens192 rx 2 Gb/s of 1 Gb/s, free 0 b/s, pod asks 1 b/s "
+	  "(kubernetes.io/ingress-bandwidth)" },
 	{ "huge values do not overflow", 99, true, POLICY_DIR_RX, UINT64_MAX, 0, true,
-	  UINT64_MAX / 2, 0, UINT64_MAX, NULL /* 50% used; free 2^63 B/s > 2^64 b/s asked */ },
+	  UINT64_MAX / 2, 0, UINT64_MAX, NULL, NULL /* 50% used; free 2^63 B/s > 2^64 b/s asked */ },
 };
 
 static void test_filter_rows(void **state)
@@ -68,14 +75,48 @@ static void test_filter_rows(void **state)
 		struct filter_config cfg = { row->max_pct, row->bandwidth };
 		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
 		struct filter_node node = { row->has_data, row->rx, row->tx, row->link, "ens192" };
-		char why[256] = "";
-		bool pass = filter_check(&cfg, row->dir, &pod, &node, why, sizeof(why));
+		struct filter_why why;
+		bool pass = filter_check(&cfg, row->dir, &pod, &node, &why);
 
 		if (pass != (row->want == NULL))
-			fail_msg("%s: %s (reason '%s')", row->name, pass ? "passed" : "failed", why);
-		if (row->want && strcmp(why, row->want))
-			fail_msg("%s: reason '%s', want '%s'", row->name, why, row->want);
+			fail_msg("%s: %s (reason '%s')", row->name, pass ? "passed" : "failed",
+				 why.reason);
+		if (pass && (why.reason[0] || why.detail[0]))
+			fail_msg("%s: passed with a reason '%s' / '%s'", row->name, why.reason,
+				 why.detail);
+		if (row->want && strcmp(why.reason, row->want))
+			fail_msg("%s: reason '%s', want '%s'", row->name, why.reason, row->want);
+		if (row->want && strcmp(why.detail, row->detail))
+			fail_msg("%s: detail '%s', want '%s'", row->name, why.detail, row->detail);
+		/* The scheduler formats the event printf-style: a '%' is mangled. */
+		if (strchr(why.reason, '%'))
+			fail_msg("%s: reason '%s' holds a '%%'", row->name, why.reason);
 	}
+}
+
+/* Nodes failing the same rule with different numbers, links and interfaces
+ * get one identical reason (the scheduler groups identical reasons, so the
+ * pod's event stays short at any cluster size), and each its own detail. */
+static void test_filter_reasons_shared(void **state)
+{
+	struct filter_config cfg = { 80, true };
+	struct filter_pod pod = { 5000000000ULL, 0 };
+	struct filter_node a = { true, 108750000, 0, GBIT, "ens192" };
+	struct filter_node b = { true, 12000000000ULL / 8, 0, 10 * GBIT, "eth0,eth1" };
+	struct filter_why wa, wb;
+
+	(void)state;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &a, &wa));
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &b, &wb));
+	assert_string_equal(wa.reason, wb.reason);
+	assert_string_not_equal(wa.detail, wb.detail);
+	/* Under the utilization limit, both fail the bandwidth rule alike. */
+	cfg.max_utilization_pct = 0;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &a, &wa));
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &b, &wb));
+	assert_string_equal(wa.reason, "netsched: free rx below the 5 Gb/s the pod asks");
+	assert_string_equal(wa.reason, wb.reason);
+	assert_string_not_equal(wa.detail, wb.detail);
 }
 
 struct quantity_row {
@@ -178,8 +219,8 @@ static void test_filter_verb(void **state)
 		      "{\"kubernetes.io/ingress-bandwidth\":\"500M\"}}},\"Nodes\":null,"
 		      "\"NodeNames\":[\"busy\",\"idle\",\"ghost\"]}",
 		      "{\"Nodes\":null,\"NodeNames\":[\"idle\",\"ghost\"],\"FailedNodes\":{\"busy\":"
-		      "\"ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
-		      "(kubernetes.io/ingress-bandwidth)\"},\"FailedAndUnresolvableNodes\":{},"
+		      "\"netsched: free rx below the 500 Mb/s the pod asks\"},"
+		      "\"FailedAndUnresolvableNodes\":{},"
 		      "\"Error\":\"\"}");
 	/* A malformed annotation never fails the pod: every node is kept. */
 	filter_expect(s,
@@ -193,15 +234,14 @@ static void test_filter_verb(void **state)
 		      "\"500M\"}}},\"Nodes\":{\"items\":[{\"metadata\":{\"name\":\"busy\"}},"
 		      "{\"metadata\":{\"name\":\"idle\"},\"spec\":{ }}]},\"NodeNames\":null}",
 		      "{\"Nodes\":{\"metadata\":{},\"items\":[{\"metadata\":{\"name\":\"idle\"},"
-		      "\"spec\":{ }}]},\"NodeNames\":null,\"FailedNodes\":{\"busy\":\"ens192 rx 870 "
-		      "Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
-		      "(kubernetes.io/ingress-bandwidth)\"},\"FailedAndUnresolvableNodes\":{},"
+		      "\"spec\":{ }}]},\"NodeNames\":null,\"FailedNodes\":{\"busy\":\"netsched: "
+		      "free rx below the 500 Mb/s the pod asks\"},\"FailedAndUnresolvableNodes\":{},"
 		      "\"Error\":\"\"}");
 	/* maxUtilization at 80%: busy (87%) fails without any annotation. */
 	s->filter.max_utilization_pct = 80;
 	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
-		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"ens192 rx "
-		      "870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%\"},"
+		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"netsched: "
+		      "rx above 80 percent of link\"},"
 		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
 	/* Stale data is no data: after 7 s busy passes again. */
 	fake_now += 7 * NS_PER_SEC;
@@ -215,6 +255,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_rows),
+		cmocka_unit_test(test_filter_reasons_shared),
 		cmocka_unit_test(test_filter_quantities),
 		cmocka_unit_test(test_filter_quantity_nul),
 		cmocka_unit_test(test_filter_warn_once),
