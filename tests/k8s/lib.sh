@@ -1,0 +1,228 @@
+# A real Kubernetes control plane for tests (sourced, bash, after
+# tests/integration/lib.sh): etcd, kube-apiserver and kube-scheduler v1.20.2
+# on 127.0.0.1, fresh state per k8s_up, torn down by k8s_down and, whatever
+# happens, by lib.sh's exit trap (every process is started through `start`).
+# No kubelet and no controller-manager: Node objects are created with their
+# status, pods are bound (spec.nodeName) but never run.
+#
+#   k8s_init                    binaries (built once, cached), certificates, tokens
+#   k8s_up CONFIG               etcd + apiserver + scheduler with this
+#                               KubeSchedulerConfiguration (k8s_config writes one)
+#   k8s_config FILE MODE URL TIMEOUT   MODE: none | names | full | prioritize
+#   k8s_nodes NAME...           Node objects, Ready, 4 CPU / 16 GiB / 110 pods
+#   k8s_pods PREFIX N [ANNOTATION=VALUE]   N pods in one request
+#   k8s_placement PREFIX        "node count" lines of where PREFIX pods went
+#   k8s_down                    stops the three, removes the state
+#   kc ARGS...                  kubectl (Debian's 1.20 client) on this cluster
+
+K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+K8S_PIDS=()
+K8S_RUN=0
+
+k8s_init() {
+	local bin
+	command -v etcd >/dev/null || fail "etcd not installed (run .ci/deps test)"
+	command -v openssl >/dev/null || fail "openssl not installed (run .ci/deps test)"
+	bin=$("$K8S_DIR/build.sh" | tail -n 1) || fail "building the control plane failed"
+	K8S_BIN=$bin
+	[ -x "$K8S_BIN/kube-apiserver" ] || fail "no kube-apiserver in $K8S_BIN"
+	mkdir -p "$WORK/pki"
+	# One self-signed certificate for the apiserver (SAN 127.0.0.1), one key
+	# pair for service-account tokens, one static token in system:masters.
+	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
+		-addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/pki/apiserver.key" \
+		-out "$WORK/pki/apiserver.crt" >/dev/null 2>&1 || fail "openssl: cannot make a certificate"
+	openssl genrsa -out "$WORK/pki/sa.key" 2048 >/dev/null 2>&1 || fail "openssl: cannot make a key"
+	openssl rsa -in "$WORK/pki/sa.key" -pubout -out "$WORK/pki/sa.pub" >/dev/null 2>&1
+	K8S_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	echo "$K8S_TOKEN,netsched-test,1000,system:masters" >"$WORK/pki/tokens.csv"
+}
+
+# The kubeconfig both kubectl and the scheduler use.
+k8s_kubeconfig() {
+	cat >"$WORK/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: https://127.0.0.1:$K8S_API_PORT
+    certificate-authority: $WORK/pki/apiserver.crt
+users:
+- name: test
+  user:
+    token: $K8S_TOKEN
+contexts:
+- name: test
+  context: {cluster: test, user: test}
+current-context: test
+KC
+}
+
+kc() { "$K8S_BIN/kubectl" --kubeconfig "$WORK/kubeconfig" "$@"; }
+
+# k8s_config FILE MODE URL TIMEOUT [QPS]: a v1beta1 KubeSchedulerConfiguration
+# (the only version 1.20 reads) for this test cluster, with netsched as the
+# extender the way deploy/ configures it: weight 5, ignorable, names mode.
+#   none        no extender
+#   names       filter + prioritize, nodeCacheCapable: true
+#   full        filter + prioritize, full Node objects
+#   prioritize  prioritize only (no filterVerb)
+k8s_config() {
+	local file=$1 mode=$2 url=$3 timeout=$4 qps=${5:-50}
+	cat >"$file" <<CFG
+apiVersion: kubescheduler.config.k8s.io/v1beta1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $WORK/kubeconfig
+  qps: $qps
+  burst: $((qps * 2))
+leaderElection:
+  leaderElect: false
+healthzBindAddress: 127.0.0.1:$K8S_SCHED_PORT
+metricsBindAddress: 127.0.0.1:$K8S_SCHED_PORT
+CFG
+	[ "$mode" = none ] && return 0
+	{
+		echo "extenders:"
+		echo "- urlPrefix: \"$url\""
+		[ "$mode" = prioritize ] || echo "  filterVerb: filter"
+		echo "  prioritizeVerb: prioritize"
+		echo "  weight: 5"
+		[ "$mode" = full ] && echo "  nodeCacheCapable: false" || echo "  nodeCacheCapable: true"
+		echo "  ignorable: true"
+		echo "  httpTimeout: $timeout"
+		echo "  enableHTTPS: false"
+	} >>"$file"
+}
+
+# k8s_ports: the cluster's loopback ports, chosen before its config is written.
+k8s_ports() {
+	K8S_RUN=$((K8S_RUN + 1))
+	K8S_ETCD_PORT=$(free_port)
+	K8S_PEER_PORT=$(free_port)
+	K8S_API_PORT=$(free_port)
+	K8S_SCHED_PORT=$(free_port)
+	k8s_kubeconfig
+}
+
+# k8s_up CONFIG [SCHEDULER-WRAPPER...]: fresh etcd, apiserver, scheduler.
+# Call k8s_ports first (k8s_config needs the ports). The wrapper (e.g.
+# `nice -n -10`) runs the scheduler, for benchmarks.
+k8s_up() {
+	local cfg=$1 state
+	shift
+	state=$WORK/k8s-$K8S_RUN
+	rm -rf "$state"
+	mkdir -p "$state"
+	start "etcd-$K8S_RUN" etcd --name test --data-dir "$state/etcd" \
+		--listen-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" \
+		--advertise-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" \
+		--listen-peer-urls "http://127.0.0.1:$K8S_PEER_PORT" \
+		--initial-advertise-peer-urls "http://127.0.0.1:$K8S_PEER_PORT" \
+		--initial-cluster "test=http://127.0.0.1:$K8S_PEER_PORT" \
+		--unsafe-no-fsync --log-level warn
+	K8S_PIDS=("$LAST_PID")
+	wait_for 20 "etcd on 127.0.0.1:$K8S_ETCD_PORT" curl -sf "http://127.0.0.1:$K8S_ETCD_PORT/health"
+	# 1.20 has no insecure port: TLS with the self-signed certificate, the
+	# static token. No controller-manager runs, so nothing would create the
+	# default ServiceAccount or lift the not-ready taint: those two admission
+	# plugins are off.
+	start "apiserver-$K8S_RUN" "$K8S_BIN/kube-apiserver" \
+		--etcd-servers "http://127.0.0.1:$K8S_ETCD_PORT" \
+		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$K8S_API_PORT" \
+		--tls-cert-file "$WORK/pki/apiserver.crt" --tls-private-key-file "$WORK/pki/apiserver.key" \
+		--token-auth-file "$WORK/pki/tokens.csv" --authorization-mode AlwaysAllow \
+		--service-account-issuer https://127.0.0.1 \
+		--service-account-key-file "$WORK/pki/sa.pub" \
+		--service-account-signing-key-file "$WORK/pki/sa.key" \
+		--service-cluster-ip-range 10.0.0.0/24 \
+		--disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+		--cert-dir "$state/certs" --event-ttl 10m --endpoint-reconciler-type none
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 60 "kube-apiserver /readyz" kc get --raw /readyz
+	start "scheduler-$K8S_RUN" "$@" "$K8S_BIN/kube-scheduler" --config "$cfg" --secure-port 0 --v 2
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 30 "kube-scheduler /healthz" curl -sf "http://127.0.0.1:$K8S_SCHED_PORT/healthz"
+}
+
+k8s_down() {
+	local p i
+	for ((i = ${#K8S_PIDS[@]} - 1; i >= 0; i--)); do
+		p=${K8S_PIDS[i]}
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	K8S_PIDS=()
+	rm -rf "$WORK/k8s-$K8S_RUN"
+}
+
+# k8s_nodes NAME...: Ready nodes with room for plenty of pods, one request.
+k8s_nodes() {
+	local n
+	for n in "$@"; do
+		cat <<NODE
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: $n
+  labels: {kubernetes.io/hostname: $n}
+status:
+  capacity: {cpu: "4", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: ready}
+NODE
+	done >"$WORK/nodes.yaml"
+	kc create -f "$WORK/nodes.yaml" >/dev/null || fail "cannot create the Node objects"
+}
+
+# k8s_pods PREFIX N [ANNOTATION=VALUE]: N small pods (100m CPU, 64Mi each) in
+# one request; the scheduler places them one after another.
+k8s_pods() {
+	local prefix=$1 n=$2 ann=${3:-} i
+	for ((i = 1; i <= n; i++)); do
+		cat <<POD
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $prefix-$i
+  labels: {test: $prefix}
+POD
+		[ -n "$ann" ] && printf '  annotations: {"%s": "%s"}\n' "${ann%%=*}" "${ann#*=}"
+		cat <<POD
+spec:
+  containers:
+  - name: c
+    image: netsched.invalid/pause
+    resources: {requests: {cpu: 100m, memory: 64Mi}}
+POD
+	done >"$WORK/pods-$prefix.yaml"
+	kc create -f "$WORK/pods-$prefix.yaml" >/dev/null || fail "cannot create pods $prefix-*"
+}
+
+# k8s_bound PREFIX: how many PREFIX pods have a node.
+k8s_bound() {
+	kc get pods -l "test=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+		grep -c .
+}
+
+# k8s_placement PREFIX: "node count" per node, sorted by node name.
+k8s_placement() {
+	kc get pods -l "test=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+		grep . | sort | uniq -c | awk '{ print $2, $1 }'
+}
+
+# k8s_on PREFIX NODE: how many PREFIX pods went to NODE.
+k8s_on() {
+	kc get pods -l "test=$1" -o jsonpath='{range .items[*]}{.spec.nodeName}{"\n"}{end}' |
+		grep -cx "$2"
+}
+
+# k8s_wait_bound SECONDS PREFIX N: until N PREFIX pods have a node.
+k8s_all_bound() { [ "$(k8s_bound "$1")" -ge "$2" ]; }
+k8s_wait_bound() {
+	wait_for "$1" "$3 pods $2-* bound" k8s_all_bound "$2" "$3"
+}
