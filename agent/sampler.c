@@ -243,37 +243,28 @@ static void log_event(const struct sampler *s, struct sampler_iface *f, enum win
 {
 	char rate[32], limit[32];
 
-	if (ev == WINDOW_PRIMED || ev == WINDOW_DELTA)
-		return;
-	if (now_ns < f->quiet_until_ns) {
-		f->unlogged++;
-		return;
-	}
-	if (f->unlogged)
-		log_info("sampler", "%s: %s: %llu more reset, gap or dropped-sample events in the "
-			 "last minute were not logged", s->cfg.node, f->name,
-			 (unsigned long long)f->unlogged);
-	f->unlogged = 0;
-	f->quiet_until_ns = now_ns + SAMPLER_LOG_QUIET_NS;
 	switch (ev) {
 	case WINDOW_RESET:
-		log_info("sampler", "%s: %s: counters went backwards (rx now %llu): device reset, "
-			 "window re-primed without a spike", s->cfg.node, f->name,
-			 (unsigned long long)f->wide.rx_bytes);
+		log_limited(&f->events_log, now_ns, SAMPLER_LOG_QUIET_NS, LOG_LVL_INFO, "sampler",
+			    "%s: %s: counters went backwards (rx now %llu): device reset, window "
+			    "re-primed without a spike", s->cfg.node, f->name,
+			    (unsigned long long)f->wide.rx_bytes);
 		break;
 	case WINDOW_GAP:
-		log_warn("sampler", "%s: %s: sample more than %.1f s after the previous one "
-			 "(agent paused or starved?): recorded as a gap", s->cfg.node, f->name,
-			 (double)(2 * s->cfg.interval_ns) / 1e9);
+		log_limited(&f->events_log, now_ns, SAMPLER_LOG_QUIET_NS, LOG_LVL_WARN, "sampler",
+			    "%s: %s: sample more than %.1f s after the previous one (agent paused or "
+			    "starved?): recorded as a gap", s->cfg.node, f->name,
+			    (double)(2 * s->cfg.interval_ns) / 1e9);
 		break;
 	case WINDOW_ABSURD:
 		units_format_bytes_rate(rate, sizeof(rate),
 					(double)(f->wide.rx_bytes - prev_rx) * 1e9 /
 						(double)s->cfg.interval_ns);
 		units_format_bits_rate(limit, sizeof(limit), (double)f->link_speed_bps);
-		log_warn("sampler", "%s: %s: a sample of about %s rx is over twice the %s link: "
-			 "dropped (%llu so far)", s->cfg.node, f->name, rate, limit,
-			 (unsigned long long)f->win.absurd);
+		log_limited(&f->events_log, now_ns, SAMPLER_LOG_QUIET_NS, LOG_LVL_WARN, "sampler",
+			    "%s: %s: a sample of about %s rx is over twice the %s link: dropped "
+			    "(%llu so far)", s->cfg.node, f->name, rate, limit,
+			    (unsigned long long)f->win.absurd);
 		break;
 	default:
 		break;

@@ -27,6 +27,7 @@
 #include "counters.h"
 #include "ifselect.h"
 #include "linkspeed.h"
+#include "log.h"
 #include "nl.h"
 #include "report.h"
 #include "sysfs.h"
@@ -69,8 +70,7 @@ struct sampler_iface {
 	bool seen;			/* whether this tick read it */
 	struct sysfs_stats sysfs;
 	struct window win;
-	uint64_t quiet_until_ns;	/* log rate limit for this interface */
-	uint64_t unlogged;
+	struct log_limit events_log;	/* resets, gaps, dropped samples */
 };
 
 struct sampler {

@@ -4,7 +4,9 @@
 #ifndef NETSCHED_LOG_H
 #define NETSCHED_LOG_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 enum log_level {
 	LOG_LVL_ERROR,
@@ -22,6 +24,21 @@ bool log_enabled(enum log_level level);
 
 void log_msg(enum log_level level, const char *module, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* One place's budget of log lines, for messages that outside input can
+ * repeat at will (bad reports, a flapping NIC, a failing Prometheus): at
+ * most one line per interval, and the next line written says how many were
+ * not. Zero-initialised (static, or inside a struct) it is ready; it is
+ * thread-safe and never blocks. */
+struct log_limit {
+	_Atomic uint64_t next_ns;
+	_Atomic uint64_t suppressed;
+};
+
+/* log_msg() if l's interval has passed at now_ns (monotonic), else counts
+ * the line as suppressed. Returns whether the line was written. */
+bool log_limited(struct log_limit *l, uint64_t now_ns, uint64_t interval_ns, enum log_level level,
+		 const char *module, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 #define log_error(mod, ...) log_msg(LOG_LVL_ERROR, mod, __VA_ARGS__)
 #define log_warn(mod, ...)  log_msg(LOG_LVL_WARN, mod, __VA_ARGS__)
