@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 
 #include "cli.h"
 #include "hostport.h"
+#include "nodename.h"
 #include "units.h"
 
 #define MAX_DURATION_MS (3600ULL * 1000)
@@ -15,15 +17,8 @@ static int set_node(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
 
-	for (const char *p = v; *p; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '"' || *p == '\\' || *p == '/') {
-			snprintf(why, len, "not a Kubernetes node name (printable, no '/')");
-			return -EINVAL;
-		}
-	if (!*v) {
-		snprintf(why, len, "empty");
+	if (nodename_check(v, strlen(v), why, len))
 		return -EINVAL;
-	}
 	return cli_set_string(o->node, sizeof(o->node), v, why, len);
 }
 
@@ -251,6 +246,9 @@ static int default_node(struct agent_options *o, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	host[sizeof(host) - 1] = '\0';
+	/* As the kubelet does: a node is named by its host name in lowercase. */
+	for (char *p = host; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
 	return set_node(o, host, err, errlen);
 }
 

@@ -11,6 +11,7 @@
 #include <openssl/hmac.h>
 
 #include "keyfile.h"
+#include "nodename.h"
 #include "netsched.pb-c.h"
 
 #define REPORT_MAC_BYTES 32 /* HMAC-SHA256 */
@@ -30,8 +31,9 @@ static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	return rc;
 }
 
-/* Node names are DNS subdomains; interface names are what the kernel allows.
- * Both must be printable so they are safe in logs, JSON and metrics labels. */
+/* Interface names are what the kernel allows, and must be printable so
+ * they are safe in logs, JSON and metrics labels. Node names follow
+ * nodename.h. */
 static bool name_ok(const char *s, size_t max)
 {
 	size_t n = strnlen(s, max + 1);
@@ -65,10 +67,10 @@ uint64_t report_iface_tx_rate(const struct report_iface *ifc)
 
 int report_validate(const struct report *r, char *err, size_t errlen)
 {
-	if (!name_ok(r->node, REPORT_MAX_NODE_LEN))
-		return fail(err, errlen, -EBADMSG,
-			    "node name is empty, longer than %u bytes or not printable",
-			    REPORT_MAX_NODE_LEN);
+	char why[256];
+
+	if (nodename_check(r->node, strnlen(r->node, REPORT_MAX_NODE_LEN + 1), why, sizeof(why)))
+		return fail(err, errlen, -EBADMSG, "node name is %s", why);
 	if (r->n_ifaces > REPORT_MAX_INTERFACES)
 		return fail(err, errlen, -E2BIG, "%s: %u interfaces, limit %u", r->node,
 			    r->n_ifaces, REPORT_MAX_INTERFACES);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "nodename.h"
 
 /* The request being read: its JSON document and where messages go. */
 struct ctx {
@@ -36,20 +37,16 @@ static int take_name(struct ctx *c, int i, const char *path, int idx, const char
 {
 	size_t len = 0;
 	const char *s = json_text(&c->d, i, &len);
+	char why[200];
+	int rc;
 
 	if (json_type(&c->d, i) != JSMN_STRING)
 		return fail(c, -EINVAL, "%s[%d]%s is %s, expected a string", path, idx, suffix,
 			    json_kind(&c->d, i));
-	if (len == 0)
-		return fail(c, -EINVAL, "%s[%d]%s is empty", path, idx, suffix);
-	if (len > EXTREQ_MAX_NAME_LEN)
-		return fail(c, -E2BIG, "%s[%d]%s is %zu bytes long, limit %u", path, idx, suffix, len,
-			    EXTREQ_MAX_NAME_LEN);
-	for (size_t j = 0; j < len; j++)
-		if (s[j] == '\\' || (unsigned char)s[j] < 0x20)
-			return fail(c, -EINVAL, "%s[%d]%s has an escape or control character at byte %zu; "
-				    "node names are DNS subdomains", path, idx, suffix,
-				    (size_t)(s - c->d.js) + j);
+	rc = nodename_check(s, len, why, sizeof(why));
+	if (rc)
+		return fail(c, rc, "%s[%d]%s is %s; the name starts at byte %zu", path, idx,
+			    suffix, why, (size_t)(s - c->d.js));
 	out->name = s;
 	out->name_len = len;
 	return 0;

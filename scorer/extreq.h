@@ -10,16 +10,18 @@
  *    unescaping, and the last duplicate wins, as Go's encoding/json does
  *    (Go's extra folds of U+212A and U+017F are not honoured);
  *  - at most limits->max_json_tokens tokens and limits->max_nodes nodes;
- *  - node names are 1..EXTREQ_MAX_NAME_LEN bytes without escapes or control
- *    bytes: Kubernetes node names are DNS subdomains, which never need one,
- *    so a name with a backslash is refused rather than unescaped.
+ *  - node names follow common/nodename.h (DNS subdomains, 1..253 bytes),
+ *    which never need an escape, so a name with a backslash, a control
+ *    byte or invalid UTF-8 is refused rather than unescaped or echoed.
  * The walk is iterative: nesting depth costs no stack. */
 #ifndef NETSCHED_EXTREQ_H
 #define NETSCHED_EXTREQ_H
 
 #include <stddef.h>
 
-#define EXTREQ_MAX_NAME_LEN 253u
+#include "nodename.h"
+
+#define EXTREQ_MAX_NAME_LEN NODENAME_MAX_LEN
 
 /* Bounds on one request; the scorer's --max-request-nodes sets max_nodes. */
 struct extreq_limits {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hash.h"
 #include "units.h"
 
 #define QUANTITY_MAX_LEN 32
@@ -112,12 +113,9 @@ bool filter_warn_once(const char *s, size_t len)
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static uint64_t seen[FILTER_WARN_SLOTS];
 	static unsigned next;
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+	uint64_t h = hash_fnv1a(s, len) | 1; /* 0 marks an empty slot */
 	bool fresh = true;
 
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-	h |= 1; /* 0 marks an empty slot */
 	pthread_mutex_lock(&lock);
 	for (unsigned i = 0; i < FILTER_WARN_SLOTS && fresh; i++)
 		fresh = seen[i] != h;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "nodename.h"
 
 /* A reply is 7 tokens per series ({"metric":{...},"value":[t,"v"]}) plus
  * its labels; bound the tokens by the body instead of guessing. */
@@ -177,14 +178,8 @@ static bool node_ok(const struct json *d, int i, char *out)
 	size_t n = 0;
 	const char *s = json_text(d, i, &n);
 
-	if (json_type(d, i) != JSMN_STRING || n == 0 || n > PROMQUERY_NODE_MAX)
+	if (json_type(d, i) != JSMN_STRING || n > PROMQUERY_NODE_MAX || !nodename_valid(s, n))
 		return false;
-	for (size_t k = 0; k < n; k++) {
-		char c = s[k];
-
-		if (c <= ' ' || c >= 0x7f || c == '\\' || c == '"' || c == '/')
-			return false;
-	}
 	memcpy(out, s, n);
 	out[n] = '\0';
 	return true;

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hash.h"
+
 /* Open addressing with linear probing over a power-of-two index at most half
  * full, so a probe sequence always ends at an empty entry. Nodes leave only
  * by eviction, with backward-shift deletion (no tombstones).
@@ -66,17 +68,10 @@ void table_destroy(struct table *t)
 	free(t);
 }
 
-/* FNV-1a: short keys, no attacker-chosen seeds worth defending against here
- * because the table is bounded and probing is over a half-empty array. */
+/* Unkeyed: the table is bounded and probing is over a half-empty array. */
 static size_t hash_name(const char *name, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 1099511628211ULL;
-	}
-	return (size_t)h;
+	return (size_t)hash_fnv1a(name, len);
 }
 
 /* The index entry holding name's position, or the empty entry where it

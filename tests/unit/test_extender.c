@@ -400,7 +400,15 @@ static const struct request_row request_rows[] = {
 	  "NodeNames[1] is a number, expected a string" },
 	{ "a name that is null", "{\"NodeNames\":[null]}", 0, 400, "NodeNames[0] is null" },
 	{ "an empty name", "{\"NodeNames\":[\"\"]}", 0, 400, "NodeNames[0] is empty" },
-	{ "a name with an escape", "{\"NodeNames\":[\"a\\u003cb\"]}", 0, 400, "NodeNames[0] has an escape" },
+	{ "a name with an escape", "{\"NodeNames\":[\"a\\u003cb\"]}", 0, 400,
+	  "NodeNames[0] is not a DNS subdomain: byte 1 is" },
+	{ "a name with capitals", "{\"NodeNames\":[\"Node-a\"]}", 0, 400,
+	  "NodeNames[0] is not a DNS subdomain: byte 0 is 'N'" },
+	{ "a name with a space", "{\"NodeNames\":[\"a b\"]}", 0, 400, "byte 1 is 0x20" },
+	{ "a name with a slash", "{\"NodeNames\":[\"a/b\"]}", 0, 400, "byte 1 is '/'" },
+	{ "a name with DEL", "{\"NodeNames\":[\"a\x7f\"]}", 0, 400, "byte 1 is 0x7f" },
+	/* Invalid UTF-8 is named by its value, never echoed: the reply stays JSON text. */
+	{ "a name with invalid UTF-8", "{\"NodeNames\":[\"a\xff\xfe\"]}", 0, 400, "byte 1 is 0xff" },
 	{ "a name longer than 253 bytes",
 	  "{\"NodeNames\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -490,6 +498,10 @@ static void test_extender_requests(void **state)
 		} else {
 			if ((bad = check_error(&f, row->error)) || (bad = check_error(&p, row->error)))
 				fail_msg("%s: %s", row->name, bad);
+			for (const char *c = p.body; c && *c; c++)
+				if ((unsigned char)*c >= 0x80 || (unsigned char)*c < 0x20)
+					fail_msg("%s: the error echoes byte 0x%02x", row->name,
+						 (unsigned char)*c);
 			assert_int_equal(atomic_load(&s->counters.requests_bad), bad_before + 2);
 		}
 		free(f.body);

@@ -43,7 +43,7 @@ static const struct parse_row parse_rows[] = {
 	{ "a name that is an object", "{\"NodeNames\":[{},\"b\"]}", -EINVAL,
 	  "NodeNames[0] is an object", 0, 0, NULL },
 	{ "an empty name", "{\"NodeNames\":[\"\"]}", -EINVAL, "NodeNames[0] is empty", 0, 0, NULL },
-	{ "an escaped name", "{\"NodeNames\":[\"a\\u0041\"]}", -EINVAL, "escape or control", 0, 0, NULL },
+	{ "an escaped name", "{\"NodeNames\":[\"a\\u0041\"]}", -EINVAL, "not a DNS subdomain: byte 1 is '\\'", 0, 0, NULL },
 	{ "no metadata", "{\"Nodes\":{\"items\":[{}]}}", -EINVAL, "Nodes.items[0].metadata is missing",
 	  0, 0, NULL },
 	{ "no name", "{\"Nodes\":{\"items\":[{\"metadata\":{}}]}}", -EINVAL,

@@ -105,7 +105,7 @@ static char long_node[REPORT_MAX_NODE_LEN + 2];
 static void m_long_node(Netsched__Report *rep, Netsched__Interface *ifc) { (void)ifc; rep->node = long_node; }
 
 static const struct bad_row bad_rows[] = {
-	{ "control characters in the node name", -EBADMSG, "not printable", m_control_node },
+	{ "control characters in the node name", -EBADMSG, "not a DNS subdomain", m_control_node },
 	{ "empty node name", -EBADMSG, "node name", m_empty_node },
 	{ "node name over 253 bytes", -EBADMSG, "253", m_long_node },
 	{ "interface name over 15 bytes", -EBADMSG, "15", m_long_ifname },
