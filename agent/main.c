@@ -125,26 +125,22 @@ struct signer {
 	uint64_t next_check_ns;
 };
 
-#define SIGNER_CHECK_NS (5 * NS_PER_SEC)
 
 static void signer_refresh(struct signer *sg, const char *node, uint64_t now)
 {
-	struct keyfile kf;
+	uint32_t was = sg->keys.keys[0].id;
 	char err[256];
+	int rc;
 
 	if (!sg->path || now < sg->next_check_ns)
 		return;
-	sg->next_check_ns = now + SIGNER_CHECK_NS;
-	if (!keyfile_changed(sg->path, &sg->keys))
-		return;
-	if (keyfile_load(sg->path, &kf, err, sizeof(err))) {
+	sg->next_check_ns = now + FILE_RELOAD_CHECK_NS;
+	rc = keyfile_reload(sg->path, &sg->keys, err, sizeof(err));
+	if (rc < 0)
 		log_error("agent", "%s: key file changed but cannot be used: %s; still signing "
-			  "with key %08x", node, err, sg->keys.keys[0].id);
-		return;
-	}
-	if (kf.keys[0].id != sg->keys.keys[0].id)
-		log_info("agent", "%s: now signing with key %08x", node, kf.keys[0].id);
-	sg->keys = kf;
+			  "with key %08x", node, err, was);
+	else if (rc > 0 && sg->keys.keys[0].id != was)
+		log_info("agent", "%s: now signing with key %08x", node, sg->keys.keys[0].id);
 }
 
 static void send_report(struct sender *snd, struct signer *sg, const struct report *r)

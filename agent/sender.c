@@ -14,6 +14,7 @@
 #include <nng/protocol/pipeline0/push.h>
 
 #include "log.h"
+#include "worker.h"
 
 /* One --scorer URL, split so its host can be resolved. */
 struct target {
@@ -30,6 +31,12 @@ struct peer {
 	int last_err;		/* logged once per change, not once per report */
 };
 
+/* One address to dial, and the name its certificate must carry. */
+struct want {
+	char url[SENDER_URL_MAX];
+	char server[SENDER_URL_MAX];
+};
+
 struct sender {
 	char ca_file[SENDER_URL_MAX];	/* for tls+tcp:// scorers */
 	size_t n_targets;
@@ -37,10 +44,9 @@ struct sender {
 	pthread_mutex_t lock;	/* peers and n_peers */
 	size_t n_peers;
 	struct peer *peers[SENDER_MAX_PEERS];
-	pthread_t resolver;
-	bool resolver_started;
-	pthread_cond_t wake;
-	bool stopping;
+	struct worker *resolver;	/* only when a scorer is given by name */
+	unsigned retry_s;		/* the resolver's backoff for names that gave nothing */
+	struct want wanted[SENDER_MAX_PEERS];	/* the resolver's scratch space */
 };
 
 static int target_parse(struct target *t, const char *url, char *err, size_t errlen)
@@ -155,12 +161,6 @@ static void peer_close(struct peer *p)
 	free(p);
 }
 
-/* One address to dial, and the name its certificate must carry. */
-struct want {
-	char url[SENDER_URL_MAX];
-	char server[SENDER_URL_MAX];
-};
-
 /* The URLs to dial now: literals as they are, names as their addresses.
  * Returns how many; *unresolved counts names that gave nothing. */
 static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
@@ -257,40 +257,23 @@ static void reconcile(struct sender *s, const struct want *urls, size_t n)
 	}
 }
 
-static void *resolver_main(void *arg)
+/* One round of name resolution; a name that did not resolve is retried
+ * soon, with backoff. */
+static uint64_t resolve_round(void *arg)
 {
-	static struct want urls[SENDER_MAX_PEERS];
 	struct sender *s = arg;
-	unsigned retry_s = 1;
+	size_t unresolved, n = want_urls(s, s->wanted, &unresolved);
+	unsigned wait_s = unresolved ? s->retry_s : SENDER_RESOLVE_S;
 
-	for (;;) {
-		size_t unresolved, n = want_urls(s, urls, &unresolved);
-		struct timespec until;
-		unsigned wait_s;
-
-		reconcile(s, urls, n);
-		/* A name that did not resolve is retried soon, with backoff. */
-		wait_s = unresolved ? retry_s : SENDER_RESOLVE_S;
-		retry_s = unresolved ? (retry_s * 2 > SENDER_RESOLVE_S ? SENDER_RESOLVE_S : retry_s * 2) : 1;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += wait_s;
-		pthread_mutex_lock(&s->lock);
-		while (!s->stopping &&
-		       pthread_cond_timedwait(&s->wake, &s->lock, &until) != ETIMEDOUT)
-			;
-		if (s->stopping) {
-			pthread_mutex_unlock(&s->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&s->lock);
-	}
+	reconcile(s, s->wanted, n);
+	s->retry_s = unresolved ? (s->retry_s * 2 > SENDER_RESOLVE_S ? SENDER_RESOLVE_S : s->retry_s * 2)
+				: 1;
+	return wait_s * 1000ULL;
 }
 
 struct sender *sender_create(const char *const *urls, size_t n, const char *ca_file, char *err,
 			     size_t errlen)
 {
-	static struct want first[SENDER_MAX_PEERS];
-	pthread_condattr_t ca;
 	struct sender *s;
 	bool names = false;
 
@@ -305,11 +288,8 @@ struct sender *sender_create(const char *const *urls, size_t n, const char *ca_f
 	}
 	if (ca_file)
 		snprintf(s->ca_file, sizeof(s->ca_file), "%s", ca_file);
+	s->retry_s = 1;
 	pthread_mutex_init(&s->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->wake, &ca);
-	pthread_condattr_destroy(&ca);
 	for (size_t i = 0; i < n; i++) {
 		if (target_parse(&s->targets[i], urls[i], err, errlen)) {
 			s->n_targets = i;
@@ -329,15 +309,14 @@ struct sender *sender_create(const char *const *urls, size_t n, const char *ca_f
 	if (!names) { /* nothing to resolve, ever: no thread */
 		size_t unresolved;
 
-		reconcile(s, first, want_urls(s, first, &unresolved));
+		reconcile(s, s->wanted, want_urls(s, s->wanted, &unresolved));
 		return s;
 	}
-	if (pthread_create(&s->resolver, NULL, resolver_main, s)) {
-		snprintf(err, errlen, "cannot start the resolver thread");
+	s->resolver = worker_start("the scorer name resolver", resolve_round, s, 0, err, errlen);
+	if (!s->resolver) {
 		sender_destroy(s);
 		return NULL;
 	}
-	s->resolver_started = true;
 	return s;
 }
 
@@ -345,16 +324,9 @@ void sender_destroy(struct sender *s)
 {
 	if (!s)
 		return;
-	if (s->resolver_started) {
-		pthread_mutex_lock(&s->lock);
-		s->stopping = true;
-		pthread_cond_signal(&s->wake);
-		pthread_mutex_unlock(&s->lock);
-		pthread_join(s->resolver, NULL);
-	}
+	worker_stop(s->resolver);
 	for (size_t i = 0; i < s->n_peers; i++)
 		peer_close(s->peers[i]);
-	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }

@@ -106,21 +106,24 @@ int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 	free(data);
 	if (rc)
 		return rc;
-	kf->mtime = st.st_mtim.tv_sec;
-	kf->mtime_nsec = st.st_mtim.tv_nsec;
-	kf->size = st.st_size;
-	kf->ino = st.st_ino;
+	kf->stamp = file_stamp_of(&st);
 	return 0;
 }
 
-int keyfile_changed(const char *path, const struct keyfile *kf)
+int keyfile_reload(const char *path, struct keyfile *kf, char *err, size_t errlen)
 {
-	struct stat st;
+	struct keyfile fresh;
+	int rc;
 
-	if (stat(path, &st))
+	if (!file_stamp_changed(path, &kf->stamp))
 		return 0;
-	return st.st_mtim.tv_sec != kf->mtime || st.st_mtim.tv_nsec != kf->mtime_nsec ||
-	       st.st_size != kf->size || st.st_ino != kf->ino;
+	rc = keyfile_load(path, &fresh, err, errlen);
+	if (rc) {
+		file_stamp_take(path, &kf->stamp);
+		return rc;
+	}
+	*kf = fresh;
+	return 1;
 }
 
 const struct keyfile_key *keyfile_find(const struct keyfile *kf, uint32_t id)

@@ -12,8 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
-#include <time.h>
+
+#include "filestamp.h"
 
 #define KEYFILE_MAX_KEYS 2
 #define KEYFILE_MIN_BYTES 32
@@ -28,11 +28,7 @@ struct keyfile_key {
 struct keyfile {
 	size_t n;
 	struct keyfile_key keys[KEYFILE_MAX_KEYS];
-	/* What the file looked like when read, to notice a rotation. */
-	time_t mtime;
-	long mtime_nsec;
-	off_t size;
-	ino_t ino;
+	struct file_stamp stamp;	/* the file as read, to notice a rotation */
 };
 
 /* Reads path into *kf (written only on success). Returns 0, or -errno with
@@ -43,10 +39,12 @@ int keyfile_load(const char *path, struct keyfile *kf, char *err, size_t errlen)
 int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile *kf, char *err,
 		  size_t errlen);
 
-/* Whether the file at path is no longer what *kf was read from (a Secret
- * update replaces the file). A file that cannot be stat()ed counts as
- * unchanged: keep the keys we have. */
-int keyfile_changed(const char *path, const struct keyfile *kf);
+/* The reload policy of filestamp.h, for the caller's periodic check: when
+ * path is no longer the file *kf was read from, reads it again. Returns 1
+ * with *kf replaced; 0 when there is nothing new; or -errno with err saying
+ * why the new version cannot be used: *kf keeps the keys in use, and that
+ * version is not read again until the file changes once more. */
+int keyfile_reload(const char *path, struct keyfile *kf, char *err, size_t errlen);
 
 /* The key with this id, or NULL. */
 const struct keyfile_key *keyfile_find(const struct keyfile *kf, uint32_t id);

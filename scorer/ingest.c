@@ -32,23 +32,10 @@ struct ingest {
  * line per second, with the count of what was not logged. */
 static void log_rejected(const char *why)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	static uint64_t last_ns, suppressed;
-	uint64_t now = clock_mono_ns();
+	static struct log_limit limit;
 
-	pthread_mutex_lock(&lock);
-	if (now - last_ns >= NS_PER_SEC || last_ns == 0) {
-		if (suppressed)
-			log_warn("ingest", "report rejected: %s (%llu more rejected since last line)",
-				 why, (unsigned long long)suppressed);
-		else
-			log_warn("ingest", "report rejected: %s", why);
-		last_ns = now;
-		suppressed = 0;
-	} else {
-		suppressed++;
-	}
-	pthread_mutex_unlock(&lock);
+	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ingest",
+		    "report rejected: %s", why);
 }
 
 int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
@@ -115,33 +102,19 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
  * that no longer parses keeps the old keys (and says so). */
 static void reload_keys(struct scorer *s, uint64_t *next_check)
 {
-	struct keyfile kf;
 	char err[256];
 	uint64_t now = clock_mono_ns();
+	int rc;
 
 	if (!s->key_file || now < *next_check)
 		return;
-	*next_check = now + INGEST_KEY_CHECK_MS * NS_PER_MS;
-	if (!keyfile_changed(s->key_file, &s->keys))
-		return;
-	if (keyfile_load(s->key_file, &kf, err, sizeof(err))) {
+	*next_check = now + FILE_RELOAD_CHECK_NS;
+	rc = keyfile_reload(s->key_file, &s->keys, err, sizeof(err));
+	if (rc < 0)
 		log_error("ingest", "key file changed but cannot be used: %s; keeping the %zu "
 			  "key(s) in use", err, s->keys.n);
-		/* Do not retry a broken file every 5 s: wait for it to change. */
-		if (keyfile_changed(s->key_file, &s->keys)) {
-			struct stat st;
-
-			if (stat(s->key_file, &st) == 0) {
-				s->keys.mtime = st.st_mtim.tv_sec;
-				s->keys.mtime_nsec = st.st_mtim.tv_nsec;
-				s->keys.size = st.st_size;
-				s->keys.ino = st.st_ino;
-			}
-		}
-		return;
-	}
-	s->keys = kf;
-	log_info("ingest", "key file %s reloaded: %zu key(s)", s->key_file, kf.n);
+	else if (rc > 0)
+		log_info("ingest", "key file %s reloaded: %zu key(s)", s->key_file, s->keys.n);
 }
 
 static void *ingest_thread(void *arg)

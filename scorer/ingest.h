@@ -17,8 +17,7 @@ struct ingest;
 struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_key_file,
 			    char *err, size_t errlen);
 /* With s->key_file set, the thread re-reads the keys when the file
- * changes (a Secret update), checked at most every INGEST_KEY_CHECK_MS. */
-#define INGEST_KEY_CHECK_MS 5000
+ * changes (a Secret update), by the reload policy of common/filestamp.h. */
 
 /* Stops the thread (it notices within INGEST_POLL_MS), then closes the
  * socket; reports still queued are dropped. Accepts NULL. */

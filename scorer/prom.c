@@ -16,8 +16,11 @@
 #include "clock.h"
 #include "counters.h"
 #include "log.h"
+#include "worker.h"
 
 #define PROM_TOKEN_MAX 8192
+/* A failing Prometheus is logged at the first failure, then once a minute. */
+#define PROM_LOG_QUIET_NS (60ULL * NS_PER_SEC)
 
 struct snapshot {
 	uint64_t fetched_ns;	/* when the request that produced it was sent */
@@ -29,10 +32,10 @@ struct prom {
 	uint64_t (*now_ns)(void);
 	struct prom_config cfg;
 	char query[PROMQUERY_MAX_LEN];
-	pthread_t thread;
-	pthread_mutex_t lock;	/* snap, stopping */
-	pthread_cond_t wake;
-	bool stopping;
+	struct worker *refresher;
+	unsigned failures;	/* in a row; the refresher's own */
+	struct log_limit failure_log;
+	pthread_mutex_t lock;	/* snap */
 	struct snapshot *snap;
 	CURL *curl;
 };
@@ -144,73 +147,47 @@ out:
 	return rc;
 }
 
-static void *prom_thread(void *arg)
+/* One refresh; the next comes after the interval, later while it fails. */
+static uint64_t prom_refresh(void *arg)
 {
 	struct prom *p = arg;
-	uint64_t wait_ms = 0;
-	unsigned failures = 0;
+	struct snapshot *sn = NULL, *old = NULL;
+	uint64_t start = clock_mono_ns(), wait_ms;
+	char why[512] = "";
+	int rc;
 
-	for (;;) {
-		struct timespec until;
-		struct snapshot *sn = NULL, *old = NULL;
-		uint64_t start;
-		char why[512] = "";
-		int rc;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += (time_t)(wait_ms / 1000);
-		until.tv_nsec += (long)(wait_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		pthread_mutex_lock(&p->lock);
-		while (!p->stopping && wait_ms &&
-		       pthread_cond_timedwait(&p->wake, &p->lock, &until) != ETIMEDOUT)
-			;
-		if (p->stopping) {
-			pthread_mutex_unlock(&p->lock);
-			return NULL;
-		}
-		pthread_mutex_unlock(&p->lock);
-
-		start = clock_mono_ns();
-		rc = refresh(p, &sn, why, sizeof(why));
-		counters_observe(&p->counters->latency_prometheus, clock_mono_ns() - start);
-		if (rc) {
-			atomic_fetch_add(&p->counters->prom_failures, 1);
-			failures++;
-			/* Back off while it fails: 2x, 3x, 4x the interval. */
-			wait_ms = p->cfg.refresh_ms * (failures < 4 ? failures + 1 : 4);
-			if (failures == 1 || failures % 20 == 0)
-				log_warn("prom", "%s: refresh failed (%u in a row): %s; next try in "
-					 "%llu ms, last good data kept until it is %llu ms old",
-					 p->cfg.url, failures, why, (unsigned long long)wait_ms,
-					 (unsigned long long)p->cfg.max_age_ms);
-			continue;
-		}
-		if (failures)
-			log_info("prom", "%s: refreshing again after %u failures", p->cfg.url,
-				 failures);
-		log_debug("prom", "%s: %zu nodes, %zu values dropped, %.1f ms", p->cfg.url,
-			  sn->r.n, sn->r.dropped, (double)(clock_mono_ns() - start) / 1e6);
-		failures = 0;
-		wait_ms = p->cfg.refresh_ms;
-		pthread_mutex_lock(&p->lock);
-		old = p->snap;
-		p->snap = sn;
-		pthread_mutex_unlock(&p->lock);
-		/* Counted once served: a reader that sees the count sees the data. */
-		atomic_fetch_add(&p->counters->prom_values_dropped, sn->r.dropped);
-		atomic_fetch_add(&p->counters->prom_refreshes, 1);
-		snapshot_free(old);
+	rc = refresh(p, &sn, why, sizeof(why));
+	counters_observe(&p->counters->latency_prometheus, clock_mono_ns() - start);
+	if (rc) {
+		atomic_fetch_add(&p->counters->prom_failures, 1);
+		p->failures++;
+		/* Back off while it fails: 2x, 3x, 4x the interval. */
+		wait_ms = p->cfg.refresh_ms * (p->failures < 4 ? p->failures + 1 : 4);
+		log_limited(&p->failure_log, clock_mono_ns(), PROM_LOG_QUIET_NS, LOG_LVL_WARN, "prom",
+			    "%s: refresh failed (%u in a row): %s; next try in %llu ms, last good "
+			    "data kept until it is %llu ms old", p->cfg.url, p->failures, why,
+			    (unsigned long long)wait_ms, (unsigned long long)p->cfg.max_age_ms);
+		return wait_ms;
 	}
+	if (p->failures)
+		log_info("prom", "%s: refreshing again after %u failures", p->cfg.url, p->failures);
+	log_debug("prom", "%s: %zu nodes, %zu values dropped, %.1f ms", p->cfg.url, sn->r.n,
+		  sn->r.dropped, (double)(clock_mono_ns() - start) / 1e6);
+	p->failures = 0;
+	pthread_mutex_lock(&p->lock);
+	old = p->snap;
+	p->snap = sn;
+	pthread_mutex_unlock(&p->lock);
+	/* Counted once served: a reader that sees the count sees the data. */
+	atomic_fetch_add(&p->counters->prom_values_dropped, sn->r.dropped);
+	atomic_fetch_add(&p->counters->prom_refreshes, 1);
+	snapshot_free(old);
+	return p->cfg.refresh_ms;
 }
 
 struct prom *prom_start(const struct prom_config *cfg, struct counters *counters,
 			uint64_t (*now_ns)(void), char *err, size_t errlen)
 {
-	pthread_condattr_t ca;
 	struct prom *p;
 	char why[256];
 
@@ -255,14 +232,9 @@ struct prom *prom_start(const struct prom_config *cfg, struct counters *counters
 		curl_easy_setopt(p->curl, CURLOPT_SSL_VERIFYHOST, 0L);
 	}
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&p->thread, NULL, prom_thread, p)) {
-		snprintf(err, errlen, "prometheus: cannot start the refresh thread");
+	p->refresher = worker_start("prometheus: the refresh", prom_refresh, p, 0, err, errlen);
+	if (!p->refresher) {
 		curl_easy_cleanup(p->curl);
-		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->lock);
 		free(p);
 		return NULL;
@@ -276,14 +248,9 @@ void prom_stop(struct prom *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stopping = true;
-	pthread_cond_signal(&p->wake);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	worker_stop(p->refresher);
 	curl_easy_cleanup(p->curl);
 	snapshot_free(p->snap);
-	pthread_cond_destroy(&p->wake);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

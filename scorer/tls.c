@@ -13,8 +13,10 @@
 #include <gnutls/x509.h>
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "file.h"
 #include "log.h"
+#include "worker.h"
 
 struct tls_rotation {
 	const struct tls_files *files;
@@ -26,13 +28,12 @@ struct tls_rotation {
 	struct tls_pems pems;
 	struct MHD_Daemon *retiring;
 	struct tls_pems retiring_pems;
-	pthread_t thread;
+	struct worker *checker;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stopping;
 };
 
-static int read_pem(const char *path, char **out, struct tls_stamp *st, char *err, size_t errlen)
+static int read_pem(const char *path, char **out, struct file_stamp *st, char *err,
+		    size_t errlen)
 {
 	struct stat sb;
 	char *buf;
@@ -47,7 +48,7 @@ static int read_pem(const char *path, char **out, struct tls_stamp *st, char *er
 		free(buf);
 		return -EINVAL;
 	}
-	*st = (struct tls_stamp){ sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, sb.st_size, sb.st_ino };
+	*st = file_stamp_of(&sb);
 	*out = buf;
 	return 0;
 }
@@ -100,23 +101,17 @@ void tls_free(struct tls_pems *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static bool stamp_changed(const char *path, const struct tls_stamp *st)
+/* A file gone for a moment mid-rotation counts as unchanged: keep what we
+ * have. "" is a file not configured. */
+static bool stamp_changed(const char *path, const struct file_stamp *st)
 {
-	struct stat sb;
-
-	if (!path[0] || stat(path, &sb))
-		return false; /* gone for a moment mid-rotation: keep what we have */
-	return sb.st_mtim.tv_sec != st->mtime || sb.st_mtim.tv_nsec != st->mtime_nsec ||
-	       sb.st_size != st->size || sb.st_ino != st->ino;
+	return path[0] && file_stamp_changed(path, st);
 }
 
-static void restamp(const char *path, struct tls_stamp *st)
+static void restamp(const char *path, struct file_stamp *st)
 {
-	struct stat sb;
-
-	if (path[0] && stat(path, &sb) == 0)
-		*st = (struct tls_stamp){ sb.st_mtim.tv_sec, sb.st_mtim.tv_nsec, sb.st_size,
-					  sb.st_ino };
+	if (path[0])
+		file_stamp_take(path, st);
 }
 
 void tls_restamp(const struct tls_files *f, struct tls_pems *p)
@@ -185,41 +180,33 @@ static void rotate(struct tls_rotation *h)
 	pthread_mutex_unlock(&h->lock);
 }
 
-static void *rotation_main(void *arg)
+/* One check: the daemon the last rotation replaced has had a whole check
+ * to finish its requests; then, new files? */
+static uint64_t rotation_check(void *arg)
 {
 	struct tls_rotation *h = arg;
+	struct MHD_Daemon *old;
+	struct tls_pems old_pems;
 
-	for (;;) {
-		struct timespec until;
-		struct MHD_Daemon *old;
-		struct tls_pems old_pems;
-
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += TLS_CHECK_S;
-		pthread_mutex_lock(&h->lock);
-		while (!h->stopping && pthread_cond_timedwait(&h->wake, &h->lock, &until) != ETIMEDOUT)
-			;
-		old = h->retiring;
-		old_pems = h->retiring_pems;
-		h->retiring = NULL;
-		memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
-		pthread_mutex_unlock(&h->lock);
-		if (old) {
-			MHD_stop_daemon(old);
-			tls_free(&old_pems);
-		}
-		if (h->stopping)
-			return NULL;
-		if (tls_changed(h->files, &h->pems))
-			rotate(h);
+	pthread_mutex_lock(&h->lock);
+	old = h->retiring;
+	old_pems = h->retiring_pems;
+	h->retiring = NULL;
+	memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
+	pthread_mutex_unlock(&h->lock);
+	if (old) {
+		MHD_stop_daemon(old);
+		tls_free(&old_pems);
 	}
+	if (tls_changed(h->files, &h->pems))
+		rotate(h);
+	return FILE_RELOAD_CHECK_NS / NS_PER_MS;
 }
 
 struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pems *pems,
 					struct MHD_Daemon *daemon, tls_daemon_start start,
 					void *ctx, char *err, size_t errlen)
 {
-	pthread_condattr_t ca;
 	struct tls_rotation *r = calloc(1, sizeof(*r));
 
 	if (!r) {
@@ -233,13 +220,9 @@ struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pe
 	r->pems = *pems;
 	memset(pems, 0, sizeof(*pems));
 	pthread_mutex_init(&r->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&r->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	if (pthread_create(&r->thread, NULL, rotation_main, r)) {
-		snprintf(err, errlen, "https: cannot start the certificate reloader");
-		pthread_cond_destroy(&r->wake);
+	r->checker = worker_start("https: the certificate reloader", rotation_check, r,
+				  FILE_RELOAD_CHECK_NS / NS_PER_MS, err, errlen);
+	if (!r->checker) {
 		pthread_mutex_destroy(&r->lock);
 		*pems = r->pems; /* freed below */
 		free(r);
@@ -257,18 +240,13 @@ void tls_rotation_stop(struct tls_rotation *r)
 {
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->lock);
-	r->stopping = true;
-	pthread_cond_signal(&r->wake);
-	pthread_mutex_unlock(&r->lock);
-	pthread_join(r->thread, NULL);
+	worker_stop(r->checker);
 	if (r->retiring)
 		MHD_stop_daemon(r->retiring);
 	if (r->daemon)
 		MHD_stop_daemon(r->daemon);
 	tls_free(&r->retiring_pems);
 	tls_free(&r->pems);
-	pthread_cond_destroy(&r->wake);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 }

@@ -12,8 +12,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
-#include <sys/types.h>
-#include <time.h>
+
+#include "filestamp.h"
 
 struct MHD_Connection;
 struct MHD_Daemon;
@@ -28,17 +28,9 @@ struct tls_files {
 	char client_ca[TLS_PATH_MAX];	/* "" = no client certificates asked */
 };
 
-/* One file's identity when read, to notice a replacement. */
-struct tls_stamp {
-	time_t mtime;
-	long mtime_nsec;
-	off_t size;
-	ino_t ino;
-};
-
 struct tls_pems {
 	char *cert, *key, *ca;		/* NUL-terminated PEM text; ca may be NULL */
-	struct tls_stamp stamps[3];
+	struct file_stamp stamps[3];	/* cert, key, ca as read */
 };
 
 /* Reads the files and checks that the key is the certificate's. 0, or
@@ -54,8 +46,7 @@ void tls_restamp(const struct tls_files *f, struct tls_pems *p);
 /* Whether any file differs from what p was read from. */
 bool tls_changed(const struct tls_files *f, const struct tls_pems *p);
 
-/* How often tls_rotation checks the files. */
-#define TLS_CHECK_S 5
+/* tls_rotation checks the files by the reload policy of filestamp.h. */
 
 struct tls_rotation;
 
@@ -64,7 +55,7 @@ struct tls_rotation;
 typedef struct MHD_Daemon *(*tls_daemon_start)(void *ctx, int fd, const struct tls_pems *p);
 
 /* Serves rotated certificates with no restart and no refused connection:
- * every TLS_CHECK_S a thread checks f's files; when they changed and load,
+ * a thread checks f's files by the reload policy of filestamp.h; when they changed and load,
  * the running daemon stops accepting and hands its listening socket to a
  * daemon that start(ctx, ...) makes with the new files; the old one finishes
  * its requests and is stopped a check later. Files that changed but cannot
