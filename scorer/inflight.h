@@ -1,0 +1,162 @@
+/* In-flight pods: the pods the scheduler has just placed, counted against
+ * their node before their traffic reaches the agent's window.
+ *
+ * The scheduler places a pod every few milliseconds; a node's counters show
+ * a new pod's traffic seconds to a minute later. Without this, every pod of
+ * a burst sees the same quietest node and all of them land there.
+ *
+ * Life of a pod (by UID):
+ *  - assume: prioritize ranked the nodes; the pod is recorded against the
+ *    best one at once, so the next pod of the burst already sees it. When
+ *    several nodes share the best score the scheduler picks one of them at
+ *    random (after adding its own plugins' scores), so we cannot know which:
+ *    the pod is recorded on each tied node (up to INFLIGHT_TIE_MAX, the
+ *    first in the scheduler's order) with 1/k of its weight, which is the
+ *    expected load; the tied nodes stay tied, and the scheduler's own
+ *    spreading breaks the tie again for the next pod. Declared bandwidth is
+ *    a reservation and is NOT split: each tied node reserves all of it, so
+ *    two pods asking 30M never both pass a node with 50M free; the watch
+ *    lifts the extra reservations when it learns the real node.
+ *  - bound (from the apiserver watch): the pod is on one node. On the
+ *    assumed node (or one of the tied ones): confirmed; elsewhere: moved;
+ *    not assumed at all (another scheduler, another scorer replica, or a
+ *    restart of ours): tracked from its binding time if that is recent.
+ *  - drop: the pod was deleted.
+ *  - expire: while the watch is in sync, an assumption the apiserver has
+ *    not confirmed after expire_ns was never bound (another filter failed
+ *    it, or it is Pending) and is dropped. Without a watch nothing can
+ *    confirm: an assumption is then treated as bound where assumed.
+ *  - fade: a bound pod (or an assumption without a watch) weighs its full
+ *    weight for hold_ns after binding (start-up plus one agent window, so
+ *    the window has measured it), then fades linearly to zero over fade_ns
+ *    and is forgotten: its traffic is never counted twice for long.
+ *
+ * What a pod weighs, per direction: its declared bandwidth
+ * (kubernetes.io/ingress-bandwidth for rx, egress-bandwidth for tx) where it
+ * has one, else the configured estimate; plus a small penalty for every
+ * recent pod, so that pods with no estimate still spread.
+ *
+ * Bounded: at most max_pods pods and max_nodes nodes; a pod beyond either is
+ * not tracked and counted (cap_hits). Per-node sums are kept up to date, so
+ * the request path's lookup is one hash probe; fades and expiries are
+ * applied by inflight_tick(), at most every INFLIGHT_TICK_NS.
+ *
+ * Thread-safe: extender threads, the watch thread and status readers share
+ * one inflight under its lock. Time is always passed in (monotonic ns), so
+ * tests move it by hand. */
+#ifndef NETSCHED_INFLIGHT_H
+#define NETSCHED_INFLIGHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define INFLIGHT_UID_MAX 64u		/* Kubernetes UIDs are 36-byte UUIDs */
+#define INFLIGHT_NODE_MAX 253u		/* a DNS subdomain */
+#define INFLIGHT_LABEL_MAX 127u		/* "namespace/name", truncated */
+#define INFLIGHT_TIE_MAX 8u
+#define INFLIGHT_TICK_NS (100ULL * 1000 * 1000)
+
+struct inflight_config {
+	size_t max_pods;			/* > 0 */
+	size_t max_nodes;			/* > 0 */
+	uint64_t estimate_bytes_per_second;	/* per undeclared direction */
+	uint64_t penalty_bytes_per_second;	/* per recent pod, both directions */
+	uint64_t hold_ns;			/* full weight after binding */
+	uint64_t fade_ns;			/* then down to zero over this */
+	uint64_t expire_ns;			/* unconfirmed, watch in sync: dropped */
+};
+
+/* What a pod declares, bits per second (0: not declared), and a label for
+ * /v1/nodes and logs (copied, truncated; may be NULL). */
+struct inflight_pod {
+	uint64_t ingress_bps;
+	uint64_t egress_bps;
+	const char *label;
+};
+
+/* A node name as it arrives in a request: not NUL-terminated. */
+struct inflight_name {
+	const char *s;
+	size_t len;
+};
+
+/* What in-flight pods add to one node now. */
+struct inflight_load {
+	uint64_t rx_bytes_per_second;		/* weight: declared or estimate, plus penalty */
+	uint64_t tx_bytes_per_second;
+	uint64_t reserved_rx_bytes_per_second;	/* declared only: for the bandwidth filter */
+	uint64_t reserved_tx_bytes_per_second;
+	uint32_t milli_pods;			/* pods counted, in thousandths (ties, fades) */
+};
+
+struct inflight_stats {
+	uint64_t assumed;	/* assumptions made by prioritize */
+	uint64_t confirmed;	/* the watch saw the pod bound where assumed */
+	uint64_t moved;		/* ... bound elsewhere */
+	uint64_t observed;	/* bound without our assumption, tracked */
+	uint64_t dropped;	/* deleted */
+	uint64_t expired;	/* never bound within expire_ns */
+	uint64_t faded;		/* measured by now: forgotten */
+	uint64_t cap_hits;	/* not tracked: max_pods or max_nodes reached */
+	size_t pods;		/* tracked now */
+	size_t nodes;		/* with at least one in-flight pod now */
+	bool confirming;	/* the watch is in sync */
+};
+
+/* One pod on one node, for /v1/nodes (inflight_list()). */
+struct inflight_entry {
+	char node[INFLIGHT_NODE_MAX + 1];
+	char label[INFLIGHT_LABEL_MAX + 1];
+	bool bound;			/* the watch says it is here */
+	struct inflight_load load;	/* what it adds to this node now */
+};
+
+struct inflight;
+
+/* NULL when the config is invalid (a zero bound) or memory ran out. */
+struct inflight *inflight_create(const struct inflight_config *cfg);
+/* Accepts NULL. */
+void inflight_destroy(struct inflight *in);
+
+/* Prioritize's prediction: the pod uid goes to one of nodes[0..n) (n >= 1;
+ * more than one: tied best scores, the scheduler's order; only the first
+ * INFLIGHT_TIE_MAX are used). A pod assumed again (the scheduler retries
+ * it) moves to the new prediction; a pod the watch already saw bound is
+ * left alone. 0; -EALREADY (already bound); -EINVAL (empty or oversized uid
+ * or node name, n == 0); -ENOSPC (max_pods or max_nodes reached: counted
+ * in cap_hits). */
+int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
+		    const struct inflight_pod *pod, const struct inflight_name *nodes, size_t n,
+		    uint64_t now_ns);
+
+/* The watch: pod uid is bound to node since bound_ns (monotonic; may be in
+ * the past, when the binding happened before we heard of it). Confirms or
+ * moves an assumption, or tracks a pod we did not assume if it is recent
+ * enough to still weigh something. 0, -EINVAL or -ENOSPC as above. */
+int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const char *node,
+		   size_t node_len, const struct inflight_pod *pod, uint64_t bound_ns,
+		   uint64_t now_ns);
+
+/* The watch: pod uid was deleted. Unknown uids are ignored. */
+void inflight_drop(struct inflight *in, const char *uid, size_t uid_len);
+
+/* Whether a watch is in sync, so unconfirmed assumptions may expire. */
+void inflight_set_confirming(struct inflight *in, bool on);
+
+/* Applies fades and expiries if INFLIGHT_TICK_NS passed since the last
+ * time (force: now). Cheap when not due: one atomic read. */
+void inflight_tick(struct inflight *in, uint64_t now_ns, bool force);
+
+/* What in-flight pods add to the node now (as of the last tick). false and
+ * *out zeroed when nothing: the common case costs one atomic read. */
+bool inflight_get(struct inflight *in, const char *node, size_t len, struct inflight_load *out);
+
+/* Counters and sizes. */
+void inflight_stats(struct inflight *in, struct inflight_stats *out);
+
+/* Every (pod, node) pair now, sorted by node then label: how many, and a
+ * malloc'd array in *out the caller frees; -ENOMEM (*out untouched). */
+long inflight_list(struct inflight *in, struct inflight_entry **out);
+
+#endif

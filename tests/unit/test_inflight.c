@@ -1,0 +1,488 @@
+/* In-flight pods (scorer/inflight.c): assume, confirm, move, drop, expire,
+ * fade, ties, the caps, and a random sequence checked against a model of
+ * the per-node sums. Time is passed in by hand. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "scorer/inflight.h"
+
+#define T0 (1000ULL * NS_PER_SEC)
+#define HOLD (10ULL * NS_PER_SEC)
+#define FADE (4ULL * NS_PER_SEC)
+#define EXPIRE (3ULL * NS_PER_SEC)
+#define EST 1000u	/* bytes per second per undeclared direction */
+#define PEN 100u	/* bytes per second per recent pod */
+
+static struct inflight_config config(size_t max_pods, size_t max_nodes)
+{
+	struct inflight_config c = {
+		.max_pods = max_pods,
+		.max_nodes = max_nodes,
+		.estimate_bytes_per_second = EST,
+		.penalty_bytes_per_second = PEN,
+		.hold_ns = HOLD,
+		.fade_ns = FADE,
+		.expire_ns = EXPIRE,
+	};
+	return c;
+}
+
+static int setup(void **state)
+{
+	struct inflight_config c = config(64, 64);
+
+	*state = inflight_create(&c);
+	return *state ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	inflight_destroy(*state);
+	return 0;
+}
+
+static const struct inflight_pod plain = { 0, 0, "default/plain" };
+
+static int assume1(struct inflight *in, const char *uid, const struct inflight_pod *pod,
+		   const char *node, uint64_t now)
+{
+	struct inflight_name n = { node, strlen(node) };
+
+	return inflight_assume(in, uid, strlen(uid), pod, &n, 1, now);
+}
+
+static int bound(struct inflight *in, const char *uid, const char *node, uint64_t at,
+		 uint64_t now)
+{
+	return inflight_bound(in, uid, strlen(uid), node, strlen(node), &plain, at, now);
+}
+
+static struct inflight_load load(struct inflight *in, const char *node)
+{
+	struct inflight_load l;
+
+	inflight_get(in, node, strlen(node), &l);
+	return l;
+}
+
+static struct inflight_stats stats(struct inflight *in)
+{
+	struct inflight_stats st;
+
+	inflight_stats(in, &st);
+	return st;
+}
+
+/* An assumption counts on its node at once, with the estimate plus the
+ * penalty per direction; other nodes see nothing. */
+static void test_inflight_assume(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_true(inflight_get(in, "a", 1, &l));
+	assert_int_equal(l.rx_bytes_per_second, EST + PEN);
+	assert_int_equal(l.tx_bytes_per_second, EST + PEN);
+	assert_int_equal(l.reserved_rx_bytes_per_second, 0);
+	assert_int_equal(l.milli_pods, 1000);
+	assert_false(inflight_get(in, "b", 1, &l));
+	assert_int_equal(assume1(in, "uid-2", &plain, "a", T0 + 1), 0);
+	assert_int_equal(load(in, "a").milli_pods, 2000);
+	assert_int_equal(load(in, "a").rx_bytes_per_second, 2 * (EST + PEN));
+	assert_int_equal(stats(in).assumed, 2);
+	assert_int_equal(stats(in).pods, 2);
+	assert_int_equal(stats(in).nodes, 1);
+}
+
+/* Declared bandwidth replaces the estimate in its direction and is
+ * reserved; the other direction keeps the estimate and reserves nothing. */
+static void test_inflight_declared(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod asks = { 80000, 0, "default/asks" }; /* 80 kb/s = 10 kB/s in */
+	struct inflight_load l;
+
+	assert_int_equal(assume1(in, "uid-1", &asks, "a", T0), 0);
+	l = load(in, "a");
+	assert_int_equal(l.rx_bytes_per_second, 10000 + PEN);
+	assert_int_equal(l.tx_bytes_per_second, EST + PEN);
+	assert_int_equal(l.reserved_rx_bytes_per_second, 10000);
+	assert_int_equal(l.reserved_tx_bytes_per_second, 0);
+}
+
+/* The watch confirms the assumption: same node, counted once, bound. A
+ * repeated event changes nothing. */
+static void test_inflight_confirm(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_entry *e;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_int_equal(bound(in, "uid-1", "a", T0 + 5, T0 + 10), 0);
+	assert_int_equal(bound(in, "uid-1", "a", T0 + 5, T0 + 20), 0);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(stats(in).confirmed, 1);
+	assert_int_equal(stats(in).moved, 0);
+	assert_int_equal(inflight_list(in, &e), 1);
+	assert_string_equal(e[0].node, "a");
+	assert_string_equal(e[0].label, "default/plain");
+	assert_true(e[0].bound);
+	free(e);
+	/* Assumed again once bound (a stale retry): ignored. */
+	assert_int_equal(assume1(in, "uid-1", &plain, "b", T0 + 30), -EALREADY);
+	assert_int_equal(load(in, "b").milli_pods, 0);
+}
+
+/* Bound elsewhere: the weight moves, the old node is free again. */
+static void test_inflight_move(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_int_equal(bound(in, "uid-1", "b", T0 + 5, T0 + 10), 0);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(stats(in).moved, 1);
+	assert_int_equal(stats(in).confirmed, 0);
+	assert_int_equal(stats(in).nodes, 1);
+}
+
+/* A pod we never assumed (another scheduler): counted if recent, ignored
+ * when bound so long ago that its traffic is measured. */
+static void test_inflight_observed(void **state)
+{
+	struct inflight *in = *state;
+	uint64_t now = T0 + 100 * NS_PER_SEC;
+
+	assert_int_equal(bound(in, "recent", "a", now - NS_PER_SEC, now), 0);
+	assert_int_equal(bound(in, "old", "a", now - HOLD - FADE, now), 0);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(stats(in).observed, 1);
+	assert_int_equal(stats(in).pods, 1);
+}
+
+/* Deleted: gone at once; an unknown uid is ignored. */
+static void test_inflight_drop(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	inflight_drop(in, "uid-1", 5);
+	inflight_drop(in, "nobody", 6);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(stats(in).dropped, 1);
+	assert_int_equal(stats(in).pods, 0);
+	assert_int_equal(stats(in).nodes, 0);
+}
+
+/* While a watch is in sync, an assumption it never confirms expires after
+ * EXPIRE; a confirmed one stays. Without a watch nothing expires early:
+ * the assumption counts as bound where assumed and fades. */
+static void test_inflight_expire(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+
+	inflight_set_confirming(in, true);
+	assert_int_equal(assume1(in, "never", &plain, "a", T0), 0);
+	assert_int_equal(assume1(in, "bound", &plain, "b", T0), 0);
+	assert_int_equal(bound(in, "bound", "b", T0 + 1, T0 + 1), 0);
+	inflight_tick(in, T0 + EXPIRE - 1, true);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	inflight_tick(in, T0 + EXPIRE, true);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(stats(in).expired, 1);
+
+	inflight_set_confirming(in, false);
+	assert_int_equal(assume1(in, "nowatch", &plain, "c", T0 + EXPIRE), 0);
+	inflight_tick(in, T0 + EXPIRE + HOLD - 1, true);
+	assert_int_equal(load(in, "c").milli_pods, 1000);
+	assert_int_equal(stats(in).expired, 1);
+}
+
+/* Full weight for HOLD after binding, then linearly down over FADE, then
+ * forgotten (faded). Ticks between INFLIGHT_TICK_NS are no-ops unless
+ * forced. */
+static void test_inflight_fade(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+	uint64_t b = T0 + NS_PER_SEC;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_int_equal(bound(in, "uid-1", "a", b, b), 0);
+	inflight_tick(in, b + HOLD - 1, true);
+	assert_int_equal(load(in, "a").rx_bytes_per_second, EST + PEN);
+	inflight_tick(in, b + HOLD + FADE / 4, true);
+	l = load(in, "a");
+	assert_int_equal(l.rx_bytes_per_second, (EST + PEN) * 3 / 4);
+	assert_int_equal(l.milli_pods, 750);
+	inflight_tick(in, b + HOLD + FADE / 2, true);
+	assert_int_equal(load(in, "a").milli_pods, 500);
+	/* Not due yet: nothing changes. */
+	inflight_tick(in, b + HOLD + FADE / 2 + INFLIGHT_TICK_NS - 1, false);
+	assert_int_equal(load(in, "a").milli_pods, 500);
+	inflight_tick(in, b + HOLD + FADE / 2 + INFLIGHT_TICK_NS, false);
+	assert_true(load(in, "a").milli_pods < 500);
+	inflight_tick(in, b + HOLD + FADE, true);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(stats(in).faded, 1);
+	assert_int_equal(stats(in).pods, 0);
+	assert_int_equal(stats(in).nodes, 0);
+}
+
+/* Ties: the weight is split between the tied nodes, the reservation is
+ * whole on each; confirmation collapses it onto the real node, and a pod
+ * bound to a node outside the tie counts as moved. */
+static void test_inflight_ties(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod asks = { 8000, 0, "default/tied" }; /* 1000 B/s in */
+	struct inflight_name tied[] = { { "a", 1 }, { "b", 1 }, { "c", 1 }, { "d", 1 } };
+	struct inflight_load l;
+
+	assert_int_equal(inflight_assume(in, "uid-1", 5, &asks, tied, 4, T0), 0);
+	for (size_t i = 0; i < 4; i++) {
+		l = load(in, tied[i].s);
+		assert_int_equal(l.milli_pods, 250);
+		assert_int_equal(l.rx_bytes_per_second, (1000 + PEN) / 4);
+		assert_int_equal(l.tx_bytes_per_second, (EST + PEN) / 4);
+		assert_int_equal(l.reserved_rx_bytes_per_second, 1000);
+	}
+	assert_int_equal(bound(in, "uid-1", "c", T0 + 1, T0 + 1), 0);
+	assert_int_equal(stats(in).confirmed, 1);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(load(in, "c").milli_pods, 1000);
+	assert_int_equal(stats(in).nodes, 1);
+
+	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
+	assert_int_equal(bound(in, "uid-2", "d", T0 + 1, T0 + 1), 0);
+	assert_int_equal(stats(in).moved, 1);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "b", 1, &l));
+	assert_int_equal(load(in, "d").milli_pods, 1000);
+}
+
+/* More tied nodes than INFLIGHT_TIE_MAX: the first ones in the
+ * scheduler's order; the same name twice counts once. */
+static void test_inflight_many_ties(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_name tied[INFLIGHT_TIE_MAX + 4];
+	char names[INFLIGHT_TIE_MAX + 4][8];
+	struct inflight_load l;
+
+	for (size_t i = 0; i < INFLIGHT_TIE_MAX + 4; i++) {
+		snprintf(names[i], sizeof(names[i]), "n%zu", i);
+		tied[i].s = names[i];
+		tied[i].len = strlen(names[i]);
+	}
+	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, INFLIGHT_TIE_MAX + 4, T0), 0);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX);
+	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), &l));
+	tied[1] = tied[0];
+	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX + 1000);
+}
+
+/* A pod assumed again (the scheduler retried it) moves to the new
+ * prediction without counting twice. */
+static void test_inflight_reassume(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_load l;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_int_equal(assume1(in, "uid-1", &plain, "b", T0 + NS_PER_SEC), 0);
+	assert_false(inflight_get(in, "a", 1, &l));
+	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(stats(in).pods, 1);
+	assert_int_equal(stats(in).assumed, 2);
+}
+
+/* The caps: pods and nodes beyond them are refused, counted, and change
+ * nothing; room comes back when pods leave. */
+static void test_inflight_caps(void **state)
+{
+	struct inflight_config c = config(3, 2);
+	struct inflight *in = inflight_create(&c);
+	struct inflight_name two[] = { { "a", 1 }, { "z", 1 } };
+	struct inflight_load l;
+
+	(void)state;
+	assert_non_null(in);
+	assert_int_equal(assume1(in, "p1", &plain, "a", T0), 0);
+	assert_int_equal(assume1(in, "p2", &plain, "b", T0), 0);
+	/* A third node does not fit: refused, the pod slot given back. */
+	assert_int_equal(assume1(in, "p3", &plain, "c", T0), -ENOSPC);
+	assert_false(inflight_get(in, "c", 1, &l));
+	/* A tie with a node that does not fit: refused as a whole. */
+	assert_int_equal(inflight_assume(in, "p3", 2, &plain, two, 2, T0), -ENOSPC);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(assume1(in, "p3", &plain, "a", T0), 0);
+	/* A fourth pod does not fit. */
+	assert_int_equal(assume1(in, "p4", &plain, "a", T0), -ENOSPC);
+	assert_int_equal(bound(in, "p4", "a", T0, T0), -ENOSPC);
+	assert_int_equal(stats(in).cap_hits, 4);
+	assert_int_equal(stats(in).pods, 3);
+	assert_int_equal(load(in, "a").milli_pods, 2000);
+	inflight_drop(in, "p1", 2);
+	assert_int_equal(assume1(in, "p4", &plain, "a", T0), 0);
+	inflight_destroy(in);
+}
+
+/* Bad arguments change nothing. */
+static void test_inflight_bad_input(void **state)
+{
+	struct inflight *in = *state;
+	char uid[INFLIGHT_UID_MAX + 2], node[INFLIGHT_NODE_MAX + 2];
+	struct inflight_name n = { "a", 1 };
+	struct inflight_config zero = config(0, 1);
+
+	memset(uid, 'u', sizeof(uid));
+	memset(node, 'n', sizeof(node));
+	assert_int_equal(inflight_assume(in, uid, INFLIGHT_UID_MAX + 1, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(inflight_assume(in, "", 0, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(inflight_assume(in, "u", 1, &plain, &n, 0, T0), -EINVAL);
+	n.len = INFLIGHT_NODE_MAX + 1;
+	n.s = node;
+	assert_int_equal(inflight_assume(in, "u", 1, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(inflight_bound(in, "u", 1, node, INFLIGHT_NODE_MAX + 1, &plain, T0, T0),
+			 -EINVAL);
+	assert_int_equal(inflight_bound(in, "u", 1, "", 0, &plain, T0, T0), -EINVAL);
+	assert_int_equal(inflight_assume(in, uid, INFLIGHT_UID_MAX, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(stats(in).pods, 0);
+	assert_int_equal(stats(in).assumed, 0);
+	assert_null(inflight_create(&zero));
+	/* A label with control bytes is made printable. */
+	struct inflight_pod odd = { 0, 0, "ns/a\nb" };
+	struct inflight_entry *e;
+
+	assert_int_equal(assume1(in, "u", &odd, "a", T0), 0);
+	assert_int_equal(inflight_list(in, &e), 1);
+	assert_string_equal(e[0].label, "ns/a?b");
+	free(e);
+}
+
+/* A random sequence of every operation; after each, every node's sums
+ * equal a model's recomputation from the pods alive, and nothing leaks
+ * (the node count returns to zero once every pod is gone). */
+#define MODEL_PODS 24
+#define MODEL_NODES 6
+struct model_pod {
+	bool alive, bound;
+	unsigned nodes[INFLIGHT_TIE_MAX];
+	unsigned n;
+	uint64_t t0;
+};
+
+static void test_inflight_model(void **state)
+{
+	struct inflight *in = *state;
+	struct model_pod m[MODEL_PODS] = { 0 };
+	char names[MODEL_NODES][4], uid[16];
+	uint64_t now = T0;
+	unsigned compared = 0;
+
+	(void)state;
+	srand(7);
+	for (unsigned i = 0; i < MODEL_NODES; i++)
+		snprintf(names[i], sizeof(names[i]), "n%u", i);
+	for (unsigned step = 0; step < 4000; step++) {
+		unsigned p = (unsigned)rand() % MODEL_PODS, op = (unsigned)rand() % 5;
+		unsigned node = (unsigned)rand() % MODEL_NODES;
+		struct model_pod *mp = &m[p];
+
+		now += (uint64_t)(rand() % 100) * NS_PER_MS;
+		snprintf(uid, sizeof(uid), "pod-%u", p);
+		if (op <= 1 && !(mp->alive && mp->bound)) {
+			struct inflight_name tied[3];
+			unsigned k = 1 + (unsigned)rand() % 3;
+
+			for (unsigned j = 0; j < k; j++) {
+				tied[j].s = names[(node + j) % MODEL_NODES];
+				tied[j].len = strlen(tied[j].s);
+				mp->nodes[j] = (node + j) % MODEL_NODES;
+			}
+			assert_int_equal(inflight_assume(in, uid, strlen(uid), &plain, tied, k, now), 0);
+			*mp = (struct model_pod){ true, false, { 0 }, k, now };
+			for (unsigned j = 0; j < k; j++)
+				mp->nodes[j] = (node + j) % MODEL_NODES;
+		} else if (op == 2) {
+			assert_int_equal(bound(in, uid, names[node], now, now), 0);
+			if (!(mp->alive && mp->bound && mp->nodes[0] == node))
+				*mp = (struct model_pod){ true, true, { node }, 1, now };
+		} else if (op == 3) {
+			inflight_drop(in, uid, strlen(uid));
+			mp->alive = false;
+		} else {
+			inflight_tick(in, now, true);
+			for (unsigned i = 0; i < MODEL_PODS; i++)
+				if (m[i].alive && now - m[i].t0 >= HOLD + FADE)
+					m[i].alive = false;
+		}
+		/* Only compare at full weight: forced ticks age everyone. */
+		for (unsigned nd = 0; nd < MODEL_NODES; nd++) {
+			uint64_t want = 0, got = load(in, names[nd]).milli_pods;
+			bool fading = false;
+
+			for (unsigned i = 0; i < MODEL_PODS; i++) {
+				if (!m[i].alive)
+					continue;
+				fading |= now - m[i].t0 >= HOLD;
+				for (unsigned j = 0; j < m[i].n; j++)
+					if (m[i].nodes[j] == nd)
+						want += 1000 / m[i].n;
+			}
+			compared += !fading;
+			if (!fading && got != want)
+				fail_msg("step %u: node %s counts %llu milli-pods, model %llu", step,
+					 names[nd], (unsigned long long)got, (unsigned long long)want);
+		}
+	}
+	/* The comparison really ran, not only the fading steps. */
+	assert_true(compared > 4000 * MODEL_NODES / 2);
+	for (unsigned i = 0; i < MODEL_PODS; i++) {
+		snprintf(uid, sizeof(uid), "pod-%u", i);
+		inflight_drop(in, uid, strlen(uid));
+	}
+	assert_int_equal(stats(in).pods, 0);
+	assert_int_equal(stats(in).nodes, 0);
+	for (unsigned nd = 0; nd < MODEL_NODES; nd++)
+		assert_int_equal(load(in, names[nd]).milli_pods, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_inflight_assume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_declared, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_confirm, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_move, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_observed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_drop, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_expire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_fade, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_ties, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_many_ties, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_reassume, setup, teardown),
+		cmocka_unit_test(test_inflight_caps),
+		cmocka_unit_test_setup_teardown(test_inflight_bad_input, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_model, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("inflight", tests, NULL, NULL);
+}
