@@ -10,6 +10,7 @@
 #include "buf.h"
 #include "extreq.h"
 #include "filter.h"
+#include "inflight.h"
 #include "log.h"
 #include "reply.h"
 #include "scorer.h"
@@ -78,17 +79,35 @@ static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
 	return out;
 }
 
-/* The policy's input for every requested node (view.h decides where the
- * data comes from). Returns how many have data. */
-static size_t lookup(struct scorer *s, const struct extreq *rq, struct policy_node *pn)
+/* Where the pod itself is already counted (the scheduler retries pods):
+ * never judged against its own earlier assumption. */
+static void find_self(struct scorer *s, const struct extreq *rq, struct inflight_self *self)
 {
-	uint64_t now = s->now_ns();
+	self->n = 0;
+	if (rq->pod_uid.s)
+		inflight_self(s->inflight, rq->pod_uid.s, rq->pod_uid.len, self);
+}
+
+/* The view of a requested node, without the pod's own in-flight share. */
+static void node_view(struct scorer *s, const struct extreq_node *node,
+		      const struct inflight_self *self, uint64_t now, struct view_node *v)
+{
+	view_get(s, node->name, node->name_len, now, v);
+	if (self->n)
+		inflight_self_exclude(self, node->name, node->name_len, &v->inflight);
+}
+
+/* The policy's input for every requested node (view.h decides where the
+ * data comes from, in-flight pods included). Returns how many have data. */
+static size_t lookup(struct scorer *s, const struct extreq *rq, const struct inflight_self *self,
+		     uint64_t now, struct policy_node *pn)
+{
 	size_t fresh = 0;
 
 	for (size_t i = 0; i < rq->n; i++) {
 		struct view_node v;
 
-		view_get(s, rq->nodes[i].name, rq->nodes[i].name_len, now, &v);
+		node_view(s, &rq->nodes[i], self, now, &v);
 		view_policy_input(s, &v, &pn[i]);
 		fresh += pn[i].has_data;
 	}
@@ -124,12 +143,66 @@ static size_t reply_max(size_t body_len, size_t n)
 	return body_len + n * EXT_REPLY_PER_NODE + EXT_REPLY_FIXED;
 }
 
+/* The pod's bandwidth annotation, in bits per second; a malformed one is
+ * ignored (it never fails the pod) and logged once per distinct value. */
+static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *v,
+			      const char *key)
+{
+	char pod[200], value[65];
+	uint64_t bps;
+
+	if (!v->s)
+		return 0;
+	if (filter_parse_bandwidth(v->s, v->len, &bps) == 0)
+		return bps;
+	if (filter_warn_once(v->s, v->len))
+		log_warn("ext", "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
+			 "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
+			 printable(v, value, sizeof(value)));
+	return 0;
+}
+
+/* Records the pod against the node it will most likely go to: the best
+ * score, or every node sharing it (the first INFLIGHT_TIE_MAX in the
+ * scheduler's order; inflight.h says why), so the next pod of a burst
+ * already sees it. A pod without a UID (hand-made requests) is not
+ * recorded. */
+static void assume(struct scorer *s, const struct extreq *rq, const struct policy_node *pn,
+		   uint64_t now)
+{
+	struct inflight_name best[INFLIGHT_TIE_MAX];
+	struct inflight_pod pod;
+	char label[INFLIGHT_LABEL_MAX + 1];
+	size_t n = 0;
+	int top = -1, rc;
+
+	if (!s->inflight || !rq->pod_uid.s || rq->n == 0)
+		return;
+	for (size_t i = 0; i < rq->n; i++)
+		if (pn[i].score > top)
+			top = pn[i].score;
+	for (size_t i = 0; i < rq->n && n < INFLIGHT_TIE_MAX; i++)
+		if (pn[i].score == top)
+			best[n++] = (struct inflight_name){ rq->nodes[i].name, rq->nodes[i].name_len };
+	pod.ingress_bps = pod_bandwidth(rq, &rq->ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
+	pod.egress_bps = pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth");
+	pod.label = pod_id(rq, label, sizeof(label));
+	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, best, n, now);
+	if (rc == -ENOSPC)
+		log_debug("ext", "prioritize %s: not counted in flight: the in-flight table is full",
+			  label);
+	else if (rc && rc != -EALREADY)
+		log_debug("ext", "prioritize %s: not counted in flight: %s", label, strerror(-rc));
+}
+
 static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
+	struct inflight_self self;
 	struct policy_node *pn;
 	struct extreq rq;
 	size_t fresh;
 	char pod[200];
+	uint64_t now;
 	struct buf b;
 
 	atomic_fetch_add(&s->counters.requests_prioritize, 1);
@@ -142,8 +215,12 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 		reply_error(500, "out of memory", out);
 		goto out_free_request;
 	}
-	fresh = lookup(s, &rq, pn);
+	now = s->now_ns();
+	inflight_tick(s->inflight, now, false);
+	find_self(s, &rq, &self);
+	fresh = lookup(s, &rq, &self, now, pn);
 	policy_score(s->policy, pn, rq.n);
+	assume(s, &rq, pn, now);
 
 	/* HostPriorityList: every requested host once, in request order. */
 	buf_puts(&b, "[");
@@ -172,30 +249,14 @@ out_free_request:
 	extreq_free(&rq);
 }
 
-/* The pod's bandwidth annotation, in bits per second; a malformed one is
- * ignored (it never fails the pod) and logged once per distinct value. */
-static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *v,
-			      const char *key)
-{
-	char pod[200], value[65];
-	uint64_t bps;
-
-	if (!v->s)
-		return 0;
-	if (filter_parse_bandwidth(v->s, v->len, &bps) == 0)
-		return bps;
-	if (filter_warn_once(v->s, v->len))
-		log_warn("ext", "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
-			 "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
-			 printable(v, value, sizeof(value)));
-	return 0;
-}
-
 /* What the filter knows of a requested node; v owns the label. */
-static void filter_input(struct scorer *s, const struct extreq_node *node, uint64_t now,
-			 struct view_node *v, struct filter_node *fn)
+static void filter_input(struct scorer *s, const struct extreq_node *node,
+			 const struct inflight_self *self, uint64_t now, struct view_node *v,
+			 struct filter_node *fn)
 {
-	view_get(s, node->name, node->name_len, now, v);
+	node_view(s, node, self, now, v);
+	fn->reserved_rx_bytes_per_second = v->inflight.reserved_rx_bytes_per_second;
+	fn->reserved_tx_bytes_per_second = v->inflight.reserved_tx_bytes_per_second;
 	fn->has_data = v->source != VIEW_NONE;
 	fn->rx_bytes_per_second = v->rx_bytes_per_second;
 	fn->tx_bytes_per_second = v->tx_bytes_per_second;
@@ -205,6 +266,7 @@ static void filter_input(struct scorer *s, const struct extreq_node *node, uint6
 
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
+	struct inflight_self self;
 	struct filter_pod asks;
 	struct buf b, failed;
 	char pod[200];
@@ -222,6 +284,8 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
 	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
 	now = s->now_ns();
+	inflight_tick(s->inflight, now, false);
+	find_self(s, &rq, &self);
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
 	 * reads only Nodes and hands these objects to later extenders, so
@@ -234,7 +298,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		struct view_node v;
 		struct filter_why why;
 
-		filter_input(s, node, now, &v, &fn);
+		filter_input(s, node, &self, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
 			if (kept++)
 				buf_puts(&b, ",");

@@ -177,7 +177,8 @@ static int read_pod(struct ctx *c, int pod, struct extreq *rq)
 	if (json_type(&c->d, md) != JSMN_OBJECT)
 		return fail(c, -EINVAL, "Pod.metadata is %s, expected an object", json_kind(&c->d, md));
 	if (read_string(c, md, "Pod.metadata", "name", true, &rq->pod_name) ||
-	    read_string(c, md, "Pod.metadata", "namespace", true, &rq->pod_namespace))
+	    read_string(c, md, "Pod.metadata", "namespace", true, &rq->pod_namespace) ||
+	    read_string(c, md, "Pod.metadata", "uid", true, &rq->pod_uid))
 		return -EINVAL;
 	ann = json_member(&c->d, md, "annotations", true);
 	if (ann < 0 || json_is_null(&c->d, ann))

@@ -57,6 +57,7 @@ struct extreq {
 	struct extreq_node *nodes;	/* n entries, in request order; owned */
 	struct extreq_str pod_namespace;	/* Pod.metadata.namespace, for logs */
 	struct extreq_str pod_name;		/* Pod.metadata.name, for logs */
+	struct extreq_str pod_uid;		/* Pod.metadata.uid: in-flight pods */
 	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
 	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
 };

@@ -58,11 +58,13 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 }
 
 static bool check_bandwidth(const struct filter_node *n, const char *which, uint64_t rate,
-			    uint64_t ask_bps, const char *annotation, struct filter_why *why)
+			    uint64_t reserved, uint64_t ask_bps, const char *annotation,
+			    struct filter_why *why)
 {
 	uint64_t link = n->link_bytes_per_second;
-	uint64_t free_bytes = link > rate ? link - rate : 0;
-	char r[32], l[32], f[32], a[32];
+	uint64_t used = rate > UINT64_MAX - reserved ? UINT64_MAX : rate + reserved;
+	uint64_t free_bytes = link > used ? link - used : 0;
+	char r[32], l[32], f[32], a[32], res[32];
 
 	if (ask_bps == 0 || (unsigned __int128)ask_bps <= (unsigned __int128)free_bytes * 8)
 		return true;
@@ -73,8 +75,17 @@ static bool check_bandwidth(const struct filter_node *n, const char *which, uint
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), link);
 	bits(f, sizeof(f), free_bytes);
-	snprintf(why->detail, sizeof(why->detail), "%s %s %s of %s, free %s, pod asks %s (%s)",
-		 n->label, which, r, l, f, a, annotation);
+	if (reserved) {
+		bits(res, sizeof(res), reserved);
+		/* A label at its longest may cut the annotation's name short. */
+		if ((size_t)snprintf(why->detail, sizeof(why->detail),
+				     "%s %s %s + %s reserved of %s, free %s, pod asks %s (%s)",
+				     n->label, which, r, res, l, f, a, annotation) >= sizeof(why->detail))
+			why->detail[sizeof(why->detail) - 1] = '\0';
+	} else {
+		snprintf(why->detail, sizeof(why->detail), "%s %s %s of %s, free %s, pod asks %s (%s)",
+			 n->label, which, r, l, f, a, annotation);
+	}
 	return false;
 }
 
@@ -89,9 +100,11 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		return false;
 	if (!cfg->bandwidth)
 		return true;
-	return check_bandwidth(node, "rx", node->rx_bytes_per_second, pod->ingress_bps,
+	return check_bandwidth(node, "rx", node->rx_bytes_per_second,
+			       node->reserved_rx_bytes_per_second, pod->ingress_bps,
 			       "kubernetes.io/ingress-bandwidth", why) &&
-	       check_bandwidth(node, "tx", node->tx_bytes_per_second, pod->egress_bps,
+	       check_bandwidth(node, "tx", node->tx_bytes_per_second,
+			       node->reserved_tx_bytes_per_second, pod->egress_bps,
 			       "kubernetes.io/egress-bandwidth", why);
 }
 

@@ -16,7 +16,10 @@
  *  - bandwidth (on by default): a pod that declares the standard
  *    kubernetes.io/ingress-bandwidth or egress-bandwidth annotation is asking
  *    for that much; a node whose free rx (ingress) or tx (egress) bandwidth
- *    is below it fails.
+ *    is below it fails. Free is the link minus what the counters show minus
+ *    what pods just placed there have declared and the counters do not show
+ *    yet (inflight.h), so ten pods asking 30M do not all pass a node with
+ *    50M free.
  * A node without fresh data, or whose link speed is unknown, always passes:
  * there is nothing to judge it by, and we never fail a pod on a guess. */
 #ifndef NETSCHED_FILTER_H
@@ -45,6 +48,9 @@ struct filter_node {
 	uint64_t tx_bytes_per_second;
 	uint64_t link_bytes_per_second;	/* 0 = unknown */
 	const char *label;		/* interface name(s) for the reason */
+	/* Declared by pods just placed there, not yet in the counters. */
+	uint64_t reserved_rx_bytes_per_second;
+	uint64_t reserved_tx_bytes_per_second;
 };
 
 #define FILTER_REASON_MAX 80

@@ -241,17 +241,16 @@ static uint32_t factor(const struct inflight *in, const struct ipod *p, uint64_t
 	return FULL - (uint32_t)mul_div(since, FULL, in->cfg.fade_ns);
 }
 
-/* Its share on each of its nodes at factor f: the weight split between
- * tied nodes, the reservation whole on each (see the header). */
+/* Its share on each of its nodes at factor f: all of it on each tied
+ * node (see the header). */
 static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 {
-	uint64_t den = (uint64_t)FULL * (p->n ? p->n : 1);
 	struct inflight_load l = {
-		.rx_bytes_per_second = mul_div(p->w_rx, f, den),
-		.tx_bytes_per_second = mul_div(p->w_tx, f, den),
+		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL),
+		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL),
 		.reserved_rx_bytes_per_second = mul_div(p->r_rx, f, FULL),
 		.reserved_tx_bytes_per_second = mul_div(p->r_tx, f, FULL),
-		.milli_pods = (uint32_t)mul_div(1000, f, den),
+		.milli_pods = (uint32_t)mul_div(1000, f, FULL),
 	};
 
 	/* A pod still counted is never rounded down to nothing. */
@@ -433,6 +432,8 @@ static void maybe_tick_locked(struct inflight *in, uint64_t now)
 
 void inflight_tick(struct inflight *in, uint64_t now_ns, bool force)
 {
+	if (!in)
+		return;
 	if (!force && now_ns < atomic_load_explicit(&in->next_tick_ns, memory_order_relaxed))
 		return;
 	pthread_rwlock_wrlock(&in->lock);
@@ -602,6 +603,43 @@ void inflight_stats(struct inflight *in, struct inflight_stats *out)
 	out->nodes = in->n_nodes;
 	pthread_rwlock_unlock(&in->lock);
 	out->confirming = atomic_load(&in->confirming);
+}
+
+bool inflight_self(struct inflight *in, const char *uid, size_t uid_len,
+		   struct inflight_self *out)
+{
+	int32_t i;
+
+	out->n = 0;
+	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
+	    !valid_name(uid, uid_len, INFLIGHT_UID_MAX))
+		return false;
+	pthread_rwlock_rdlock(&in->lock);
+	i = find_pod(in, uid, uid_len, hash(uid, uid_len));
+	if (i != NONE) {
+		const struct ipod *p = &in->pods[i];
+
+		for (unsigned k = 0; k < p->n; k++) {
+			const struct inode *nd = &in->nodes[p->nodes[k]];
+
+			memcpy(out->nodes[k], nd->name, nd->len);
+			out->nodes[k][nd->len] = '\0';
+		}
+		out->n = p->n;
+		out->share = p->share;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return out->n > 0;
+}
+
+void inflight_self_exclude(const struct inflight_self *self, const char *node, size_t len,
+			   struct inflight_load *load)
+{
+	for (size_t k = 0; k < self->n; k++)
+		if (strlen(self->nodes[k]) == len && memcmp(self->nodes[k], node, len) == 0) {
+			load_sub(load, &self->share);
+			return;
+		}
 }
 
 static int by_node_label(const void *a, const void *b)

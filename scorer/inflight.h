@@ -8,15 +8,24 @@
  * Life of a pod (by UID):
  *  - assume: prioritize ranked the nodes; the pod is recorded against the
  *    best one at once, so the next pod of the burst already sees it. When
- *    several nodes share the best score the scheduler picks one of them at
- *    random (after adding its own plugins' scores), so we cannot know which:
- *    the pod is recorded on each tied node (up to INFLIGHT_TIE_MAX, the
- *    first in the scheduler's order) with 1/k of its weight, which is the
- *    expected load; the tied nodes stay tied, and the scheduler's own
- *    spreading breaks the tie again for the next pod. Declared bandwidth is
- *    a reservation and is NOT split: each tied node reserves all of it, so
- *    two pods asking 30M never both pass a node with 50M free; the watch
- *    lifts the extra reservations when it learns the real node.
+ *    several nodes share the best score, the scheduler picks among them by
+ *    its own plugins' scores and then at random, so we cannot know which.
+ *    The pod is recorded with its whole weight on EACH tied node (up to
+ *    INFLIGHT_TIE_MAX, the first in the scheduler's order), because what
+ *    must hold is that the node it really went to counts it, at once (a
+ *    burst outruns the watch: a pod every few ms, a binding seen tens of
+ *    ms later). Predicting one node is wrong (k-1)/k of the time, and the
+ *    node really chosen then stays the quietest for the next pod. A weight
+ *    split 1/k drops the tied group k times slower than one node; when the
+ *    scheduler's other plugins prefer one of them (image locality, say),
+ *    that node takes every pod while the group stays on top: k times the
+ *    pods a single quietest node would get. The whole weight drops the
+ *    group as fast as one node, so no node takes more than a lone quietest
+ *    one would. The cost is over-counting on the k-1 others until the
+ *    watch says where the pod went, or, without a watch, until it fades:
+ *    it errs towards spreading. Declared bandwidth is
+ *    reserved on each tied node the same way, so two pods asking 30M never
+ *    both pass a node with 50M free.
  *  - bound (from the apiserver watch): the pod is on one node. On the
  *    assumed node (or one of the tied ones): confirmed; elsewhere: moved;
  *    not assumed at all (another scheduler, another scorer replica, or a
@@ -145,12 +154,29 @@ void inflight_drop(struct inflight *in, const char *uid, size_t uid_len);
 void inflight_set_confirming(struct inflight *in, bool on);
 
 /* Applies fades and expiries if INFLIGHT_TICK_NS passed since the last
- * time (force: now). Cheap when not due: one atomic read. */
+ * time (force: now). Cheap when not due: one atomic read. in may be NULL
+ * here, in inflight_get() and inflight_self(). */
 void inflight_tick(struct inflight *in, uint64_t now_ns, bool force);
 
 /* What in-flight pods add to the node now (as of the last tick). false and
  * *out zeroed when nothing: the common case costs one atomic read. */
 bool inflight_get(struct inflight *in, const char *node, size_t len, struct inflight_load *out);
+
+/* Where pod uid is counted now and what it adds to each of those nodes:
+ * a pod retried by the scheduler must not be judged against its own
+ * earlier assumption. false (out->n == 0) when it is not tracked. */
+struct inflight_self {
+	size_t n;
+	struct inflight_load share;
+	char nodes[INFLIGHT_TIE_MAX][INFLIGHT_NODE_MAX + 1];
+};
+bool inflight_self(struct inflight *in, const char *uid, size_t uid_len,
+		   struct inflight_self *out);
+
+/* Takes a pod's share (inflight_self()) out of a node's load, when the
+ * pod is counted on that node. */
+void inflight_self_exclude(const struct inflight_self *self, const char *node, size_t len,
+			   struct inflight_load *load);
 
 /* Counters and sizes. */
 void inflight_stats(struct inflight *in, struct inflight_stats *out);

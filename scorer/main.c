@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "http.h"
+#include "inflight.h"
 #include "ingest.h"
 #include "keyfile.h"
 #include "log.h"
@@ -80,6 +81,33 @@ int main(int argc, char **argv)
 	}
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
 	table_evict_after(s.table, s.stale_after_ns);
+	if (o.inflight_max_pods) {
+		struct inflight_config ic = {
+			.max_pods = o.inflight_max_pods,
+			.max_nodes = o.max_tracked_nodes,
+			.estimate_bytes_per_second = o.inflight_estimate_bps / 8,
+			.penalty_bytes_per_second = o.inflight_penalty_bps / 8,
+			.hold_ns = o.inflight_hold_ms * NS_PER_MS,
+			.fade_ns = o.inflight_fade_ms * NS_PER_MS,
+			.expire_ns = o.inflight_expire_ms * NS_PER_MS,
+		};
+
+		s.inflight = inflight_create(&ic);
+		if (!s.inflight) {
+			log_error("scorer", "cannot allocate in-flight room for %llu pods",
+				  (unsigned long long)o.inflight_max_pods);
+			goto out;
+		}
+		/* No pod watch yet: nothing confirms an assumption, so each
+		 * counts where prioritize put it until it fades. */
+		log_info("scorer", "in-flight pods: up to %llu, each weighs its declared bandwidth "
+			 "or %llu b/s, plus %llu b/s, for %llu ms, then fades over %llu ms; no "
+			 "apiserver watch: assumptions are not confirmed, they fade",
+			 (unsigned long long)o.inflight_max_pods,
+			 (unsigned long long)o.inflight_estimate_bps,
+			 (unsigned long long)o.inflight_penalty_bps,
+			 (unsigned long long)o.inflight_hold_ms, (unsigned long long)o.inflight_fade_ms);
+	}
 
 	/* Threads inherit this mask, so only sigwait() below sees the signals. */
 	sigemptyset(&sigs);
@@ -134,6 +162,7 @@ out:
 	http_stop(http);
 	ingest_stop(in);
 	prom_stop(s.prom);
+	inflight_destroy(s.inflight);
 	table_destroy(s.table);
 	return rc;
 }

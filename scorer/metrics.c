@@ -5,6 +5,7 @@
 
 #include "buf.h"
 #include "counters.h"
+#include "inflight.h"
 #include "reply.h"
 #include "scorer.h"
 #include "view.h"
@@ -30,6 +31,34 @@ static void histogram(struct buf *b, const char *name, const char *labels, struc
 	}
 	buf_printf(b, "%s_sum{%s} %.9f\n", name, labels, (double)get(&h->sum_ns) / 1e9);
 	buf_printf(b, "%s_count{%s} %lu\n", name, labels, get(&h->count));
+}
+
+static void inflight_metrics(struct buf *b, struct scorer *s)
+{
+	struct inflight_stats st;
+
+	if (!s->inflight)
+		return;
+	inflight_tick(s->inflight, s->now_ns(), false);
+	inflight_stats(s->inflight, &st);
+	buf_puts(b, "# HELP netsched_scorer_inflight_total Pods just placed, by what became of their assumption.\n"
+		    "# TYPE netsched_scorer_inflight_total counter\n");
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"assumed\"} %llu\n", (unsigned long long)st.assumed);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"confirmed\"} %llu\n", (unsigned long long)st.confirmed);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"moved\"} %llu\n", (unsigned long long)st.moved);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"observed\"} %llu\n", (unsigned long long)st.observed);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"dropped\"} %llu\n", (unsigned long long)st.dropped);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"expired\"} %llu\n", (unsigned long long)st.expired);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"faded\"} %llu\n", (unsigned long long)st.faded);
+	buf_printf(b, "# HELP netsched_scorer_inflight_cap_hits_total Pods not counted in flight: --inflight-max-pods or --max-nodes reached.\n"
+		      "# TYPE netsched_scorer_inflight_cap_hits_total counter\n"
+		      "netsched_scorer_inflight_cap_hits_total %llu\n", (unsigned long long)st.cap_hits);
+	buf_printf(b, "# HELP netsched_scorer_inflight_pods Pods counted in flight now.\n"
+		      "# TYPE netsched_scorer_inflight_pods gauge\n"
+		      "netsched_scorer_inflight_pods %zu\n", st.pods);
+	buf_printf(b, "# HELP netsched_scorer_inflight_nodes Nodes with pods in flight now.\n"
+		      "# TYPE netsched_scorer_inflight_nodes gauge\n"
+		      "netsched_scorer_inflight_nodes %zu\n", st.nodes);
 }
 
 static void node_gauges(struct buf *b, struct scorer *s)
@@ -103,6 +132,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	histogram(&b, "netsched_scorer_prometheus_query_duration_seconds", "", &c->latency_prometheus);
 
 	node_gauges(&b, s);
+	inflight_metrics(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"
 		       "# TYPE netsched_scorer_uptime_seconds gauge\n"
 		       "netsched_scorer_uptime_seconds %.3f\n",

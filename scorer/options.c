@@ -295,6 +295,49 @@ static int set_prom_insecure(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_bits_rate(uint64_t *dst, const char *v, char *why, size_t len)
+{
+	uint64_t n;
+
+	/* 1 Tb/s per pod is more than any NIC carries: a typo, not a weight. */
+	if (units_parse_quantity(v, &n) || n > 1000000000000ULL) {
+		snprintf(why, len, "expected bits per second from 0 to 1T, such as 10M or 1G");
+		return -EINVAL;
+	}
+	*dst = n;
+	return 0;
+}
+
+static int set_inflight_estimate(void *ctx, const char *v, char *why, size_t len)
+{
+	return set_bits_rate(&OPTS(ctx)->inflight_estimate_bps, v, why, len);
+}
+
+static int set_inflight_penalty(void *ctx, const char *v, char *why, size_t len)
+{
+	return set_bits_rate(&OPTS(ctx)->inflight_penalty_bps, v, why, len);
+}
+
+static int set_inflight_hold(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->inflight_hold_ms, v, 0, 3600 * 1000, why, len);
+}
+
+static int set_inflight_fade(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->inflight_fade_ms, v, 0, 3600 * 1000, why, len);
+}
+
+static int set_inflight_expire(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->inflight_expire_ms, v, 100, 3600 * 1000, why, len);
+}
+
+static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_count(&OPTS(ctx)->inflight_max_pods, v, 1000000, why, len);
+}
+
 static int set_key_file(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -368,6 +411,17 @@ static const struct cli_opt opts[] = {
 	{ "tls-key", CLI_VALUE, set_tls_key, "FILE  its PEM private key" },
 	{ "tls-client-ca", CLI_VALUE, set_tls_client_ca,
 	  "FILE  require client certificates signed by this CA (mTLS)" },
+	{ "inflight-estimate", CLI_VALUE, set_inflight_estimate,
+	  "BW   what a just-placed pod without a bandwidth annotation adds, per direction (0)" },
+	{ "inflight-penalty", CLI_VALUE, set_inflight_penalty,
+	  "BW   what every just-placed pod adds besides, so bursts spread (10M)" },
+	{ "inflight-hold", CLI_VALUE, set_inflight_hold,
+	  "DUR  a bound pod weighs fully this long: start-up + the agents' --window (70s)" },
+	{ "inflight-fade", CLI_VALUE, set_inflight_fade, "DUR  then fades to nothing over this (60s)" },
+	{ "inflight-expire", CLI_VALUE, set_inflight_expire,
+	  "DUR  with a pod watch, an assumption never bound is dropped after this (30s)" },
+	{ "inflight-max-pods", CLI_VALUE, set_inflight_max_pods,
+	  "N     pods counted in flight at most; 0 = off (10000)" },
 	{ "key-file", CLI_VALUE, set_key_file,
 	  "FILE  accept only reports signed with a key in this file (a Secret)" },
 	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
@@ -421,6 +475,12 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->prom.refresh_ms = 15000;
 	o->prom.timeout_ms = 2000;
 	o->prom.connect_timeout_ms = 500;
+	o->inflight_max_pods = 10000;
+	o->inflight_estimate_bps = 0;
+	o->inflight_penalty_bps = 10000000;
+	o->inflight_hold_ms = 70000;
+	o->inflight_fade_ms = 60000;
+	o->inflight_expire_ms = 30000;
 }
 
 void scorer_options_usage(FILE *f)

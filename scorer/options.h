@@ -32,6 +32,13 @@ struct scorer_options {
 	 * plugin's argument names (prometheusAddress, networkInterface,
 	 * timeRangeInMinutes) set prom.url, the device and the range. */
 	struct prom_config prom;
+	/* In-flight pods (inflight.h); max_pods 0 = not counted. */
+	uint64_t inflight_max_pods;
+	uint64_t inflight_estimate_bps;
+	uint64_t inflight_penalty_bps;
+	uint64_t inflight_hold_ms;
+	uint64_t inflight_fade_ms;
+	uint64_t inflight_expire_ms;
 	char key_file[256];	/* "" = reports need no signature */
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */

@@ -28,10 +28,12 @@ struct scorer_limits {
 #define SCORER_DEFAULT_MAX_TRACKED_NODES 10000u
 
 struct prom;
+struct inflight;
 
 struct scorer {
 	struct table *table;
 	struct prom *prom;		/* the fallback, NULL when not configured */
+	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
 	enum policy_kind policy;
 	enum policy_direction direction;
 	struct filter_config filter;

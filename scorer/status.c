@@ -6,6 +6,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "inflight.h"
 #include "reply.h"
 #include "scorer.h"
 #include "view.h"
@@ -13,15 +14,61 @@
 /* /v1/nodes may list every tracked node; bound the reply accordingly. */
 #define STATUS_MAX_BODY (16u * 1024u * 1024u)
 
+static void put_milli(struct buf *b, uint32_t milli)
+{
+	buf_printf(b, "%u.%03u", milli / 1000, milli % 1000);
+}
+
+/* "inflight": what pods just placed add to this node, and which they are;
+ * e[*k..] are the entries for this node and later ones (both lists sorted
+ * by node name). */
+static void put_inflight(struct buf *b, const char *name, const struct inflight_load *l,
+			 const struct inflight_entry *e, long n_e, long *k)
+{
+	bool first = true;
+
+	buf_puts(b, ",\"inflight\":{\"pods\":");
+	put_milli(b, l->milli_pods);
+	buf_puts(b, ",\"rxBytesPerSecond\":");
+	buf_json_u64(b, l->rx_bytes_per_second);
+	buf_puts(b, ",\"txBytesPerSecond\":");
+	buf_json_u64(b, l->tx_bytes_per_second);
+	buf_puts(b, ",\"reservedRxBytesPerSecond\":");
+	buf_json_u64(b, l->reserved_rx_bytes_per_second);
+	buf_puts(b, ",\"reservedTxBytesPerSecond\":");
+	buf_json_u64(b, l->reserved_tx_bytes_per_second);
+	buf_puts(b, ",\"list\":[");
+	while (*k < n_e && strcmp(e[*k].node, name) < 0)
+		(*k)++;
+	for (; *k < n_e && strcmp(e[*k].node, name) == 0; (*k)++) {
+		buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
+		first = false;
+		buf_json_cstr(b, e[*k].label);
+		buf_puts(b, e[*k].bound ? ",\"bound\":true,\"share\":" : ",\"bound\":false,\"share\":");
+		put_milli(b, e[*k].load.milli_pods);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "]}");
+}
+
 void status_nodes(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
 	struct policy_node *pn = NULL;
 	struct view_entry *rows = NULL;
-	long n;
+	struct inflight_entry *e = NULL;
+	long n, n_e = 0, k = 0;
 	struct buf b;
 
 	buf_init(&b, STATUS_MAX_BODY);
+	if (s->inflight) {
+		inflight_tick(s->inflight, now, false);
+		n_e = inflight_list(s->inflight, &e);
+		if (n_e < 0) {
+			b.failed = true;
+			goto out;
+		}
+	}
 	n = view_list(s, now, &rows);
 	if (n >= 0)
 		pn = calloc((size_t)n + 1, sizeof(*pn));
@@ -52,10 +99,13 @@ void status_nodes(struct scorer *s, struct reply *out)
 		buf_json_u64(&b, v->link_bytes_per_second);
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
+		if (s->inflight) /* --inflight-max-pods 0: not counted, not shown */
+			put_inflight(&b, rows[i].name, &v->inflight, e, n_e, &k);
 		buf_puts(&b, "}");
 	}
 	buf_puts(&b, "]}");
 out:
+	free(e);
 	free(pn);
 	free(rows);
 	reply_take(&b, out);

@@ -9,6 +9,11 @@
 #include "scorer.h"
 #include "table.h"
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	      struct view_node *out)
 {
@@ -16,6 +21,7 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	uint64_t rx, tx, age;
 
 	memset(out, 0, sizeof(*out));
+	inflight_get(s->inflight, name, len, &out->inflight);
 	if (table_get(s->table, name, len, &tn)) {
 		out->known = true;
 		out->age_ns = table_node_age_ns(&tn, now_ns);
@@ -43,7 +49,9 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 	if (v->source == VIEW_NONE)
 		return;
 	out->has_data = true;
-	out->rate = policy_rate(s->direction, v->rx_bytes_per_second, v->tx_bytes_per_second);
+	out->rate = policy_rate(s->direction,
+				sat_add(v->rx_bytes_per_second, v->inflight.rx_bytes_per_second),
+				sat_add(v->tx_bytes_per_second, v->inflight.tx_bytes_per_second));
 	out->link_bytes_per_second = v->link_bytes_per_second;
 }
 

@@ -3,7 +3,9 @@
  * while that is fresh; else nothing (a neutral score, never filtered).
  * Agent data always wins: it is seconds old, the fallback's is not.
  * Which nodes exist is decided here too: every node the table tracks and
- * every node only a fresh fallback snapshot knows. /filter, /prioritize,
+ * every node only a fresh fallback snapshot knows. Pods just placed on a
+ * node (inflight.h) are part of its view: what they will add is counted
+ * before the counters show it. /filter, /prioritize,
  * /v1/nodes and /metrics all ask here, so they never disagree. */
 #ifndef NETSCHED_VIEW_H
 #define NETSCHED_VIEW_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "inflight.h"
 #include "policy.h"
 #include "report.h"
 
@@ -30,13 +33,15 @@ struct view_node {
 	uint64_t age_ns;		/* since the report or the fallback refresh;
 					   since the last report when none is fresh */
 	bool known;			/* the table has ever heard of it */
+	struct inflight_load inflight;	/* pods just placed there, not yet measured */
 	char label[REPORT_MAX_IFNAME_LEN + 12]; /* interface(s), for reasons */
 };
 
 void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	      struct view_node *out);
 
-/* The policy's input for a view: no data unless some source is fresh. */
+/* The policy's input for a view: no data unless some source is fresh; the
+ * rate includes the in-flight pods' weight. */
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out);
 
 /* One node of view_list(). */

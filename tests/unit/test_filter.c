@@ -74,7 +74,7 @@ static void test_filter_rows(void **state)
 		const struct filter_row *row = &rows[r];
 		struct filter_config cfg = { row->max_pct, row->bandwidth };
 		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
-		struct filter_node node = { row->has_data, row->rx, row->tx, row->link, "ens192" };
+		struct filter_node node = { row->has_data, row->rx, row->tx, row->link, "ens192", 0, 0 };
 		struct filter_why why;
 		bool pass = filter_check(&cfg, row->dir, &pod, &node, &why);
 
@@ -101,8 +101,8 @@ static void test_filter_reasons_shared(void **state)
 {
 	struct filter_config cfg = { 80, true };
 	struct filter_pod pod = { 5000000000ULL, 0 };
-	struct filter_node a = { true, 108750000, 0, GBIT, "ens192" };
-	struct filter_node b = { true, 12000000000ULL / 8, 0, 10 * GBIT, "eth0,eth1" };
+	struct filter_node a = { true, 108750000, 0, GBIT, "ens192", 0, 0 };
+	struct filter_node b = { true, 12000000000ULL / 8, 0, 10 * GBIT, "eth0,eth1", 0, 0 };
 	struct filter_why wa, wb;
 
 	(void)state;
@@ -117,6 +117,41 @@ static void test_filter_reasons_shared(void **state)
 	assert_string_equal(wa.reason, "netsched: free rx below the 5 Gb/s the pod asks");
 	assert_string_equal(wa.reason, wb.reason);
 	assert_string_not_equal(wa.detail, wb.detail);
+}
+
+/* What pods just placed on a node declared and the counters do not show
+ * yet counts as used: a node with 50M free and 30M reserved fails a pod
+ * asking 30M, and passes it without the reservation; tx likewise. The
+ * reservation never touches maxUtilization (measured traffic only). */
+static void test_filter_reserved(void **state)
+{
+	const uint64_t mbit = 1000000 / 8;
+	struct filter_config cfg = { 80, true };
+	struct filter_pod pod = { 30000000, 30000000 };
+	struct filter_node n = { true, 50 * mbit, 0, 100 * mbit, "eth0", 0, 0 };
+	struct filter_why why;
+
+	(void)state;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	n.reserved_rx_bytes_per_second = 30 * mbit;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_string_equal(why.reason, "netsched: free rx below the 30 Mb/s the pod asks");
+	assert_string_equal(why.detail, "eth0 rx 50 Mb/s + 30 Mb/s reserved of "
+			    "100 Mb/s, free 20 Mb/s, pod asks 30 Mb/s (kubernetes.io/ingress-bandwidth)");
+	n.reserved_rx_bytes_per_second = 20 * mbit;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	n.reserved_tx_bytes_per_second = 71 * mbit;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_string_equal(why.reason, "netsched: free tx below the 30 Mb/s the pod asks");
+	/* Reserved far beyond the link: no overflow, nothing free. */
+	n.reserved_tx_bytes_per_second = UINT64_MAX;
+	n.tx_bytes_per_second = 1;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	/* A pod asking nothing passes whatever is reserved; so does
+	 * maxUtilization, which judges the counters alone. */
+	pod.ingress_bps = pod.egress_bps = 0;
+	n.reserved_rx_bytes_per_second = UINT64_MAX;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 }
 
 struct quantity_row {
@@ -256,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_rows),
 		cmocka_unit_test(test_filter_reasons_shared),
+		cmocka_unit_test(test_filter_reserved),
 		cmocka_unit_test(test_filter_quantities),
 		cmocka_unit_test(test_filter_quantity_nul),
 		cmocka_unit_test(test_filter_warn_once),

@@ -245,9 +245,9 @@ static void test_inflight_fade(void **state)
 	assert_int_equal(stats(in).nodes, 0);
 }
 
-/* Ties: the weight is split between the tied nodes, the reservation is
- * whole on each; confirmation collapses it onto the real node, and a pod
- * bound to a node outside the tie counts as moved. */
+/* Ties: the whole weight and reservation on each tied node (wherever the
+ * pod went, that node counts it); confirmation collapses it onto the real
+ * node, and a pod bound to a node outside the tie counts as moved. */
 static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
@@ -258,9 +258,9 @@ static void test_inflight_ties(void **state)
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &asks, tied, 4, T0), 0);
 	for (size_t i = 0; i < 4; i++) {
 		l = load(in, tied[i].s);
-		assert_int_equal(l.milli_pods, 250);
-		assert_int_equal(l.rx_bytes_per_second, (1000 + PEN) / 4);
-		assert_int_equal(l.tx_bytes_per_second, (EST + PEN) / 4);
+		assert_int_equal(l.milli_pods, 1000);
+		assert_int_equal(l.rx_bytes_per_second, 1000 + PEN);
+		assert_int_equal(l.tx_bytes_per_second, EST + PEN);
 		assert_int_equal(l.reserved_rx_bytes_per_second, 1000);
 	}
 	assert_int_equal(bound(in, "uid-1", "c", T0 + 1, T0 + 1), 0);
@@ -292,11 +292,12 @@ static void test_inflight_many_ties(void **state)
 		tied[i].len = strlen(names[i]);
 	}
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, INFLIGHT_TIE_MAX + 4, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX);
+	assert_int_equal(load(in, "n0").milli_pods, 1000);
+	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000);
 	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), &l));
 	tied[1] = tied[0];
 	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX + 1000);
+	assert_int_equal(load(in, "n0").milli_pods, 2000);
 }
 
 /* A pod assumed again (the scheduler retried it) moves to the new
@@ -446,7 +447,7 @@ static void test_inflight_model(void **state)
 				fading |= now - m[i].t0 >= HOLD;
 				for (unsigned j = 0; j < m[i].n; j++)
 					if (m[i].nodes[j] == nd)
-						want += 1000 / m[i].n;
+						want += 1000;
 			}
 			compared += !fading;
 			if (!fading && got != want)

@@ -1,0 +1,329 @@
+/* In-flight pods through the extender verbs (scorer/extender.c with
+ * scorer/inflight.c): a burst of pods through prioritize spreads instead of
+ * piling onto the quietest node; declared bandwidth reserves room in the
+ * filter, so ten pods asking 30M do not all pass a node with 50M free; a
+ * retried pod is not judged against its own assumption; /v1/nodes and
+ * /metrics show it all. The "scheduler" here takes the node with the best
+ * score and, among ties, the one with the fewest pods (as kube-scheduler's
+ * NodeResourcesLeastAllocated plugin does for pods with requests), then
+ * the first. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "scorer/extender.h"
+#include "scorer/inflight.h"
+#include "scorer/json.h"
+#include "scorer/metrics.h"
+#include "scorer/reply.h"
+#include "scorer/scorer.h"
+#include "scorer/status.h"
+#include "tests/unit/fake_scorer.h"
+
+#define START_NS (1000ULL * NS_PER_SEC)
+#define STALE_NS (6ULL * NS_PER_SEC)
+#define MBIT (1000000ULL / 8)	/* bytes per second */
+#define NODES 4
+
+static const char *const names[NODES] = { "a", "b", "c", "d" };
+
+static struct scorer *scorer_with(uint64_t estimate, uint64_t penalty, uint64_t link_bps,
+				  const uint64_t rx[NODES])
+{
+	struct scorer *s = fake_scorer_new(16, START_NS, STALE_NS);
+	struct inflight_config ic = {
+		.max_pods = 64,
+		.max_nodes = 16,
+		.estimate_bytes_per_second = estimate,
+		.penalty_bytes_per_second = penalty,
+		.hold_ns = 60 * NS_PER_SEC,
+		.fade_ns = 60 * NS_PER_SEC,
+		.expire_ns = 30 * NS_PER_SEC,
+	};
+
+	assert_non_null(s);
+	s->inflight = inflight_create(&ic);
+	assert_non_null(s->inflight);
+	s->filter.bandwidth = true;
+	for (size_t i = 0; i < NODES; i++) {
+		struct report r = fake_report(names[i], rx[i], 0, link_bps);
+
+		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	}
+	return s;
+}
+
+static void scorer_free(struct scorer *s)
+{
+	inflight_destroy(s->inflight);
+	fake_scorer_free(s);
+}
+
+/* A names-mode request for pod "default/<uid>" asking ingress (NULL: no
+ * annotation) about nodes[0..n). */
+static size_t request(char *buf, size_t cap, const char *uid, const char *ingress,
+		      const char *const *nodes, size_t n)
+{
+	size_t k = 0;
+
+	k += (size_t)snprintf(buf + k, cap - k,
+			      "{\"Pod\":{\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\","
+			      "\"uid\":\"%s\"", uid, uid);
+	if (ingress)
+		k += (size_t)snprintf(buf + k, cap - k, ",\"annotations\":{\"kubernetes.io/"
+				      "ingress-bandwidth\":\"%s\"}", ingress);
+	k += (size_t)snprintf(buf + k, cap - k, "}},\"NodeNames\":[");
+	for (size_t i = 0; i < n; i++)
+		k += (size_t)snprintf(buf + k, cap - k, "%s\"%s\"", i ? "," : "", nodes[i]);
+	k += (size_t)snprintf(buf + k, cap - k, "]}");
+	assert_true(k < cap);
+	return k;
+}
+
+static int node_index(const char *p, size_t len)
+{
+	for (int i = 0; i < NODES; i++)
+		if (strlen(names[i]) == len && memcmp(names[i], p, len) == 0)
+			return i;
+	fail_msg("unknown node %.*s in a reply", (int)len, p);
+	return -1;
+}
+
+static unsigned placed[NODES];	/* pods per node so far, for the tie-break */
+
+/* Prioritize: the index of the node the scheduler takes (see the top). */
+static int prioritize(struct scorer *s, const char *uid, const char *ingress,
+		      const char *const *nodes, size_t n)
+{
+	char body[1024];
+	size_t len = request(body, sizeof(body), uid, ingress, nodes, n);
+	struct reply out;
+	struct json j = { 0 };
+	char err[128];
+	int best = -1, best_score = -1;
+
+	ext_prioritize(s, body, len, &out);
+	assert_int_equal(out.status, 200);
+	assert_int_equal(json_parse(&j, out.body, out.len, 4096, err, sizeof(err)), 0);
+	assert_int_equal(j.t[0].size, (int)n);
+	/* The elements are objects: token 1 is the first, json_skip() the next. */
+	for (int m = 0, o = 1; m < j.t[0].size; m++, o = json_skip(&j, o)) {
+		size_t hl, sl;
+		const char *host = json_text(&j, json_member(&j, o, "Host", false), &hl);
+		const char *score = json_text(&j, json_member(&j, o, "Score", false), &sl);
+		int idx = node_index(host, hl);
+
+		if (atoi(score) > best_score ||
+		    (atoi(score) == best_score && placed[idx] < placed[best])) {
+			best_score = atoi(score);
+			best = idx;
+		}
+	}
+	json_free(&j);
+	free(out.body);
+	placed[best]++;
+	return best;
+}
+
+/* Filter: which of nodes[0..n) pass, as a bit mask by node index. */
+static unsigned filter(struct scorer *s, const char *uid, const char *ingress,
+		       const char *const *nodes, size_t n)
+{
+	char body[1024], err[128];
+	size_t len = request(body, sizeof(body), uid, ingress, nodes, n), nl;
+	struct reply out;
+	struct json j = { 0 };
+	unsigned kept = 0;
+	int list;
+
+	ext_filter(s, body, len, &out);
+	assert_int_equal(out.status, 200);
+	assert_int_equal(json_parse(&j, out.body, out.len, 4096, err, sizeof(err)), 0);
+	list = json_member(&j, 0, "NodeNames", false);
+	assert_int_equal(json_type(&j, list), JSMN_ARRAY);
+	for (int m = 0; m < j.t[list].size; m++) {
+		const char *name = json_text(&j, json_element(&j, list, m), &nl);
+
+		kept |= 1u << node_index(name, nl);
+	}
+	json_free(&j);
+	free(out.body);
+	return kept;
+}
+
+/* A burst of ten pods, one strictly quietest node: without in-flight
+ * counting all ten go there; with it (only the penalty: these pods
+ * declare nothing, the estimate is 0) no node gets more than three. */
+static void test_inflight_burst_spreads(void **state)
+{
+	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
+	unsigned on[NODES] = { 0 }, without[NODES] = { 0 };
+	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	char uid[32];
+
+	(void)state;
+	memset(placed, 0, sizeof(placed));
+	for (int p = 0; p < 10; p++) {
+		snprintf(uid, sizeof(uid), "burst-%d", p);
+		on[prioritize(s, uid, NULL, names, NODES)]++;
+		fake_now += 2 * NS_PER_MS;
+	}
+	printf("burst of 10 with in-flight counting: a %u, b %u, c %u, d %u\n", on[0], on[1],
+	       on[2], on[3]);
+	for (int i = 0; i < NODES; i++)
+		assert_true(on[i] <= 3);
+	inflight_destroy(s->inflight);
+	s->inflight = NULL;
+	memset(placed, 0, sizeof(placed));
+	for (int p = 0; p < 10; p++) {
+		snprintf(uid, sizeof(uid), "plain-%d", p);
+		without[prioritize(s, uid, NULL, names, NODES)]++;
+	}
+	assert_int_equal(without[0], 10);
+	fake_scorer_free(s);
+}
+
+/* Ten pods asking 30M, 100M links: a has 50M free, b and c 40M, d 5M.
+ * Each pod goes through filter then prioritize; the watch confirms where
+ * it went. One pod lands on each of a, b, c; none on d; seven fit
+ * nowhere. Without the reservation, all ten would pass a. */
+static void test_inflight_reservation(void **state)
+{
+	static const uint64_t rx[NODES] = { 50 * MBIT, 60 * MBIT, 60 * MBIT, 95 * MBIT };
+	struct scorer *s = scorer_with(0, 0, 100000000, rx);
+	unsigned on[NODES] = { 0 }, nowhere = 0;
+	char uid[32];
+
+	(void)state;
+	memset(placed, 0, sizeof(placed));
+	assert_int_equal(filter(s, "first", "30M", names, NODES), 0x7);
+	for (int p = 0; p < 10; p++) {
+		const char *kept_names[NODES];
+		unsigned kept;
+		size_t n = 0;
+		int best;
+
+		snprintf(uid, sizeof(uid), "asks-%d", p);
+		kept = filter(s, uid, "30M", names, NODES);
+		for (int i = 0; i < NODES; i++)
+			if (kept & (1u << i))
+				kept_names[n++] = names[i];
+		if (!n) {
+			nowhere++;
+			continue;
+		}
+		best = prioritize(s, uid, "30M", kept_names, n);
+		/* The same pod retried: its own reservation does not fail it. */
+		assert_int_equal(filter(s, uid, "30M", names, NODES) & (1u << best), 1u << best);
+		on[best]++;
+		assert_int_equal(inflight_bound(s->inflight, uid, strlen(uid), names[best], 1,
+						&(struct inflight_pod){ 30000000, 0, NULL }, fake_now,
+						fake_now), 0);
+		fake_now += 2 * NS_PER_MS;
+	}
+	printf("ten pods asking 30M: a %u, b %u, c %u, d %u, nowhere %u\n", on[0], on[1], on[2],
+	       on[3], nowhere);
+	assert_int_equal(on[0], 1);
+	assert_int_equal(on[1], 1);
+	assert_int_equal(on[2], 1);
+	assert_int_equal(on[3], 0);
+	assert_int_equal(nowhere, 7);
+	scorer_free(s);
+}
+
+/* Tied best nodes and no watch: each tied node reserves the whole declared
+ * bandwidth, so even unconfirmed, no node passes more pods than fit. */
+static void test_inflight_reservation_tied(void **state)
+{
+	static const uint64_t rx[NODES] = { 60 * MBIT, 60 * MBIT, 95 * MBIT, 95 * MBIT };
+	struct scorer *s = scorer_with(0, 0, 100000000, rx);
+	char uid[32];
+	int best;
+
+	(void)state;
+	assert_int_equal(filter(s, "t-0", "30M", names, NODES), 0x3);
+	best = prioritize(s, "t-0", "30M", names, 2);
+	assert_int_equal(best, 0);
+	/* a and b tied: both hold 30M for it until the watch says which. */
+	for (int p = 1; p < 4; p++) {
+		snprintf(uid, sizeof(uid), "t-%d", p);
+		assert_int_equal(filter(s, uid, "30M", names, NODES), 0);
+	}
+	assert_int_equal(inflight_bound(s->inflight, "t-0", 3, "b", 1,
+					&(struct inflight_pod){ 30000000, 0, NULL }, fake_now,
+					fake_now), 0);
+	assert_int_equal(filter(s, "t-4", "30M", names, NODES), 0x1);
+	scorer_free(s);
+}
+
+/* /v1/nodes shows each node's in-flight pods and weight; /metrics counts
+ * the assumptions. */
+static void test_inflight_visible(void **state)
+{
+	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
+	struct scorer *s = scorer_with(20 * MBIT, 0, 0, rx);
+	struct reply out;
+
+	(void)state;
+	assert_int_equal(prioritize(s, "vis-1", NULL, names, NODES), 0);
+	status_nodes(s, &out);
+	assert_int_equal(out.status, 200);
+	assert_non_null(strstr(out.body, "{\"name\":\"a\",\"source\":\"agent\""));
+	assert_non_null(strstr(out.body, "\"inflight\":{\"pods\":1.000,\"rxBytesPerSecond\":2500000,"
+				      "\"txBytesPerSecond\":2500000,\"reservedRxBytesPerSecond\":0,"
+				      "\"reservedTxBytesPerSecond\":0,\"list\":[{\"pod\":\"default/vis-1\","
+				      "\"bound\":false,\"share\":1.000}]}"));
+	assert_non_null(strstr(out.body, "\"inflight\":{\"pods\":0.000,\"rxBytesPerSecond\":0,"
+				      "\"txBytesPerSecond\":0,\"reservedRxBytesPerSecond\":0,"
+				      "\"reservedTxBytesPerSecond\":0,\"list\":[]}"));
+	free(out.body);
+	assert_int_equal(inflight_bound(s->inflight, "vis-1", 5, "b", 1,
+					&(struct inflight_pod){ 0, 0, NULL }, fake_now, fake_now), 0);
+	metrics_render(s, &out);
+	assert_int_equal(out.status, 200);
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"assumed\"} 1\n"));
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"moved\"} 1\n"));
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"confirmed\"} 0\n"));
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_pods 1\n"));
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_cap_hits_total 0\n"));
+	free(out.body);
+	scorer_free(s);
+}
+
+/* A request without a pod UID (hand-made) is answered and not counted. */
+static void test_inflight_no_uid(void **state)
+{
+	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
+	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	const char body[] = "{\"Pod\":{\"metadata\":{\"name\":\"x\"}},\"NodeNames\":[\"a\",\"b\"]}";
+	struct inflight_stats st;
+	struct reply out;
+
+	(void)state;
+	ext_prioritize(s, body, sizeof(body) - 1, &out);
+	assert_int_equal(out.status, 200);
+	free(out.body);
+	inflight_stats(s->inflight, &st);
+	assert_int_equal(st.assumed, 0);
+	assert_int_equal(st.pods, 0);
+	scorer_free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_inflight_burst_spreads),
+		cmocka_unit_test(test_inflight_reservation),
+		cmocka_unit_test(test_inflight_reservation_tied),
+		cmocka_unit_test(test_inflight_visible),
+		cmocka_unit_test(test_inflight_no_uid),
+	};
+	return cmocka_run_group_tests_name("extender_inflight", tests, NULL, NULL);
+}
