@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "extreq.h"
 #include "filter.h"
 #include "inflight.h"
@@ -23,11 +24,10 @@
 #define EXT_REPLY_FIXED 1024u
 _Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
 	       "a filter reason (plain ASCII: no escapes) fits a node's share of the reply");
-/* Bad requests are logged this many times, then one in EXT_LOG_EVERY. */
-#define EXT_LOG_FIRST 10u
-#define EXT_LOG_EVERY 1000u
 /* A debug line per node, for this many nodes of a decision. */
 #define EXT_DEBUG_NODES 100u
+
+static struct log_limit bad_request_log;
 
 /* Parses the request, or answers it with 400 (or 500 when memory ran out).
  * 0 when the caller goes on with *rq. */
@@ -47,10 +47,10 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 		return rc;
 	}
 	/* A misconfigured client repeats the same mistake at scheduling
-	 * speed: log the first few and then a sample, count them all. */
+	 * speed: count them all, log a line a second. */
 	bad = atomic_fetch_add(&s->counters.requests_bad, 1) + 1;
-	if (bad <= EXT_LOG_FIRST || bad % EXT_LOG_EVERY == 0)
-		log_warn("ext", "%s: bad request (%lu so far): %s", verb, bad, err);
+	log_limited(&bad_request_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext",
+		    "%s: bad request (%lu so far): %s", verb, bad, err);
 	reply_error(400, err, out);
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "extender.h"
 #include "log.h"
 #include "metrics.h"
@@ -49,6 +50,7 @@ struct http_server {
 	 * runs (h->daemon is then NULL). */
 	const struct tls_files *tls;	/* NULL: plain HTTP */
 	struct tls_rotation *rotation;
+	struct log_limit refused_log;	/* mTLS refusals */
 };
 
 enum route {
@@ -295,11 +297,12 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 		char why[256];
 
 		if (tls_verify_client(conn, why, sizeof(why))) {
-			/* Scanners and misconfigured clients: count, log a sample. */
+			/* Scanners and misconfigured clients: count them all,
+			 * log a line a second. */
 			unsigned long bad = atomic_fetch_add(&h->s->counters.requests_bad, 1) + 1;
 
-			if (bad <= 10 || bad % 1000 == 0)
-				log_warn("http", "refused a request (%lu so far): %s", bad, why);
+			log_limited(&h->refused_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http",
+				    "refused a request (%lu so far): %s", bad, why);
 			rq->forbidden = true;
 			return answer(h, conn, rq);
 		}
