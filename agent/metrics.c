@@ -19,11 +19,6 @@
 #define METRICS_TIMEOUT_S 5
 #define METRICS_MAX_BODY (256u * 1024u)
 
-struct iface_counts {
-	char name[REPORT_MAX_IFNAME_LEN + 1];
-	uint64_t resets, gaps, absurd;
-};
-
 struct agent_metrics {
 	struct MHD_Daemon *daemon;
 	uint16_t port;
@@ -32,7 +27,7 @@ struct agent_metrics {
 	bool have_report;
 	struct report report;
 	size_t n_ifaces;
-	struct iface_counts ifaces[REPORT_MAX_INTERFACES];
+	struct sampler_health ifaces[REPORT_MAX_INTERFACES];
 	size_t n_peers;
 	struct sender_peer peers[SENDER_MAX_PEERS];
 };
@@ -45,19 +40,7 @@ void agent_metrics_publish(struct agent_metrics *m, const struct report *r, cons
 	pthread_mutex_lock(&m->lock);
 	m->report = *r;
 	m->have_report = true;
-	m->n_ifaces = 0;
-	for (size_t i = 0; i < sm->n; i++) {
-		const struct sampler_iface *f = &sm->ifs[i];
-		struct iface_counts *c = &m->ifaces[m->n_ifaces];
-
-		if (!f->used)
-			continue;
-		memcpy(c->name, f->name, sizeof(c->name));
-		c->resets = f->win.resets;
-		c->gaps = f->win.gaps;
-		c->absurd = f->win.absurd;
-		m->n_ifaces++;
-	}
+	m->n_ifaces = sampler_health(sm, m->ifaces, REPORT_MAX_INTERFACES);
 	m->n_peers = snd ? sender_peers(snd, m->peers, SENDER_MAX_PEERS) : 0;
 	if (m->n_peers > SENDER_MAX_PEERS)
 		m->n_peers = SENDER_MAX_PEERS;
@@ -109,7 +92,7 @@ static void per_iface_count(struct buf *b, const struct agent_metrics *m, const 
 {
 	family(b, name, "counter", help);
 	for (size_t i = 0; i < m->n_ifaces; i++) {
-		const struct iface_counts *c = &m->ifaces[i];
+		const struct sampler_health *c = &m->ifaces[i];
 
 		buf_printf(b, "%s{interface=\"", name);
 		label(b, c->name);

@@ -45,6 +45,24 @@ size_t sampler_count(const struct sampler *s)
 	return k;
 }
 
+size_t sampler_health(const struct sampler *s, struct sampler_health *out, size_t cap)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->n && k < cap; i++) {
+		const struct sampler_iface *f = &s->ifs[i];
+
+		if (!f->used)
+			continue;
+		memcpy(out[k].name, f->name, sizeof(out[k].name));
+		out[k].resets = f->win.resets;
+		out[k].gaps = f->win.gaps;
+		out[k].absurd = f->win.absurd;
+		k++;
+	}
+	return k;
+}
+
 static uint64_t speed_of(const struct sampler *s, const char *name)
 {
 	for (size_t i = 0; i < s->cfg.n_speeds; i++)
@@ -213,7 +231,7 @@ static void on_stats(void *ctx, uint32_t ifindex, const struct counters *c, unsi
  * 10 Gb/s). wide's low half is always the previous raw value, so a raw value
  * below it means one wrap. A real reset looks like a wrap here; the
  * absurd-rate check catches it when the link speed is known. */
-static uint64_t widen32(uint64_t wide, uint64_t raw)
+uint64_t sampler_widen32(uint64_t wide, uint64_t raw)
 {
 	uint64_t hi = wide & ~0xffffffffULL;
 
@@ -226,11 +244,11 @@ static void widen(struct sampler_iface *f)
 		f->wide = f->raw;
 		return;
 	}
-	f->wide.rx_bytes = widen32(f->wide.rx_bytes, f->raw.rx_bytes);
-	f->wide.tx_bytes = widen32(f->wide.tx_bytes, f->raw.tx_bytes);
-	f->wide.rx_dropped = widen32(f->wide.rx_dropped, f->raw.rx_dropped);
-	f->wide.tx_dropped = widen32(f->wide.tx_dropped, f->raw.tx_dropped);
-	f->wide.rx_missed_errors = widen32(f->wide.rx_missed_errors, f->raw.rx_missed_errors);
+	f->wide.rx_bytes = sampler_widen32(f->wide.rx_bytes, f->raw.rx_bytes);
+	f->wide.tx_bytes = sampler_widen32(f->wide.tx_bytes, f->raw.tx_bytes);
+	f->wide.rx_dropped = sampler_widen32(f->wide.rx_dropped, f->raw.rx_dropped);
+	f->wide.tx_dropped = sampler_widen32(f->wide.tx_dropped, f->raw.tx_dropped);
+	f->wide.rx_missed_errors = sampler_widen32(f->wide.rx_missed_errors, f->raw.rx_missed_errors);
 }
 
 /* Resets, gaps and dropped samples are logged once a minute per interface

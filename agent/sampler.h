@@ -102,4 +102,18 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r);
 /* How many interfaces are measured now. */
 size_t sampler_count(const struct sampler *s);
 
+/* A 32-bit counter reading raw widened against the previous widened value
+ * wide (whose low half is the previous raw value): one wrap at most. */
+uint64_t sampler_widen32(uint64_t wide, uint64_t raw);
+
+/* One interface's event counts since the agent started, for /metrics. */
+struct sampler_health {
+	char name[REPORT_MAX_IFNAME_LEN + 1];
+	uint64_t resets, gaps, absurd;
+};
+
+/* Fills out with every interface measured now or earlier (a gone one keeps
+ * its counts), at most cap; returns how many. */
+size_t sampler_health(const struct sampler *s, struct sampler_health *out, size_t cap);
+
 #endif
