@@ -80,7 +80,8 @@ static int target_parse(struct target *t, const char *url, char *err, size_t err
 		colon = strrchr(rest, ':');
 	}
 	if (!colon || colon == rest || strlen(colon + 1) == 0 ||
-	    strlen(colon + 1) >= sizeof(t->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+	    strlen(colon + 1) >= sizeof(t->port) || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
+	    atoi(colon + 1) < 1 || atoi(colon + 1) > 65535)
 		goto bad;
 	hlen = (size_t)(colon - rest);
 	memcpy(t->host, rest, hlen);
