@@ -10,7 +10,6 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-/* By path: tests see -Iagent before -Iscorer, and agent/ has an options.h too. */
 #include "scorer/options.h"
 
 static int parse(struct scorer_options *o, char *err, size_t len, ...)
