@@ -69,17 +69,11 @@ void status_nodes(struct scorer *s, struct reply *out)
 			goto out;
 		}
 	}
-	n = view_list(s, now, &rows);
-	if (n >= 0)
-		pn = calloc((size_t)n + 1, sizeof(*pn));
-	if (n < 0 || !pn) {
+	n = view_list_scored(s, now, &rows, &pn);
+	if (n < 0) {
 		b.failed = true;
 		goto out;
 	}
-	/* Score as if the scheduler had asked about every node we know. */
-	for (long i = 0; i < n; i++)
-		view_policy_input(s, &rows[i].v, &pn[i]);
-	policy_score(s->policy, pn, (size_t)n);
 
 	buf_puts(&b, "{\"nodes\":[");
 	for (long i = 0; i < n; i++) {

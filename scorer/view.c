@@ -135,3 +135,25 @@ const char *view_source_name(enum view_source src)
 		return "none";
 	}
 }
+
+long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out,
+		      struct policy_node **scores)
+{
+	struct view_entry *rows = NULL;
+	struct policy_node *pn;
+	long n = view_list(s, now_ns, &rows);
+
+	if (n < 0)
+		return n;
+	pn = calloc((size_t)n + 1, sizeof(*pn));
+	if (!pn) {
+		free(rows);
+		return -ENOMEM;
+	}
+	for (long i = 0; i < n; i++)
+		view_policy_input(s, &rows[i].v, &pn[i]);
+	policy_score(s->policy, pn, (size_t)n);
+	*out = rows;
+	*scores = pn;
+	return n;
+}

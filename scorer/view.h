@@ -56,6 +56,13 @@ struct view_entry {
  * (*out untouched). */
 long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out);
 
+/* view_list() with every node scored by the configured policy, as if the
+ * scheduler had asked about all of them (what /v1/nodes and /metrics
+ * show): *scores gets the same count of entries, malloc'd, in the same
+ * order. -ENOMEM with both outputs untouched. */
+long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out,
+		      struct policy_node **scores);
+
 /* How many nodes of view_list() each source serves. */
 struct view_counts {
 	size_t agent;		/* fresh agent data */

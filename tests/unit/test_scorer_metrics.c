@@ -102,7 +102,8 @@ static void test_metrics_render(void **state)
 }
 
 /* Nodes only the fallback serves count as "prometheus"; a silent agent's
- * node it serves too moves there from "none"; every node once. */
+ * node it serves too moves there from "none"; every node once, in the
+ * counts and in the per-node series. */
 static void test_metrics_nodes_by_source(void **state)
 {
 	static const char *const nodes[] = { "silent", "agentless" };
@@ -114,6 +115,15 @@ static void test_metrics_nodes_by_source(void **state)
 		"netsched_scorer_nodes_stale 2",
 		"netsched_scorer_prometheus_refreshes_total{result=\"ok\"} 1",
 		"netsched_scorer_prometheus_query_duration_seconds_count{} 1",
+		/* Per node, for dashboards: the same view. */
+		"netsched_scorer_node_source{node=\"fresh\",source=\"agent\"} 1",
+		"netsched_scorer_node_source{node=\"silent\",source=\"prometheus\"} 1",
+		"netsched_scorer_node_source{node=\"agentless\",source=\"prometheus\"} 1",
+		"netsched_scorer_node_source{node=\"quiet\",source=\"none\"} 1",
+		"netsched_scorer_node_receive_bytes_per_second{node=\"agentless\"} 20",
+		"netsched_scorer_node_transmit_bytes_per_second{node=\"agentless\"} 2",
+		"netsched_scorer_node_link_bytes_per_second{node=\"agentless\"} 0",
+		"netsched_scorer_node_inflight_pods{node=\"quiet\"} 0.000",
 	};
 	struct prom_config cfg = { .refresh_ms = 3600 * 1000, .timeout_ms = 5000,
 				   .connect_timeout_ms = 5000, .max_age_ms = 20000, .max_nodes = 16 };
