@@ -162,19 +162,35 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 	return 0;
 }
 
+/* Counts the pod in flight on nodes[0..n) (inflight.h). A pod without a
+ * UID (hand-made requests) is not counted. */
+static void record(struct scorer *s, const struct extreq *rq, const struct inflight_name *nodes,
+		   size_t n, uint64_t ingress_bps, uint64_t egress_bps, uint64_t now)
+{
+	struct inflight_pod pod = { ingress_bps, egress_bps, NULL };
+	char label[INFLIGHT_LABEL_MAX + 1];
+	int rc;
+
+	if (!s->inflight || !rq->pod_uid.s || n == 0)
+		return;
+	pod.label = pod_id(rq, label, sizeof(label));
+	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, nodes, n, now);
+	if (rc == -ENOSPC)
+		log_debug("ext", "%s: not counted in flight: the in-flight table is full", label);
+	else if (rc && rc != -EALREADY)
+		log_debug("ext", "%s: not counted in flight: %s", label, strerror(-rc));
+}
+
 /* Records the pod against the node it will most likely go to: the best
  * score, or every node sharing it (the first INFLIGHT_TIE_MAX in the
  * scheduler's order; inflight.h says why), so the next pod of a burst
- * already sees it. A pod without a UID (hand-made requests) is not
- * recorded. */
+ * already sees it. */
 static void assume(struct scorer *s, const struct extreq *rq, const struct policy_node *pn,
 		   uint64_t now)
 {
 	struct inflight_name best[INFLIGHT_TIE_MAX];
-	struct inflight_pod pod;
-	char label[INFLIGHT_LABEL_MAX + 1];
 	size_t n = 0;
-	int top = -1, rc;
+	int top = -1;
 
 	if (!s->inflight || !rq->pod_uid.s || rq->n == 0)
 		return;
@@ -184,15 +200,9 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 	for (size_t i = 0; i < rq->n && n < INFLIGHT_TIE_MAX; i++)
 		if (pn[i].score == top)
 			best[n++] = (struct inflight_name){ rq->nodes[i].name, rq->nodes[i].name_len };
-	pod.ingress_bps = pod_bandwidth(rq, &rq->ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
-	pod.egress_bps = pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth");
-	pod.label = pod_id(rq, label, sizeof(label));
-	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, best, n, now);
-	if (rc == -ENOSPC)
-		log_debug("ext", "prioritize %s: not counted in flight: the in-flight table is full",
-			  label);
-	else if (rc && rc != -EALREADY)
-		log_debug("ext", "prioritize %s: not counted in flight: %s", label, strerror(-rc));
+	record(s, rq, best, n,
+	       pod_bandwidth(rq, &rq->ingress_bandwidth, "kubernetes.io/ingress-bandwidth"),
+	       pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth"), now);
 }
 
 static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
@@ -271,6 +281,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	struct buf b, failed;
 	char pod[200];
 	size_t kept = 0, n_failed = 0;
+	struct inflight_name only = { NULL, 0 };
 	struct extreq rq;
 	uint64_t now;
 	bool full;
@@ -300,6 +311,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 
 		filter_input(s, node, &self, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
+			only = (struct inflight_name){ node->name, node->name_len };
 			if (kept++)
 				buf_puts(&b, ",");
 			if (full)
@@ -324,6 +336,11 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_puts(&b, "},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
 	if (buf_failed(&failed))
 		b.failed = true;
+	/* One node left: the scheduler binds the pod there without asking
+	 * prioritize (kube-scheduler skips scoring a lone feasible node), so
+	 * this is where it is counted in flight. */
+	if (kept == 1)
+		record(s, &rq, &only, 1, asks.ingress_bps, asks.egress_bps, now);
 	reply_take(&b, out);
 	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed; pod asks rx %llu b/s, "
 		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,

@@ -335,7 +335,12 @@ static int set_inflight_expire(void *ctx, const char *v, char *why, size_t len)
 
 static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)
 {
-	return cli_set_count(&OPTS(ctx)->inflight_max_pods, v, 1000000, why, len);
+	/* 0 is allowed here: it turns in-flight counting off. */
+	if (units_parse_u64(v, 1000000, &OPTS(ctx)->inflight_max_pods)) {
+		snprintf(why, len, "expected a count from 0 (off) to 1000000");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int set_key_file(void *ctx, const char *v, char *why, size_t len)

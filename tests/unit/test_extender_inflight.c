@@ -263,6 +263,21 @@ static void test_inflight_reservation_tied(void **state)
 	scorer_free(s);
 }
 
+/* One node passes the filter: kube-scheduler binds the pod there without
+ * calling prioritize, so the filter counts it: the next pod asking 30M
+ * finds the 50M node full. */
+static void test_inflight_lone_node(void **state)
+{
+	static const uint64_t rx[NODES] = { 50 * MBIT, 95 * MBIT, 95 * MBIT, 95 * MBIT };
+	struct scorer *s = scorer_with(0, 0, 100000000, rx);
+
+	(void)state;
+	assert_int_equal(filter(s, "lone-1", "30M", names, NODES), 0x1);
+	assert_int_equal(filter(s, "lone-1", "30M", names, NODES), 0x1); /* retried: still fits */
+	assert_int_equal(filter(s, "lone-2", "30M", names, NODES), 0);
+	scorer_free(s);
+}
+
 /* /v1/nodes shows each node's in-flight pods and weight; /metrics counts
  * the assumptions. */
 static void test_inflight_visible(void **state)
@@ -322,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_burst_spreads),
 		cmocka_unit_test(test_inflight_reservation),
 		cmocka_unit_test(test_inflight_reservation_tied),
+		cmocka_unit_test(test_inflight_lone_node),
 		cmocka_unit_test(test_inflight_visible),
 		cmocka_unit_test(test_inflight_no_uid),
 	};

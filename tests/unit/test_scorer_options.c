@@ -48,6 +48,17 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.policy, POLICY_RELATIVE);
 	assert_int_equal(o.direction, POLICY_DIR_RX);
 	assert_int_equal(o.stale_after_ms, 6000);
+	assert_int_equal(o.inflight_max_pods, 10000);
+	assert_int_equal(o.inflight_estimate_bps, 0);
+	assert_int_equal(o.inflight_penalty_bps, 10000000);
+	assert_int_equal(o.inflight_hold_ms, 70000);
+	assert_int_equal(o.inflight_fade_ms, 60000);
+	assert_int_equal(o.inflight_expire_ms, 30000);
+	assert_int_equal(parse(&o, err, sizeof(err), "--inflight-max-pods", "0", "--inflight-estimate",
+			       "50M", "--inflight-hold", "0", NULL), 0);
+	assert_int_equal(o.inflight_max_pods, 0);
+	assert_int_equal(o.inflight_estimate_bps, 50000000);
+	assert_int_equal(o.inflight_hold_ms, 0);
 }
 
 struct bad_flag {
@@ -66,6 +77,11 @@ static const struct bad_flag bad_flags[] = {
 	{ "--max-body", "12", "--max-body 12: expected a size from 1Ki" },
 	{ "--prometheus", "localhost:9090", "--prometheus localhost:9090: expected an http://" },
 	{ "--log-level", "loud", "--log-level loud: expected error, warn, info or debug" },
+	{ "--inflight-estimate", "10 M", "--inflight-estimate 10 M: expected bits per second" },
+	{ "--inflight-penalty", "2T", "--inflight-penalty 2T: expected bits per second from 0 to 1T" },
+	{ "--inflight-hold", "70", "--inflight-hold 70: expected a duration" },
+	{ "--inflight-expire", "10ms", "--inflight-expire 10ms: expected a duration from 100ms" },
+	{ "--inflight-max-pods", "-1", "--inflight-max-pods -1: expected a count from 0 (off)" },
 	{ "--bogus", "x", "--bogus: unknown option" },
 };
 
