@@ -138,6 +138,7 @@ static void node_series(struct buf *b, struct scorer *s)
 void metrics_render(struct scorer *s, struct reply *out)
 {
 	struct counters *c = &s->counters;
+	size_t fresh;
 	struct buf b;
 
 	/* Grows as needed; the per-node series of a full table fit with room. */
@@ -182,6 +183,9 @@ void metrics_render(struct scorer *s, struct reply *out)
 	node_gauges(&b, s);
 	node_series(&b, s);
 	inflight_metrics(&b, s);
+	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
+		       "# TYPE netsched_scorer_ready gauge\n"
+		       "netsched_scorer_ready %d\n", view_ready(s, s->now_ns(), &fresh) ? 1 : 0);
 	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"
 		       "# TYPE netsched_scorer_uptime_seconds gauge\n"
 		       "netsched_scorer_uptime_seconds %.3f\n",

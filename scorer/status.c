@@ -120,8 +120,8 @@ void status_readyz(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
 	uint64_t up = now > s->started_mono_ns ? now - s->started_mono_ns : 0;
-	size_t fresh = view_count_agents(s, now);
-	bool ready = fresh > 0 || up >= s->warmup_ns;
+	size_t fresh;
+	bool ready = view_ready(s, now, &fresh);
 	struct buf b;
 
 	buf_init(&b, 256);

@@ -157,3 +157,11 @@ long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out
 	*scores = pn;
 	return n;
 }
+
+bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh)
+{
+	uint64_t up = now_ns > s->started_mono_ns ? now_ns - s->started_mono_ns : 0;
+
+	*fresh = view_count_agents(s, now_ns);
+	return *fresh > 0 || up >= s->warmup_ns;
+}

@@ -10,6 +10,7 @@
 #ifndef NETSCHED_VIEW_H
 #define NETSCHED_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -76,6 +77,11 @@ int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out);
 
 /* view_counts.agent alone, without listing: what /readyz waits for. */
 size_t view_count_agents(struct scorer *s, uint64_t now_ns);
+
+/* Whether the scorer is ready to be asked (/readyz, /metrics): some node
+ * has fresh agent data, or the warm-up has passed. *fresh gets
+ * view_count_agents(). */
+bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh);
 
 /* "agent" | "prometheus" | "none" */
 const char *view_source_name(enum view_source src);

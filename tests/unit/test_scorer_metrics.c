@@ -85,6 +85,7 @@ static void test_metrics_render(void **state)
 		"netsched_scorer_nodes_stale 1",
 		"netsched_scorer_nodes_capacity 16",
 		"netsched_scorer_reports_total{result=\"accepted\"} 0",
+		"netsched_scorer_ready 1",	/* a fresh agent */
 	};
 	const char *ok = "{\"NodeNames\":[\"a\"]}";
 	struct scorer *s = *state;
