@@ -99,7 +99,9 @@ NAMESPACED = {"ServiceAccount", "Service", "Secret", "ConfigMap", "DaemonSet", "
               "PodDisruptionBudget", "Role", "RoleBinding"}
 
 for name, docs in files.items():
-    if name.endswith(".json"):
+    # monitoring/ is a kit of its own (the Prometheus operator's kinds, a
+    # plain rules file): checked below and by test_monitoring.sh.
+    if name.endswith(".json") or name.startswith("monitoring/"):
         continue
     for i, d in enumerate(docs):
         where = "%s[%d]" % (name, i)
@@ -147,10 +149,34 @@ for g in kz.get("configMapGenerator", []):
     generated[g["name"]] = cm
 extras = {"report-key-secret.template.yaml", "scheduler/kube-scheduler-config.v1beta3.yaml"}
 for name in files:
-    if name.startswith(("control-plane/", "container/")):
+    if name.startswith(("control-plane/", "container/", "monitoring/")):
         continue
     check(name in used_files or name in extras,
           "%s is applied by kustomization.yaml or is a known template" % name)
+# -- deploy/monitoring: its own kustomization, the operator's kinds ---------------
+MON_API = {"ServiceMonitor": "monitoring.coreos.com/v1", "PodMonitor": "monitoring.coreos.com/v1",
+           "PrometheusRule": "monitoring.coreos.com/v1"}
+mkz = files.get("monitoring/kustomization.yaml", [{}])[0]
+check(mkz.get("kind") == "Kustomization", "monitoring/kustomization.yaml is a Kustomization")
+for r in mkz.get("resources", []):
+    for i, d in enumerate(files.get("monitoring/" + r, [])):
+        k = d.get("kind")
+        check(MON_API.get(k) == d.get("apiVersion"), "monitoring/%s[%d]: %s has apiVersion %s"
+              % (r, i, k, MON_API.get(k)))
+        check((d.get("metadata") or {}).get("namespace") == "netsched",
+              "monitoring/%s[%d]: %s lives in namespace netsched" % (r, i, k))
+    check("monitoring/" + r in files, "monitoring kustomization resource %s exists" % r)
+for g in mkz.get("configMapGenerator", []):
+    for spec in g.get("files", []):
+        src = spec.partition("=")[2] or spec
+        check(os.path.isfile(os.path.join(DEPLOY, "monitoring", src)),
+              "monitoring configMapGenerator file %s exists" % src)
+mons = {d.get("kind"): d for d in files.get("monitoring/monitors.yaml", [])}
+check(mons.get("PodMonitor", {}).get("spec", {}).get("podMetricsEndpoints", [{}])[0].get("port")
+      == "metrics", "the PodMonitor scrapes the agents' port named metrics")
+check(mons.get("ServiceMonitor", {}).get("spec", {}).get("endpoints", [{}])[0].get("port")
+      == "http", "the ServiceMonitor scrapes the scorer Service's port named http")
+
 check("report-key-secret.template.yaml" not in used_files,
       "the Secret template is not applied (re-applying would reset a real key)")
 
