@@ -57,7 +57,7 @@ done
 
 echo
 echo "== agent process: $AGENT_SECONDS s sampling 8 of 201 links every 100 ms, reporting every 1 s"
-port=$((20000 + RANDOM % 20000))
+port=$((20000 + RANDOM % 12000))
 "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$port" --http "127.0.0.1:$((port + 1))" \
 	--log-level error &
 pids+=($!)

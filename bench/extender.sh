@@ -55,7 +55,7 @@ jq -c '.Nodes.items as $src | .Nodes.items = [range(500) as $i | $src[$i % ($src
 port() {
 	local p
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 20000))
+		p=$((20000 + RANDOM % 12000))
 		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 	return 1

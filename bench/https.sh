@@ -17,7 +17,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -su
 seq 0 99 | jq -R '"node-" + .' | jq -sc . >"$tmp/names.json"
 jq -c --slurpfile n "$tmp/names.json" '.NodeNames = $n[0]' \
 	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$tmp/prio.json"
-port() { echo $((20000 + RANDOM % 20000)); }
+port() { echo $((20000 + RANDOM % 12000)); }
 p1=$(port) p2=$(port)
 "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$(port)" --http "127.0.0.1:$p1" --log-level error &
 pids+=($!)

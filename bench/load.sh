@@ -20,7 +20,7 @@ trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; r
 for f in "$FEED" "$LAT" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || { echo "missing $f (run: make bench-tools)"; exit 1; }
 done
-port() { echo $((20000 + RANDOM % 20000)); }
+port() { echo $((20000 + RANDOM % 12000)); }
 lp=$(port) hp=$(port)
 
 echo "== load: $NODES agents at 1 report/s + $RATE prioritize/s ($NODES names) for ${SECS}s"

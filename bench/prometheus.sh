@@ -13,7 +13,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-bench-prom.XXXXXX")
 pids=()
 trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
 [ -x "$TOOL" ] || { echo "missing $TOOL (run: make bench)"; exit 1; }
-port() { echo $((20000 + RANDOM % 20000)); }
+port() { echo $((20000 + RANDOM % 12000)); }
 exp=$(port) prom=$(port) lp=$(port) hp=$(port)
 
 for i in $(seq 0 $((NODES - 1))); do echo "node-$i $((i * 10000)) 0"; done >"$tmp/rates"
