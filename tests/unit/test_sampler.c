@@ -17,6 +17,7 @@
 
 #include "agent/sampler.h"
 #include "common/clock.h"
+#include "tests/unit/file_tree.h"
 
 #define TICK (NS_PER_SEC)
 
@@ -24,18 +25,7 @@ static char root[64], net[96], route4[96], route6[96];
 
 static void put(const char *rel, const char *content)
 {
-	char path[256], dir[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(p - path), path);
-		mkdir(dir, 0755);
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	file_tree_put(root, rel, content);
 }
 
 /* A hardware NIC: ifindex, a device link, and its counters. */

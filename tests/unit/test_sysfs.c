@@ -15,23 +15,13 @@
 
 #include "agent/linkspeed.h"
 #include "agent/sysfs.h"
+#include "tests/unit/file_tree.h"
 
 static char root[64];
 
 static void put(const char *rel, const char *content)
 {
-	char path[256], dir[256];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	for (char *p = path + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
-		snprintf(dir, sizeof(dir), "%.*s", (int)(p - path), path);
-		mkdir(dir, 0755);
-	}
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(content, f);
-	fclose(f);
+	file_tree_put(root, rel, content);
 }
 
 static void put_stats(const char *ifname, const char *rx_bytes)
