@@ -9,7 +9,10 @@
 #     its event is the text the scheduler really writes, reasons grouped;
 #     one asking 70M goes to a node with 70M free;
 #  3. the same 30 pods with no extender (fresh cluster): the busy nodes get
-#     their share, so it was the extender that kept them off.
+#     their share, so it was the extender that kept them off;
+#  4. the agents killed, traffic still on: once their reports are stale the
+#     scorer has nothing to judge by, filters nothing, scores every node
+#     neutral, and the default placement puts pods on the busy nodes again.
 # Bounded: iperf3 runs at most 60 s, each cluster is fresh and torn down.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,10 +27,12 @@ P="nsk$$"
 NODES=(n1 n2 n3 n4 n5 n6)
 make_nodes "$P-hub" "${NODES[@]/#/$P-}"
 start_scorer --policy utilization --max-utilization 80 --stale-after 3s
+AGENTS=()
 for n in "${NODES[@]}"; do
 	start "agent-$n" "$BIN/netsched-agent" --node "$n" --netns "$P-$n" --interfaces eth0 \
 		--link-speed eth0=100M --scorer "tcp://127.0.0.1:$LISTEN_PORT" \
 		--sample-interval 200ms --window 3s --report-interval 500ms
+	AGENTS+=("$LAST_PID")
 done
 
 # n1, n2 at 95 Mb/s, n3 at 40 Mb/s of their 100 Mb/s links, for at most 60 s.
@@ -102,5 +107,24 @@ echo "ok: 30 pods bound without an extender: $(k8s_placement without | tr '\n' '
 busy=$(($(k8s_on without n1) + $(k8s_on without n2)))
 [ "$busy" -ge 6 ] || fail "without netsched only $busy of 30 pods went to n1 and n2: the comparison proves nothing"
 echo "ok: without netsched $busy of 30 pods went to the busy n1 and n2; with it, 0"
+k8s_down
+# ------------------------------------------------------------ 4. agents dead
+kill "${AGENTS[@]}"
+stale() { [ "$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length')" = 0 ]; }
+wait_for 10 "every node stale after its agent stopped" stale
+busy_traffic() { ip -n "$P-n1" -s link show eth0 | awk '/RX:/ { getline; print $1 }'; }
+b0=$(busy_traffic)
+k8s_ports
+k8s_config "$WORK/netsched.yaml" names "http://127.0.0.1:$HTTP_PORT" 100ms
+k8s_up "$WORK/netsched.yaml"
+k8s_nodes "${NODES[@]}"
+k8s_pods nodata 30
+k8s_wait_bound 30 nodata 30
+echo "ok: 30 pods bound with every agent dead: $(k8s_placement nodata | tr '\n' ' ')"
+[ $(($(busy_traffic) - b0)) -gt 1000000 ] || fail "the traffic into n1 stopped: the case proves nothing"
+busy=$(($(k8s_on nodata n1) + $(k8s_on nodata n2)))
+[ "$busy" -ge 6 ] || fail "with the agents dead only $busy of 30 pods went to n1 and n2"
+calls=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics" | awk '/^netsched_scorer_requests_total/ { s += $2 } END { print s + 0 }')
+echo "ok: agents dead: $busy of 30 pods on the still busy n1 and n2 (default placement); scorer answered $calls calls in all"
 k8s_down
 echo "PASS: k8s placement"
