@@ -94,7 +94,8 @@ API = {
     "RoleBinding": "rbac.authorization.k8s.io/v1", "Role": "rbac.authorization.k8s.io/v1",
     "Kustomization": "kustomize.config.k8s.io/v1beta1",
 }
-KSC_VERSIONS = ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3")
+KSC_VERSIONS = ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3",
+                "kubescheduler.config.k8s.io/v1beta1")
 NAMESPACED = {"ServiceAccount", "Service", "Secret", "ConfigMap", "DaemonSet", "Deployment",
               "PodDisruptionBudget", "Role", "RoleBinding"}
 
@@ -110,7 +111,7 @@ for name, docs in files.items():
             continue
         k = d["kind"]
         if k == "KubeSchedulerConfiguration":
-            check(d["apiVersion"] in KSC_VERSIONS, "%s: %s apiVersion %s is v1 or v1beta3"
+            check(d["apiVersion"] in KSC_VERSIONS, "%s: %s apiVersion %s is v1, v1beta3 or v1beta1"
                   % (where, k, d["apiVersion"]))
             continue
         if not check(k in API, "%s: kind %s is one we ship" % (where, k)):
@@ -147,7 +148,9 @@ for g in kz.get("configMapGenerator", []):
           "metadata": {"name": g["name"], "namespace": g.get("namespace")}, "data": data}
     rendered.append(cm)
     generated[g["name"]] = cm
-extras = {"report-key-secret.template.yaml", "scheduler/kube-scheduler-config.v1beta3.yaml"}
+extras = {"report-key-secret.template.yaml", "scheduler/kube-scheduler-config.v1beta3.yaml",
+          "scheduler/kube-scheduler-config.v1beta1.yaml",
+          "scheduler/kube-scheduler-config.prioritize-only.yaml"}
 for name in files:
     if name.startswith(("control-plane/", "container/", "monitoring/")):
         continue
@@ -408,9 +411,9 @@ def seconds(d):
     return sum(float(n) * UNIT[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", d))
 
 
-def check_ksc(c, where, want_url, want_profile):
+def check_ksc(c, where, want_url, want_profile, filter_verb=True):
     check(c.get("kind") == "KubeSchedulerConfiguration" and c.get("apiVersion") in KSC_VERSIONS,
-          "%s: a KubeSchedulerConfiguration v1/v1beta3" % where)
+          "%s: a KubeSchedulerConfiguration v1/v1beta3/v1beta1" % where)
     check(set(c) <= TOP_KNOWN, "%s: top-level keys are real (%s)" % (where, sorted(set(c) - TOP_KNOWN)))
     check(set(c.get("leaderElection", {})) <= LE_KNOWN, "%s: leaderElection keys are real" % where)
     check(set(c.get("clientConnection", {})) <= CC_KNOWN, "%s: clientConnection keys are real" % where)
@@ -427,9 +430,11 @@ def check_ksc(c, where, want_url, want_profile):
     for k in keys - EXT_KNOWN:
         check(False, "%s: extender key %r is not one kube-scheduler reads%s" % (
             where, k, " (did you mean %r?)" % lower[k.lower()] if k.lower() in lower else ""))
-    check(keys == EXT_KEYS, "%s: extender keys are exactly %s" % (where, sorted(EXT_KEYS)))
+    want_keys = EXT_KEYS if filter_verb else EXT_KEYS - {"filterVerb"}
+    check(keys == want_keys, "%s: extender keys are exactly %s" % (where, sorted(want_keys)))
     check(e.get("urlPrefix") == want_url, "%s: urlPrefix %s" % (where, want_url))
-    check(e.get("filterVerb") == "filter", "%s: filterVerb filter" % where)
+    if filter_verb:
+        check(e.get("filterVerb") == "filter", "%s: filterVerb filter" % where)
     check(e.get("prioritizeVerb") == "prioritize", "%s: prioritizeVerb prioritize" % where)
     w = e.get("weight")
     check(isinstance(w, int) and not isinstance(w, bool) and w > 0, "%s: weight is an integer > 0" % where)
@@ -439,6 +444,9 @@ def check_ksc(c, where, want_url, want_profile):
     t = e.get("httpTimeout")
     check(isinstance(t, str) and DUR.match(t) and 0 < seconds(t) <= 5,
           "%s: httpTimeout %r is a duration string of at most 5s" % (where, t))
+    # A hung scorer costs each pod filter + prioritize timeouts: at most 0.2 s.
+    check(isinstance(t, str) and DUR.match(t) and seconds(t) <= 0.1,
+          "%s: httpTimeout %r bounds a hung scorer's cost to 0.2 s per pod" % (where, t))
     return e
 
 
@@ -453,6 +461,28 @@ for name, c in (("scheduler/kube-scheduler-config.yaml", sched_cfg),
 check({k: v for k, v in sched_cfg.items() if k != "apiVersion"} ==
       {k: v for k, v in sched_b3.items() if k != "apiVersion"},
       "the scheduler's v1 and v1beta3 configs differ only in apiVersion")
+
+
+def without_filter(c):
+    return dict(c, extenders=[{k: v for k, v in e.items() if k != "filterVerb"}
+                              for e in c.get("extenders", [])])
+
+
+def check_variants(base, prefix, url, profile):
+    """The v1beta1 (Kubernetes 1.20-1.22) and prioritize-only variants of a v1 config."""
+    b1 = files[prefix + ".v1beta1.yaml"][0]
+    po = files[prefix + ".prioritize-only.yaml"][0]
+    check_ksc(b1, prefix + ".v1beta1.yaml", url, profile)
+    check(b1.get("apiVersion") == KSC_VERSIONS[2], "%s.v1beta1.yaml is v1beta1" % prefix)
+    check({k: v for k, v in b1.items() if k != "apiVersion"} ==
+          {k: v for k, v in base.items() if k != "apiVersion"},
+          "%s: the v1 and v1beta1 configs differ only in apiVersion" % prefix)
+    check_ksc(po, prefix + ".prioritize-only.yaml", url, profile, filter_verb=False)
+    check(po == without_filter(base),
+          "%s.prioritize-only.yaml is the v1 config without filterVerb" % prefix)
+
+
+check_variants(sched_cfg, "scheduler/kube-scheduler-config", url_prefix, "netsched-scheduler")
 cm = generated.get("netsched-scheduler-config", {"data": {}})
 check(yaml.safe_load(cm["data"].get("config.yaml", "")) == sched_cfg,
       "the generated ConfigMap holds the v1 scheduler config as config.yaml")
@@ -469,6 +499,8 @@ for name, c in (("control-plane/scheduler-config.yaml", cp),
 check({k: v for k, v in cp.items() if k != "apiVersion"} ==
       {k: v for k, v in cp3.items() if k != "apiVersion"},
       "the control-plane v1 and v1beta3 configs differ only in apiVersion")
+check_variants(cp, "control-plane/scheduler-config", "http://SCORER_CLUSTER_IP:8470",
+               "default-scheduler")
 check(cp["extenders"] == [dict(sched_cfg["extenders"][0], urlPrefix="http://SCORER_CLUSTER_IP:8470")],
       "both ways configure the same extender but for its address")
 

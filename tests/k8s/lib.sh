@@ -10,7 +10,7 @@
 #                               KubeSchedulerConfiguration (k8s_config writes one)
 #   k8s_config FILE MODE URL TIMEOUT   MODE: none | names | full | prioritize
 #   k8s_nodes NAME...           Node objects, Ready, 4 CPU / 16 GiB / 110 pods
-#   k8s_pods PREFIX N [ANNOTATION=VALUE]   N pods in one request
+#   k8s_pods PREFIX N [ANNOTATION=VALUE] [SCHEDULER]   N pods in one request
 #   k8s_placement PREFIX        "node count" lines of where PREFIX pods went
 #   k8s_down                    stops the three, removes the state
 #   kc ARGS...                  kubectl (Debian's 1.20 client) on this cluster
@@ -110,12 +110,18 @@ k8s_ports() {
 # Call k8s_ports first (k8s_config needs the ports). The wrapper (e.g.
 # `nice -n -10`) runs the scheduler, for benchmarks.
 k8s_up() {
-	local cfg=$1 state
-	shift
-	state=$WORK/k8s-$K8S_RUN
+	k8s_up_api
+	k8s_up_scheduler "$@"
+}
+
+# k8s_up_api: fresh etcd and apiserver only (benchmarks create their pods
+# before the scheduler starts).
+k8s_up_api() {
+	local state=$WORK/k8s-$K8S_RUN
 	rm -rf "$state"
 	mkdir -p "$state"
-	start "etcd-$K8S_RUN" etcd --name test --data-dir "$state/etcd" \
+	start "etcd-$K8S_RUN" etcd --name test \
+		--data-dir "$state/etcd" \
 		--listen-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" \
 		--advertise-client-urls "http://127.0.0.1:$K8S_ETCD_PORT" \
 		--listen-peer-urls "http://127.0.0.1:$K8S_PEER_PORT" \
@@ -141,6 +147,12 @@ k8s_up() {
 		--cert-dir "$state/certs" --event-ttl 10m --endpoint-reconciler-type none
 	K8S_PIDS+=("$LAST_PID")
 	wait_for 60 "kube-apiserver /readyz" kc get --raw /readyz
+}
+
+# k8s_up_scheduler CONFIG [WRAPPER...]: the scheduler on the running apiserver.
+k8s_up_scheduler() {
+	local cfg=$1
+	shift
 	start "scheduler-$K8S_RUN" "$@" "$K8S_BIN/kube-scheduler" --config "$cfg" --secure-port 0 --v 2
 	K8S_PIDS+=("$LAST_PID")
 	wait_for 30 "kube-scheduler /healthz" curl -sf "http://127.0.0.1:$K8S_SCHED_PORT/healthz"
@@ -178,10 +190,11 @@ NODE
 	kc create -f "$WORK/nodes.yaml" >/dev/null || fail "cannot create the Node objects"
 }
 
-# k8s_pods PREFIX N [ANNOTATION=VALUE]: N small pods (100m CPU, 64Mi each) in
-# one request; the scheduler places them one after another.
+# k8s_pods PREFIX N [ANNOTATION=VALUE] [SCHEDULER]: N small pods (100m CPU,
+# 64Mi each) in one request; the scheduler places them one after another.
+# SCHEDULER sets spec.schedulerName (default: the default scheduler).
 k8s_pods() {
-	local prefix=$1 n=$2 ann=${3:-} i
+	local prefix=$1 n=$2 ann=${3:-} sched=${4:-} i
 	for ((i = 1; i <= n; i++)); do
 		cat <<POD
 ---
@@ -192,8 +205,9 @@ metadata:
   labels: {test: $prefix}
 POD
 		[ -n "$ann" ] && printf '  annotations: {"%s": "%s"}\n' "${ann%%=*}" "${ann#*=}"
+		echo "spec:"
+		[ -n "$sched" ] && echo "  schedulerName: $sched"
 		cat <<POD
-spec:
   containers:
   - name: c
     image: netsched.invalid/pause
