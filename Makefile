@@ -48,7 +48,7 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench clean \
+.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s clean \
 	fuzz fuzz-smoke load
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
@@ -162,6 +162,12 @@ demo: deps-test
 bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/run
+
+# The real kube-scheduler's throughput with and without netsched (bench/k8s.sh;
+# builds the control plane once, cached).
+bench-k8s: deps-bench
+	$(Q)$(MAKE) --no-print-directory bench-tools
+	$(Q)bench/k8s.sh
 
 # Two minutes of a 5,000-node cluster's steady load (LOAD_SECONDS to change).
 load: deps-bench
