@@ -24,11 +24,14 @@
 
 #define EXIT_USAGE 2
 
-static volatile sig_atomic_t stop_signal;
+static volatile sig_atomic_t stop_signal, hup_signal;
 
 static void on_signal(int sig)
 {
-	stop_signal = sig;
+	if (sig == SIGHUP)
+		hup_signal = 1;
+	else
+		stop_signal = sig;
 }
 
 /* Sleeps until the monotonic deadline or a stop signal. */
@@ -189,6 +192,13 @@ static void run_loop(const struct agent_options *o, struct sampler *sm, struct s
 		if (stop_signal)
 			break;
 		now = clock_mono_ns();
+		if (hup_signal) {
+			/* SIGHUP's default action would end the agent without a word. */
+			hup_signal = 0;
+			log_info("agent", "%s: SIGHUP: checking the key file now; SIGTERM stops the "
+				 "agent", o->node);
+			sg->next_check_ns = 0;
+		}
 		sampler_tick(sm, now);
 		if (now >= next_report) {
 			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
@@ -273,6 +283,7 @@ int main(int argc, char **argv)
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o.once) {
 		rc = run_once(&o, &sm, instance);
@@ -284,6 +295,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	for (size_t i = 0; i < o.n_scorers; i++)
 		urls[i] = o.scorers[i];

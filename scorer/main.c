@@ -113,6 +113,8 @@ int main(int argc, char **argv)
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
+	/* SIGHUP's default action would end the scorer without a word. */
+	sigaddset(&sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -155,7 +157,9 @@ int main(int argc, char **argv)
 		 policy_direction_name(o.direction), (unsigned long long)o.stale_after_ms,
 		 (unsigned long long)o.max_tracked_nodes);
 
-	sigwait(&sigs, &sig);
+	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)
+		log_info("scorer", "%s: ignored: keys and certificates are re-read when their files "
+			 "change; SIGTERM stops the scorer", strsignal(sig));
 	log_info("scorer", "%s: stopping", strsignal(sig));
 	rc = 0;
 out:
