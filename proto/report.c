@@ -67,6 +67,7 @@ uint64_t report_iface_tx_rate(const struct report_iface *ifc)
 
 int report_validate(const struct report *r, char *err, size_t errlen)
 {
+	uint64_t rx_sum = 0, tx_sum = 0;
 	char why[256];
 
 	if (nodename_check(r->node, strnlen(r->node, REPORT_MAX_NODE_LEN + 1), why, sizeof(why)))
@@ -104,7 +105,33 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 			return fail(err, errlen, -ERANGE, "%s: %s link speed %llu b/s, limit %llu b/s",
 				    r->node, ifc->name, (unsigned long long)ifc->link_speed_bps,
 				    REPORT_MAX_LINK_SPEED_BPS);
+		/* The agent drops any sample over twice the link speed, so no
+		 * honest window, average or peak, can be above it. */
+		if (ifc->link_speed_bps) {
+			uint64_t limit = ifc->link_speed_bps / 8 * REPORT_MAX_LINK_FACTOR;
+			uint64_t rx = report_iface_rx_rate(ifc), tx = report_iface_tx_rate(ifc);
+
+			if (rx > limit || tx > limit || ifc->rx_peak_bytes_per_second > limit ||
+			    ifc->tx_peak_bytes_per_second > limit)
+				return fail(err, errlen, -ERANGE,
+					    "%s: %s rx %llu B/s tx %llu B/s (peaks %llu, %llu) on a "
+					    "%llu b/s link, limit %llu B/s", r->node, ifc->name,
+					    (unsigned long long)rx, (unsigned long long)tx,
+					    (unsigned long long)ifc->rx_peak_bytes_per_second,
+					    (unsigned long long)ifc->tx_peak_bytes_per_second,
+					    (unsigned long long)ifc->link_speed_bps,
+					    (unsigned long long)limit);
+		}
+		rx_sum += report_iface_rx_rate(ifc);
+		tx_sum += report_iface_tx_rate(ifc);
 	}
+	/* Each interface within bounds can still add up to a node no NIC
+	 * could carry. */
+	if (rx_sum > REPORT_MAX_BYTES_PER_SECOND || tx_sum > REPORT_MAX_BYTES_PER_SECOND)
+		return fail(err, errlen, -ERANGE, "%s: %u interfaces add up to rx %llu B/s tx %llu B/s, "
+			    "limit %llu B/s for a node", r->node, r->n_ifaces,
+			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
+			    REPORT_MAX_BYTES_PER_SECOND);
 	return 0;
 }
 

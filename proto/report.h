@@ -24,6 +24,10 @@
  * more than this on one interface is absurd and rejected. */
 #define REPORT_MAX_BYTES_PER_SECOND (400ULL * 1000ULL * 1000ULL * 1000ULL)
 #define REPORT_MAX_LINK_SPEED_BPS (3200ULL * 1000ULL * 1000ULL * 1000ULL)
+/* Where the link speed is known, no rate may be over this many times it:
+ * the agent drops samples over twice the link speed. A node's interfaces
+ * together may not be over REPORT_MAX_BYTES_PER_SECOND either. */
+#define REPORT_MAX_LINK_FACTOR 2
 
 struct report_iface {
 	char name[REPORT_MAX_IFNAME_LEN + 1];

@@ -55,6 +55,17 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		log_rejected(err);
 		return rc;
 	}
+	if (!s->keys.n && r.window_end_unix_ms > clock_unix_ms() + INGEST_MAX_SKEW_MS) {
+		/* Unsigned reports may come from an agent whose clock is behind,
+		 * but none can have measured the future. */
+		atomic_fetch_add(&s->counters.reports_absurd, 1);
+		snprintf(err, sizeof(err), "%s: report %llu ends %llu s ahead of our clock, limit "
+			 "%llu s", r.node, (unsigned long long)r.seq,
+			 (unsigned long long)((r.window_end_unix_ms - clock_unix_ms()) / 1000),
+			 (unsigned long long)(INGEST_MAX_SKEW_MS / 1000));
+		log_rejected(err);
+		return -ERANGE;
+	}
 	if (s->keys.n) {
 		/* A signature proves who sent a report, not when: an old one
 		 * captured off the wire and sent again is refused by its time. */

@@ -81,18 +81,28 @@ static void test_ingest_reasons(void **state)
 	n = netsched__report__pack(&rep, inner);
 	n = envelope(REPORT_WIRE_VERSION, inner, n, other);
 	assert_int_equal(ingest_message(s, other, n), -ERANGE);
+	/* Unsigned, a window ending ten years ahead: nobody measured the
+	 * future. A minute ahead is a clock that is a little off: fine. */
+	good(&r, wire, sizeof(wire), 2);
+	r.window_end_unix_ms = r.window_start_unix_ms = clock_unix_ms() + 3650ULL * 86400 * 1000;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -ERANGE);
+	r.window_end_unix_ms = r.window_start_unix_ms = clock_unix_ms() + 60ULL * 1000;
+	r.seq = 3;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
 
-	assert_int_equal(atomic_load(&s->counters.reports_accepted), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 2);
 	assert_int_equal(atomic_load(&s->counters.reports_duplicate), 1);
 	assert_int_equal(atomic_load(&s->counters.reports_malformed), 3);
 	assert_int_equal(atomic_load(&s->counters.reports_version), 1);
-	assert_int_equal(atomic_load(&s->counters.reports_absurd), 1);
-	/* Nothing bad reached the table: the node still holds report 1. */
+	assert_int_equal(atomic_load(&s->counters.reports_absurd), 2);
+	/* Nothing bad reached the table: the node holds report 3. */
 	{
 		struct table_node tn;
 
 		assert_true(table_get(s->table, "node-1", 6, &tn));
-		assert_int_equal(tn.seq, 1);
+		assert_int_equal(tn.seq, 3);
 		assert_int_equal(tn.rx_bytes_per_second, 1000);
 		assert_int_equal(table_count(s->table), 1);
 	}

@@ -101,6 +101,34 @@ static void m_backwards(Netsched__Report *rep, Netsched__Interface *ifc) { (void
 static void m_long_ifname(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->name = "a-very-long-interface-name"; }
 static void m_absurd_link(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->has_link_speed_bps = 1; ifc->link_speed_bps = UINT64_MAX; }
 
+/* 300 MB/s average, and a 400 MB/s peak, on a 1 Gb/s link. */
+static void m_over_link(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_link_speed_bps = 1;
+	ifc->link_speed_bps = 1000000000;
+	ifc->rx_bytes = 300000000;
+}
+static void m_peak_over_link(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_link_speed_bps = 1;
+	ifc->link_speed_bps = 1000000000;
+	ifc->has_tx_peak_bytes_per_second = 1;
+	ifc->tx_peak_bytes_per_second = 400000000;
+}
+/* 32 interfaces at 300 GB/s each, each under the per-interface limit: a
+ * node of 9.6 TB/s. */
+static Netsched__Interface *same_iface[REPORT_MAX_INTERFACES];
+static void m_node_sum(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	for (size_t i = 0; i < REPORT_MAX_INTERFACES; i++)
+		same_iface[i] = ifc;
+	rep->n_interfaces = REPORT_MAX_INTERFACES;
+	rep->interfaces = same_iface;
+	ifc->rx_bytes = 300ULL * 1000 * 1000 * 1000;
+}
+
 static char long_node[REPORT_MAX_NODE_LEN + 2];
 static void m_long_node(Netsched__Report *rep, Netsched__Interface *ifc) { (void)ifc; rep->node = long_node; }
 
@@ -115,6 +143,9 @@ static const struct bad_row bad_rows[] = {
 	{ "window of years", -ERANGE, "limit 86400000 ms", m_long_window },
 	{ "window ends before it starts", -ERANGE, "ends before", m_backwards },
 	{ "absurd link speed", -ERANGE, "link speed", m_absurd_link },
+	{ "a rate over twice the link", -ERANGE, "on a 1000000000 b/s link, limit 250000000 B/s", m_over_link },
+	{ "a peak over twice the link", -ERANGE, "peaks 0, 400000000", m_peak_over_link },
+	{ "interfaces adding up to an absurd node", -ERANGE, "32 interfaces add up to rx 9600000000000", m_node_sum },
 };
 
 static void test_report_forged(void **state)
