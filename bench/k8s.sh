@@ -15,7 +15,8 @@
 # calls timed out at 100ms under full load (names mode).
 # K8S_NICE (default -10): the scheduler and the scorer run at this nice
 # level, so the apiserver and etcd (which the benchmark also loads) do not
-# starve them on a small machine; K8S_NICE=0 to compare.
+# starve them on a small machine; K8S_NICE=0 to compare. K8S_GOGC sets the
+# scheduler's GOGC (Go's default 100 when unset).
 # Needs root (creating the control plane's state is not privileged, but
 # negative nice levels are); builds the control plane once (cached).
 set -u
@@ -36,7 +37,7 @@ k8s_init
 
 echo "== kube-scheduler v1.20.2 throughput with netsched ($NODES nodes, $PODS pending pods, median of $RUNS)"
 echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), load $(cut -d ' ' -f 1-3 /proc/loadavg)"
-echo "scheduler and scorer at nice $NICE; qps/burst 5000/10000 (the default 50 caps binds at ~50 pods/s)"
+echo "scheduler and scorer at nice $NICE${K8S_GOGC:+, scheduler GOGC=$K8S_GOGC}; qps/burst 5000/10000 (the default 50 caps binds at ~50 pods/s)"
 
 start_scorer --policy utilization --stale-after 60s --max-utilization 95
 SCORER=$LAST_PID
@@ -72,7 +73,7 @@ one() {
 	k8s_pods bench "$n"
 	c_api=$(cpu "${K8S_PIDS[1]}") c_etcd=$(cpu "${K8S_PIDS[0]}") c_scorer=$(cpu "$SCORER")
 	s0=$(served)
-	k8s_up_scheduler "$WORK/bench.yaml" nice -n "$NICE"
+	k8s_up_scheduler "$WORK/bench.yaml" env ${K8S_GOGC:+GOGC=$K8S_GOGC} nice -n "$NICE"
 	k8s_wait_bound 300 bench "$n"
 	c_sc=$(cpu "${K8S_PIDS[2]}")
 	CPU_LINE=$(awk -v n="$n" -v k="$TICK" -v sc="$c_sc" -v api="$(($(cpu "${K8S_PIDS[1]}") - c_api))" \

@@ -26,7 +26,7 @@ k8s_init
 P="nsk$$"
 NODES=(n1 n2 n3 n4 n5 n6)
 make_nodes "$P-hub" "${NODES[@]/#/$P-}"
-start_scorer --policy utilization --max-utilization 80 --stale-after 3s
+start_scorer --policy utilization --max-utilization 80 --stale-after 3s --log-level debug
 AGENTS=()
 for n in "${NODES[@]}"; do
 	start "agent-$n" "$BIN/netsched-agent" --node "$n" --netns "$P-$n" --interfaces eth0 \
@@ -93,6 +93,12 @@ expect "the pod asking 200M is Pending" "$(kc get pod big-1 -o jsonpath='{.statu
 kc describe pod big-1 | grep -q 'Warning  FailedScheduling .*4 netsched: free rx below the 200 Mb/s the pod asks' ||
 	fail "kubectl describe pod does not show the event: $(kc describe pod big-1 | tail -n 5)"
 echo "ok: kubectl describe pod shows the event"
+# Each node's own numbers are in the scorer's debug log beside the shared reason.
+grep -qE 'n1 filtered out: netsched: rx above 80 percent of link \(eth0 rx [0-9.]+ Mb/s is [0-9]+% of 100 Mb/s' "$WORK/scorer.log" ||
+	fail "the scorer's debug log lacks n1's numbers: $(grep -m2 'filtered out' "$WORK/scorer.log")"
+grep -qE 'n4 filtered out: netsched: free rx below the 200 Mb/s the pod asks \(eth0 rx .* free [0-9.]+ Mb/s, pod asks 200 Mb/s' "$WORK/scorer.log" ||
+	fail "the scorer's debug log lacks n4's numbers: $(grep -m4 'filtered out' "$WORK/scorer.log")"
+echo "ok: the debug log has each node's numbers: $(grep -m1 'n1 filtered out' "$WORK/scorer.log" | sed 's/.*filtered out: //')"
 k8s_down
 
 # ------------------------------------------------- 3. the same, no extender
