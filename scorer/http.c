@@ -74,8 +74,11 @@ struct request {
 	bool over_budget;	/* server-wide buffer full: discard, answer 503 */
 };
 
+/* libmicrohttpd warns once per aborted connection: a client can make lines
+ * at will, so they share one budget of a line a second. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static struct log_limit limit;
 	char line[512];
 	size_t n;
 
@@ -84,7 +87,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	n = strlen(line);
 	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
-	log_warn("http", "%s", line);
+	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http", "%s", line);
 }
 
 static bool ends_with(const char *s, size_t n, const char *suffix)
@@ -449,10 +452,15 @@ out_err:
 }
 
 /* A daemon serving fd, over TLS with p's certificates when p is set.
- * MHD_USE_ITC makes it quiescable, for certificate rotation. */
+ * MHD_USE_ITC makes it quiescable, for certificate rotation. poll(), not
+ * epoll: with edge-triggered epoll a client that sends a byte and closes
+ * leaves its connection in CLOSE-WAIT until the idle timeout (MHD reads the
+ * byte and is never woken for the end of the stream), and some 260 such
+ * clients in a second held every connection slot for two minutes.
+ * Level-triggered poll() sees the close at once. */
 static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const struct tls_pems *p)
 {
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
 			 MHD_USE_ITC;
 	struct MHD_OptionItem tls[4];
 	size_t n = 0;

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Clients that misbehave on the connection, not in the body: bursts of
+# clients that send a byte (or nothing, before a TLS handshake) and close.
+# Each must be forgotten at once: /healthz and a real scheduler request still
+# answer, no connection is left in CLOSE-WAIT holding a slot, and the log
+# does not get a line per aborted connection.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+# burst PORT BYTES: 300 clients connect, send BYTES, close, within a second.
+burst() {
+	python3 - "$1" "$2" <<'PY'
+import socket, sys
+port, data = int(sys.argv[1]), sys.argv[2].encode()
+for _ in range(300):
+    s = socket.create_connection(("127.0.0.1", port), timeout=2)
+    if data:
+        s.send(data)
+    s.close()
+PY
+}
+
+close_wait() { ss -Htn state close-wait "( sport = :$1 )" | wc -l; }
+
+jq -c '.NodeNames = ["node-a", "node-b"]' \
+	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json \
+	>"$WORK/prio.json"
+
+start_scorer
+burst "$HTTP_PORT" "P" || fail "the burst could not connect"
+code=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
+expect "/healthz right after 300 one-byte clients" "$code" 200
+read -r code _ <<<"$(http POST /prioritize "$WORK/prio.json")"
+expect "a real prioritize right after them" "$code" 200
+wait_for 5 "no connection left in CLOSE-WAIT" test "$(close_wait "$HTTP_PORT")" -eq 0
+echo "ok: no connection left in CLOSE-WAIT"
+lines=$(grep -c ' warn http: ' "$WORK/scorer.log")
+[ "$lines" -le 5 ] || fail "$lines log lines for one burst of aborted connections"
+echo "ok: $lines log line(s) for 300 aborted connections"
+
+# HTTPS: raw TCP connections that close before the TLS handshake.
+C=$WORK/certs
+mkdir -p "$C"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=scorer \
+	-addext subjectAltName=IP:127.0.0.1 -keyout "$C/s.key" -out "$C/s.pem" 2>/dev/null ||
+	fail "cannot make a certificate"
+LP=$(free_port) HP=$(free_port)
+start scorer-tls "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$LP" --http "127.0.0.1:$HP" \
+	--tls-cert "$C/s.pem" --tls-key "$C/s.key"
+wait_for 10 "HTTPS scorer /healthz" curl -sf --cacert "$C/s.pem" "https://127.0.0.1:$HP/healthz"
+burst "$HP" "" || fail "the HTTPS burst could not connect"
+burst "$HP" "x" || fail "the HTTPS burst could not connect"
+code=$(curl -s -m 2 --cacert "$C/s.pem" -o /dev/null -w '%{http_code}' "https://127.0.0.1:$HP/healthz")
+expect "HTTPS /healthz right after 600 clients closing before the handshake" "$code" 200
+wait_for 5 "no HTTPS connection left in CLOSE-WAIT" test "$(close_wait "$HP")" -eq 0
+echo "ok: no HTTPS connection left in CLOSE-WAIT"
