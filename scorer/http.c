@@ -320,12 +320,9 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 			rq->too_large = true;
 			return answer(h, conn, rq);
 		}
-		/* A declared length is charged whole now, a chunked body as
-		 * it comes. */
-		if (has_length && !charge(h, rq, (size_t)declared)) {
-			rq->over_budget = true;
-			return answer(h, conn, rq);
-		}
+		/* Bytes are charged as they arrive, never as announced: four
+		 * clients announcing the largest body and trickling it would
+		 * otherwise hold the whole budget with a few bytes each. */
 		return MHD_YES;
 	}
 	return has_body ? answer(h, conn, rq) : MHD_YES;

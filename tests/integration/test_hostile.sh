@@ -3,7 +3,8 @@
 # clients that send a byte (or nothing, before a TLS handshake) and close.
 # Each must be forgotten at once: /healthz and a real scheduler request still
 # answer, no connection is left in CLOSE-WAIT holding a slot, and the log
-# does not get a line per aborted connection.
+# does not get a line per aborted connection. Clients that announce the
+# largest body and trickle it must not take the body budget from others.
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -37,6 +38,26 @@ echo "ok: no connection left in CLOSE-WAIT"
 lines=$(grep -c ' warn http: ' "$WORK/scorer.log")
 [ "$lines" -le 5 ] || fail "$lines log lines for one burst of aborted connections"
 echo "ok: $lines log line(s) for 300 aborted connections"
+
+# Six clients announce a 32 MiB body each (the limit) and send a few bytes:
+# memory is charged for bytes received, so a real request still gets in.
+python3 - "$HTTP_PORT" <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+held = []
+for _ in range(6):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.send(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+           b"Content-Length: 33554432\r\n\r\n{\"NodeNames\":[")
+    held.append(s)
+time.sleep(6)
+PY
+TRICKLE=$!
+PIDS+=("$TRICKLE")
+sleep 1
+read -r code body <<<"$(http POST /prioritize "$WORK/prio.json")"
+expect "a real prioritize while six clients hold 32 MiB announcements" "$code" 200
+kill "$TRICKLE" 2>/dev/null
 
 # HTTPS: raw TCP connections that close before the TLS handshake.
 C=$WORK/certs
