@@ -28,6 +28,10 @@
 #define JSMN_HEADER
 #include <jsmn.h>
 
+/* Deeper nesting is refused (-E2BIG): Kubernetes objects nest 12 or 13
+ * levels, and the tokenizer's cost grows with depth. */
+#define JSON_MAX_DEPTH 64u
+
 struct json {
 	const char *js;		/* the text; not owned */
 	size_t len;
@@ -38,8 +42,8 @@ struct json {
 /* Tokenizes len bytes of js (need not be NUL-terminated) into at most
  * max_tokens tokens and checks the grammar. 0 and *doc filled; or -EINVAL
  * (not JSON: err says what and at which byte, never echoing the input),
- * -E2BIG (more than max_tokens tokens, or a text over INT_MAX bytes: err
- * says how many and the limit) or -ENOMEM, with *doc untouched. */
+ * -E2BIG (more than max_tokens tokens, nesting over JSON_MAX_DEPTH, or a
+ * text over INT_MAX bytes: err says how many and the limit) or -ENOMEM, with *doc untouched. */
 int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, char *err,
 	       size_t errlen);
 

@@ -59,6 +59,23 @@ read -r code body <<<"$(http POST /prioritize "$WORK/prio.json")"
 expect "a real prioritize while six clients hold 32 MiB announcements" "$code" 200
 kill "$TRICKLE" 2>/dev/null
 
+# Two 400 KB bodies nested 200,000 deep, at once: refused after one linear
+# scan, while /healthz keeps answering (they once took a minute each).
+python3 -c "
+d = 200000
+open('$WORK/deep1.json', 'w').write('{\"NodeNames\":' + '[' * d + ']' * d + '}')
+open('$WORK/deep2.json', 'w').write('{\"Pod\":' + '{\"a\":' * d + '1' + '}' * d + ',\"NodeNames\":[\"a\"]}')"
+for f in deep1 deep2; do
+	curl -s -m 30 -o "$WORK/$f.body" -w '%{http_code}' -H 'Content-Type: application/json' \
+		--data-binary "@$WORK/$f.json" "http://127.0.0.1:$HTTP_PORT/prioritize" >"$WORK/$f.code" &
+done
+wait_for 10 "answers to the deep bodies" bash -c "[ -s '$WORK/deep1.code' ] && [ -s '$WORK/deep2.code' ]"
+for f in deep1 deep2; do
+	expect "$f: 400 naming the depth limit" \
+		"$(cat "$WORK/$f.code") $(grep -o 'deeper than 64 levels' "$WORK/$f.body")" \
+		"400 deeper than 64 levels"
+done
+
 # HTTPS: raw TCP connections that close before the TLS handshake.
 C=$WORK/certs
 mkdir -p "$C"

@@ -166,28 +166,48 @@ static void test_json_accessors(void **state)
 	json_free(NULL);
 }
 
-/* jsmn and every walk here are loops: depth is bounded only by the token
- * limit, never by the stack. */
+/* Nested brackets: up to JSON_MAX_DEPTH, walked by loops, never the stack;
+ * deeper is refused before the tokenizer, whose cost grows with depth
+ * (100,000 levels took seconds). Brackets inside strings do not count. */
+static char *nest(size_t depth)
+{
+	char *text = malloc(2 * depth + 1);
+
+	assert_non_null(text);
+	memset(text, '[', depth);
+	memset(text + depth, ']', depth);
+	text[2 * depth] = '\0';
+	return text;
+}
+
 static void test_json_deep_nesting(void **state)
 {
-	enum { DEPTH = 100000 };
-	char *text = malloc(2 * DEPTH + 1);
+	const int depth = (int)JSON_MAX_DEPTH;
+	char *text = nest(JSON_MAX_DEPTH), err[256];
+	const char *quoted = "[\"[[[[\\\"[[[[\", \"{{{{\"]";
 	struct json d;
-	char err[256];
 
 	(void)state;
-	assert_non_null(text);
-	memset(text, '[', DEPTH);
-	memset(text + DEPTH, ']', DEPTH);
-	text[2 * DEPTH] = '\0';
-	assert_int_equal(json_parse(&d, text, 2 * DEPTH, 2 * DEPTH, err, sizeof(err)), 0);
-	assert_int_equal(d.n, DEPTH);
-	assert_int_equal(json_skip(&d, 0), DEPTH);
-	assert_int_equal(json_skip(&d, DEPTH / 2), DEPTH);
-	assert_int_equal(json_type(&d, DEPTH - 1), JSMN_ARRAY);
-	assert_int_equal(json_element(&d, DEPTH - 2, 0), DEPTH - 1);
+	assert_int_equal(json_parse(&d, text, 2 * JSON_MAX_DEPTH, 1000, err, sizeof(err)), 0);
+	assert_int_equal(d.n, depth);
+	assert_int_equal(json_skip(&d, 0), depth);
+	assert_int_equal(json_skip(&d, depth / 2), depth);
+	assert_int_equal(json_type(&d, depth - 1), JSMN_ARRAY);
+	assert_int_equal(json_element(&d, depth - 2, 0), depth - 1);
 	json_free(&d);
 	free(text);
+
+	text = nest(JSON_MAX_DEPTH + 1);
+	assert_int_equal(json_parse(&d, text, 2 * JSON_MAX_DEPTH + 2, 1000, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "nested deeper than 64 levels at byte 64"));
+	free(text);
+	text = nest(100000);
+	assert_int_equal(json_parse(&d, text, 200000, 200000, err, sizeof(err)), -E2BIG);
+	free(text);
+
+	assert_int_equal(json_parse(&d, quoted, strlen(quoted), 100, err, sizeof(err)), 0);
+	assert_int_equal(d.n, 3);
+	json_free(&d);
 }
 
 int main(void)
