@@ -155,10 +155,15 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 		return 0;
 	if (filter_parse_bandwidth(v->s, v->len, &bps) == 0)
 		return bps;
+	/* Once per distinct value (a pod is retried every second), and a line
+	 * a second at most (a client can send distinct values at will). */
+	static struct log_limit limit;
+
 	if (filter_warn_once(v->s, v->len))
-		log_warn("ext", "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
-			 "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
-			 printable(v, value, sizeof(value)));
+		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext",
+			    "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
+			    "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
+			    printable(v, value, sizeof(value)));
 	return 0;
 }
 

@@ -84,9 +84,14 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		}
 	}
 	switch (table_apply(s->table, &r, s->now_ns())) {
-	case TABLE_EVICTED:
-		log_info("ingest", "%s: new node with the table full at %zu: evicted the stalest",
-			 r.node, table_capacity(s->table));
+	case TABLE_EVICTED: {
+		/* A flood of new names evicts at will: a line a second. */
+		static struct log_limit limit;
+
+		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_INFO, "ingest",
+			    "%s: new node with the table full at %zu: evicted the stalest", r.node,
+			    table_capacity(s->table));
+	}
 		/* fall through */
 	case TABLE_APPLIED:
 		atomic_fetch_add(&s->counters.reports_accepted, 1);

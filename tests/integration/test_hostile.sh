@@ -76,6 +76,19 @@ for f in deep1 deep2; do
 		"400 deeper than 64 levels"
 done
 
+# 60 pods, each with a different malformed bandwidth annotation, in a
+# second: each is a 200 with the annotation ignored, and the log gets a
+# line a second, not a line each.
+for i in $(seq 60); do
+	jq -c --arg v "fast$i" '.Pod.metadata.annotations["kubernetes.io/ingress-bandwidth"] = $v' \
+		"$WORK/prio.json" >"$WORK/bad-ann.json"
+	read -r code _ <<<"$(http POST /prioritize "$WORK/bad-ann.json")"
+	[ "$code" = 200 ] || fail "bad annotation $i: $code"
+done
+lines=$(grep -c 'is not a quantity' "$WORK/scorer.log")
+[ "$lines" -le 5 ] || fail "$lines log lines for 60 malformed annotations"
+echo "ok: 60 malformed annotations, $lines log line(s)"
+
 # HTTPS: raw TCP connections that close before the TLS handshake.
 C=$WORK/certs
 mkdir -p "$C"
