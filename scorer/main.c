@@ -150,6 +150,9 @@ int main(int argc, char **argv)
 	if (s.keys.n)
 		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
 			 s.keys.n, o.key_file);
+	else
+		log_warn("scorer", "no --key-file: reports are not authenticated, and anyone who "
+			 "reaches %s can set any node's traffic and steer scheduling", o.listen);
 	log_info("scorer", "ready: reports on %s, extender on http%s://%s:%u, policy %s, direction %s, "
 		 "stale after %llu ms, up to %llu nodes",
 		 o.listen, o.tls.cert[0] ? "s" : "", o.http_addr, http_port(http),

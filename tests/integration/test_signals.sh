@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Signals an operator or a supervisor sends: SIGHUP is logged and survived
+# A scorer without a key says at start that anyone can steer it. Signals an
+# operator or a supervisor sends: SIGHUP is logged and survived
 # by both binaries (its default action would end them without a word);
 # SIGTERM stops each cleanly with exit status 0.
 set -u
@@ -13,6 +14,10 @@ start agent "$BIN/netsched-agent" --node node-sig --interfaces lo \
 AGENT_PID=$LAST_PID
 wait_for 10 "the agent's first report" \
 	bash -c "curl -s http://127.0.0.1:$HTTP_PORT/v1/nodes | grep -q node-sig"
+
+grep -q "no --key-file: reports are not authenticated" "$WORK/scorer.log" ||
+	fail "a scorer without a key does not warn that reports are unauthenticated"
+echo "ok: a scorer without a key warns that reports are unauthenticated"
 
 kill -HUP "$SCORER_PID" "$AGENT_PID"
 wait_for 5 "the scorer to log SIGHUP" grep -q "Hangup: ignored" "$WORK/scorer.log"
