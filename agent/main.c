@@ -269,6 +269,8 @@ int main(int argc, char **argv)
 		.source = o.source,
 		.interval_ns = o.sample_interval_ms * NS_PER_MS,
 		.window_ns = (o.once ? o.sample_interval_ms : o.window_ms) * NS_PER_MS,
+		/* What happened since the previous report. */
+		.recent_ns = (o.once ? o.sample_interval_ms : o.report_interval_ms) * NS_PER_MS,
 		.speeds = o.link_speeds,
 		.n_speeds = o.n_link_speeds,
 		.sysfs_root = "/sys/class/net",

@@ -22,12 +22,16 @@ void reportjson_write(struct buf *b, const struct report *r)
 			   ",\"samplesExpected\":%" PRIu32 ",\"linkSpeedBitsPerSecond\":%" PRIu64
 			   ",\"rxBytesPerSecond\":%" PRIu64 ",\"txBytesPerSecond\":%" PRIu64
 			   ",\"rxPeakBytesPerSecond\":%" PRIu64 ",\"txPeakBytesPerSecond\":%" PRIu64
+			   ",\"rxP95BytesPerSecond\":%" PRIu64 ",\"txP95BytesPerSecond\":%" PRIu64
+			   ",\"rxRecentBytesPerSecond\":%" PRIu64 ",\"txRecentBytesPerSecond\":%" PRIu64
 			   ",\"rxDropped\":%" PRIu64 ",\"rxMissed\":%" PRIu64 ",\"txDropped\":%" PRIu64
 			   "}",
 			   f->ifindex, f->rx_bytes, f->tx_bytes, f->covered_ms, f->samples,
 			   f->samples_expected, f->link_speed_bps, report_iface_rx_rate(f),
 			   report_iface_tx_rate(f), f->rx_peak_bytes_per_second,
-			   f->tx_peak_bytes_per_second, f->rx_dropped, f->rx_missed, f->tx_dropped);
+			   f->tx_peak_bytes_per_second, f->rx_p95_bytes_per_second,
+			   f->tx_p95_bytes_per_second, f->rx_recent_bytes_per_second,
+			   f->tx_recent_bytes_per_second, f->rx_dropped, f->rx_missed, f->tx_dropped);
 	}
 	buf_puts(b, "]}");
 }

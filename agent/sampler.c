@@ -379,7 +379,7 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 
 		if (!f->used)
 			continue;
-		window_stats(&f->win, now_ns, s->cfg.window_ns, &st);
+		window_stats(&f->win, now_ns, s->cfg.window_ns, s->cfg.recent_ns, &st);
 		memset(d, 0, sizeof(*d));
 		memcpy(d->name, f->name, sizeof(d->name));
 		d->ifindex = f->ifindex;
@@ -392,6 +392,10 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 		d->link_speed_bps = f->link_speed_bps;
 		d->rx_peak_bytes_per_second = st.rx_peak_bytes_per_second;
 		d->tx_peak_bytes_per_second = st.tx_peak_bytes_per_second;
+		d->rx_p95_bytes_per_second = st.rx_p95_bytes_per_second;
+		d->tx_p95_bytes_per_second = st.tx_p95_bytes_per_second;
+		d->rx_recent_bytes_per_second = st.rx_recent_bytes_per_second;
+		d->tx_recent_bytes_per_second = st.tx_recent_bytes_per_second;
 		d->rx_dropped = st.rx_dropped;
 		d->rx_missed = st.rx_missed;
 		d->tx_dropped = st.tx_dropped;

@@ -50,6 +50,7 @@ struct sampler_config {
 	enum sampler_source source;
 	uint64_t interval_ns;
 	uint64_t window_ns;
+	uint64_t recent_ns;			/* span of the recent rate (the report interval) */
 	const struct linkspeed_override *speeds; /* --link-speed, n_speeds entries */
 	size_t n_speeds;
 	const char *sysfs_root;			/* "/sys/class/net" */

@@ -12,8 +12,11 @@ int window_init(struct window *w, uint32_t cap)
 	if (cap == 0)
 		return -EINVAL;
 	w->slots = calloc(cap, sizeof(*w->slots));
-	if (!w->slots)
+	w->scratch = calloc(cap, sizeof(*w->scratch));
+	if (!w->slots || !w->scratch) {
+		window_free(w);
 		return -ENOMEM;
+	}
 	w->cap = cap;
 	return 0;
 }
@@ -21,7 +24,9 @@ int window_init(struct window *w, uint32_t cap)
 void window_free(struct window *w)
 {
 	free(w->slots);
+	free(w->scratch);
 	w->slots = NULL;
+	w->scratch = NULL;
 	w->cap = w->head = w->count = 0;
 }
 
@@ -119,10 +124,31 @@ void window_reprime(struct window *w)
 	w->primed = false;
 }
 
-void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least WINDOW_PERCENTILE percent
+ * of the values at or below it. Sorts v. */
+static uint64_t percentile(uint64_t *v, uint32_t n)
+{
+	uint32_t rank;
+
+	if (n == 0)
+		return 0;
+	qsort(v, n, sizeof(*v), by_value);
+	rank = (uint32_t)(((uint64_t)n * WINDOW_PERCENTILE + 99) / 100); /* ceil, 1..n */
+	return v[rank - 1];
+}
+
+void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
 		  struct window_stats *out)
 {
 	struct window_stats st = { 0 };
+	uint64_t recent_rx = 0, recent_tx = 0;
 
 	for (uint32_t k = 0; k < w->count; k++) {
 		const struct window_slot *s = &w->slots[(w->head + w->cap - 1 - k) % w->cap];
@@ -135,6 +161,13 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
 		st.slots++;
 		if (!s->valid)
 			continue;
+		/* The newest sample is always recent: a report sent just before
+		 * the next sample still says what the link does now. */
+		if (st.samples == 0 || now_ns - s->end_ns < recent_ns) {
+			recent_rx += s->rx_bytes;
+			recent_tx += s->tx_bytes;
+			st.recent_covered_ns += s->dur_ns;
+		}
 		st.samples++;
 		st.rx_bytes += s->rx_bytes;
 		st.tx_bytes += s->tx_bytes;
@@ -143,11 +176,27 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
 		st.rx_missed += s->rx_missed;
 		st.tx_dropped += s->tx_dropped;
 		rate = per_second(s->rx_bytes, s->dur_ns);
+		w->scratch[st.samples - 1] = rate;
 		if (rate > st.rx_peak_bytes_per_second)
 			st.rx_peak_bytes_per_second = rate;
 		rate = per_second(s->tx_bytes, s->dur_ns);
 		if (rate > st.tx_peak_bytes_per_second)
 			st.tx_peak_bytes_per_second = rate;
+	}
+	if (st.samples) {
+		st.rx_recent_bytes_per_second = per_second(recent_rx, st.recent_covered_ns);
+		st.tx_recent_bytes_per_second = per_second(recent_tx, st.recent_covered_ns);
+		st.rx_p95_bytes_per_second = percentile(w->scratch, st.samples);
+		/* The same samples again for tx (valid slots have dur_ns > 0). */
+		for (uint32_t k = 0, i = 0; k < w->count && i < st.samples; k++) {
+			const struct window_slot *s = &w->slots[(w->head + w->cap - 1 - k) % w->cap];
+
+			if (s->end_ns > now_ns)
+				continue;
+			if (s->valid)
+				w->scratch[i++] = per_second(s->tx_bytes, s->dur_ns);
+		}
+		st.tx_p95_bytes_per_second = percentile(w->scratch, st.samples);
 	}
 	*out = st;
 }

@@ -12,7 +12,9 @@
  * absurd and the window re-primes from the new reading.
  *
  * Times are monotonic nanoseconds supplied by the caller (tests drive them).
- * The window owns its slot array; window_free() releases it. Not thread-safe. */
+ * The window owns its slot array and a scratch array of as many rates (for
+ * the percentile); window_free() releases both. Not thread-safe: even
+ * window_stats() writes the scratch array. */
 #ifndef NETSCHED_WINDOW_H
 #define NETSCHED_WINDOW_H
 
@@ -36,6 +38,7 @@ struct window_slot {
 
 struct window {
 	struct window_slot *slots;
+	uint64_t *scratch;	/* cap entries: per-sample rates, sorted for the percentile */
 	uint32_t cap;
 	uint32_t head;		/* next slot to write */
 	uint32_t count;		/* slots in use, <= cap */
@@ -65,10 +68,22 @@ struct window_stats {
 	uint32_t slots;		/* deltas and gaps in the span */
 	uint64_t rx_peak_bytes_per_second;
 	uint64_t tx_peak_bytes_per_second;
+	/* The WINDOW_PERCENTILE-th percentile of the one-sample rates (nearest
+	 * rank): what the link carries during the busy part of a bursty window,
+	 * which the average hides. */
+	uint64_t rx_p95_bytes_per_second;
+	uint64_t tx_p95_bytes_per_second;
+	/* The rate over the samples that ended within recent_ns before now: a
+	 * step shows here at once, in the average only after a whole window. */
+	uint64_t rx_recent_bytes_per_second;
+	uint64_t tx_recent_bytes_per_second;
+	uint64_t recent_covered_ns;
 	uint64_t rx_dropped;
 	uint64_t rx_missed;
 	uint64_t tx_dropped;
 };
+
+#define WINDOW_PERCENTILE 95
 
 /* cap is the number of sample intervals kept (>= 1). 0 or -ENOMEM. */
 int window_init(struct window *w, uint32_t cap);
@@ -87,8 +102,10 @@ void window_gap(struct window *w, uint64_t now_ns);
 /* Forgets the previous reading (e.g. the ifindex changed), keeping the deltas. */
 void window_reprime(struct window *w);
 
-/* Sums the slots that ended within span_ns before now_ns. */
-void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+/* Sums the slots that ended within span_ns before now_ns; the recent rate
+ * covers those that ended within recent_ns (at least the newest sample, so
+ * a recent_ns shorter than the sample interval still means something). */
+void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
 		  struct window_stats *out);
 
 #endif

@@ -122,6 +122,21 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 					    (unsigned long long)ifc->link_speed_bps,
 					    (unsigned long long)limit);
 		}
+		/* Each sample is at most the peak, so their percentile and any
+		 * average of them are too; this also bounds both by the link. */
+		if (ifc->rx_p95_bytes_per_second > ifc->rx_peak_bytes_per_second ||
+		    ifc->rx_recent_bytes_per_second > ifc->rx_peak_bytes_per_second ||
+		    ifc->tx_p95_bytes_per_second > ifc->tx_peak_bytes_per_second ||
+		    ifc->tx_recent_bytes_per_second > ifc->tx_peak_bytes_per_second)
+			return fail(err, errlen, -ERANGE,
+				    "%s: %s p95 rx %llu tx %llu B/s, recent rx %llu tx %llu B/s: "
+				    "above the peaks rx %llu tx %llu B/s", r->node, ifc->name,
+				    (unsigned long long)ifc->rx_p95_bytes_per_second,
+				    (unsigned long long)ifc->tx_p95_bytes_per_second,
+				    (unsigned long long)ifc->rx_recent_bytes_per_second,
+				    (unsigned long long)ifc->tx_recent_bytes_per_second,
+				    (unsigned long long)ifc->rx_peak_bytes_per_second,
+				    (unsigned long long)ifc->tx_peak_bytes_per_second);
 		rx_sum += report_iface_rx_rate(ifc);
 		tx_sum += report_iface_tx_rate(ifc);
 	}
@@ -182,6 +197,12 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 		d->rx_peak_bytes_per_second = src->rx_peak_bytes_per_second;
 		d->has_tx_peak_bytes_per_second = true;
 		d->tx_peak_bytes_per_second = src->tx_peak_bytes_per_second;
+		d->has_rx_p95_bytes_per_second = d->has_tx_p95_bytes_per_second = true;
+		d->rx_p95_bytes_per_second = src->rx_p95_bytes_per_second;
+		d->tx_p95_bytes_per_second = src->tx_p95_bytes_per_second;
+		d->has_rx_recent_bytes_per_second = d->has_tx_recent_bytes_per_second = true;
+		d->rx_recent_bytes_per_second = src->rx_recent_bytes_per_second;
+		d->tx_recent_bytes_per_second = src->tx_recent_bytes_per_second;
 		d->has_rx_dropped = d->has_rx_missed = d->has_tx_dropped = true;
 		d->rx_dropped = src->rx_dropped;
 		d->rx_missed = src->rx_missed;
@@ -329,6 +350,14 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			s->has_rx_peak_bytes_per_second ? s->rx_peak_bytes_per_second : 0;
 		d->tx_peak_bytes_per_second =
 			s->has_tx_peak_bytes_per_second ? s->tx_peak_bytes_per_second : 0;
+		d->rx_p95_bytes_per_second =
+			s->has_rx_p95_bytes_per_second ? s->rx_p95_bytes_per_second : 0;
+		d->tx_p95_bytes_per_second =
+			s->has_tx_p95_bytes_per_second ? s->tx_p95_bytes_per_second : 0;
+		d->rx_recent_bytes_per_second =
+			s->has_rx_recent_bytes_per_second ? s->rx_recent_bytes_per_second : 0;
+		d->tx_recent_bytes_per_second =
+			s->has_tx_recent_bytes_per_second ? s->tx_recent_bytes_per_second : 0;
 		d->rx_dropped = s->has_rx_dropped ? s->rx_dropped : 0;
 		d->rx_missed = s->has_rx_missed ? s->rx_missed : 0;
 		d->tx_dropped = s->has_tx_dropped ? s->tx_dropped : 0;

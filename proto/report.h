@@ -40,6 +40,13 @@ struct report_iface {
 	uint64_t link_speed_bps; /* bits per second, 0 = unknown */
 	uint64_t rx_peak_bytes_per_second;
 	uint64_t tx_peak_bytes_per_second;
+	/* WINDOW_PERCENTILE-th percentile of the one-sample rates, and the rate
+	 * since the previous report; 0 from agents that do not send them.
+	 * Both at most the peak of their direction. */
+	uint64_t rx_p95_bytes_per_second;
+	uint64_t tx_p95_bytes_per_second;
+	uint64_t rx_recent_bytes_per_second;
+	uint64_t tx_recent_bytes_per_second;
 	uint64_t rx_dropped;	/* packets dropped in the window */
 	uint64_t rx_missed;	/* packets the NIC missed (rx FIFO overflow) */
 	uint64_t tx_dropped;

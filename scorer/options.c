@@ -39,7 +39,7 @@ static int set_policy(void *ctx, const char *v, char *why, size_t len)
 	struct scorer_options *o = OPTS(ctx);
 
 	if (policy_parse_kind(v, &o->policy)) {
-		snprintf(why, len, "expected relative or utilization");
+		snprintf(why, len, "expected relative, utilization or pressure");
 		return -EINVAL;
 	}
 	return 0;
@@ -399,7 +399,7 @@ static int set_help(void *ctx, const char *v, char *why, size_t len)
 static const struct cli_opt opts[] = {
 	{ "listen", CLI_VALUE, set_listen, "URL   where agents send reports (tcp://0.0.0.0:7470)" },
 	{ "http", CLI_VALUE, set_http, "ADDR:PORT extender and status HTTP (0.0.0.0:8470)" },
-	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization (relative)" },
+	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization | pressure (relative)" },
 	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
 	{ "max-utilization", CLI_VALUE, set_max_utilization,
 	  "PCT  filter out nodes above this share of their link, e.g. 80% (off)" },

@@ -6,6 +6,7 @@
 static const char *const kind_names[] = {
 	[POLICY_RELATIVE] = "relative",
 	[POLICY_UTILIZATION] = "utilization",
+	[POLICY_PRESSURE] = "pressure",
 };
 
 static const char *const direction_names[] = {
@@ -57,28 +58,49 @@ static int utilization_score(uint64_t rate, uint64_t link)
 	return POLICY_MAX_SCORE - (int)used;
 }
 
+uint64_t policy_pressure(uint64_t rate, uint64_t recent, uint64_t p95)
+{
+	uint64_t level = rate > recent ? rate : recent;
+	uint64_t mid;
+
+	if (p95 <= level)
+		return level;
+	mid = level + (p95 - level) / 2; /* (level + p95) / 2 without overflow */
+	return mid;
+}
+
 void policy_score(enum policy_kind kind, struct policy_node *nodes, size_t n)
 {
 	uint64_t max_rate = 0;
 
+	/* What each node is judged by. */
+	for (size_t i = 0; i < n; i++) {
+		struct policy_node *p = &nodes[i];
+
+		p->pressure = kind == POLICY_PRESSURE ? policy_pressure(p->rate, p->recent, p->p95) :
+							p->rate;
+	}
 	/* Nodes without a known link speed are ranked relative to each other
-	 * even under the utilization policy: there is nothing else to compare. */
+	 * even under the utilization and pressure policies: there is nothing
+	 * else to compare. */
 	for (size_t i = 0; i < n; i++) {
 		const struct policy_node *p = &nodes[i];
 		bool relative = kind == POLICY_RELATIVE || p->link_bytes_per_second == 0;
 
-		if (p->has_data && relative && p->rate > max_rate)
-			max_rate = p->rate;
+		if (p->has_data && relative && p->pressure > max_rate)
+			max_rate = p->pressure;
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct policy_node *p = &nodes[i];
 
 		if (!p->has_data)
 			p->score = POLICY_NEUTRAL_SCORE;
-		else if (kind == POLICY_UTILIZATION && p->link_bytes_per_second != 0)
-			p->score = utilization_score(p->rate, p->link_bytes_per_second);
+		else if (kind == POLICY_PRESSURE && p->drops)
+			p->score = 0; /* it already loses packets: the last place to add load */
+		else if (kind != POLICY_RELATIVE && p->link_bytes_per_second != 0)
+			p->score = utilization_score(p->pressure, p->link_bytes_per_second);
 		else
-			p->score = relative_score(p->rate, max_rate);
+			p->score = relative_score(p->pressure, max_rate);
 	}
 }
 

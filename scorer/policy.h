@@ -16,6 +16,9 @@
 enum policy_kind {
 	POLICY_RELATIVE,	/* score = Max - rate * Max / maxRate (the Go plugin's formula) */
 	POLICY_UTILIZATION,	/* score = round(Max * (1 - min(1, rate / linkSpeed))) */
+	/* What hurts: the utilization formula on the pressure (below), and 0
+	 * for a node that dropped packets in the window. */
+	POLICY_PRESSURE,
 };
 
 enum policy_direction {
@@ -25,12 +28,24 @@ enum policy_direction {
 	POLICY_DIR_MAX,		/* the busier of the two */
 };
 
+/* Rates are bytes per second in the chosen direction. recent and p95 are 0
+ * when the source does not have them (Prometheus, older agents): the
+ * pressure is then the average. */
 struct policy_node {
 	bool has_data;			/* in: false = no fresh data, scores neutral */
-	uint64_t rate;			/* in: bytes per second in the chosen direction */
+	uint64_t rate;			/* in: average over the window */
+	uint64_t recent;		/* in: since the agent's previous report */
+	uint64_t p95;			/* in: 95th percentile of the one-sample rates */
+	uint64_t drops;			/* in: packets dropped or missed in the window */
 	uint64_t link_bytes_per_second;	/* in: 0 = unknown */
+	uint64_t pressure;		/* out (pressure policy): what was scored */
 	int score;			/* out */
 };
+
+/* The pressure policy's load: level = max(average, recent), so a step up
+ * counts at once; pressure = max(level, (level + p95) / 2), so half of the
+ * gap up to the bursts counts too. Never overflows. */
+uint64_t policy_pressure(uint64_t rate, uint64_t recent, uint64_t p95);
 
 /* Scores every node in place. n may be 0. Never divides by zero, never
  * overflows, and always leaves score in [0, POLICY_MAX_SCORE]. */
@@ -39,7 +54,7 @@ void policy_score(enum policy_kind kind, struct policy_node *nodes, size_t n);
 uint64_t policy_rate(enum policy_direction dir, uint64_t rx_bytes_per_second,
 		     uint64_t tx_bytes_per_second);
 
-/* "relative" | "utilization"; "rx" | "tx" | "both" | "max". 0 or -EINVAL. */
+/* "relative" | "utilization" | "pressure"; "rx" | "tx" | "both" | "max". 0 or -EINVAL. */
 int policy_parse_kind(const char *s, enum policy_kind *out);
 int policy_parse_direction(const char *s, enum policy_direction *out);
 const char *policy_kind_name(enum policy_kind kind);

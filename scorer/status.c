@@ -51,6 +51,46 @@ static void put_inflight(struct buf *b, const char *name, const struct inflight_
 	buf_puts(b, "]}");
 }
 
+/* The agent's burst and saturation figures, per direction. */
+static void put_burst(struct buf *b, const struct view_node *v)
+{
+	buf_puts(b, ",\"rxRecentBytesPerSecond\":");
+	buf_json_u64(b, v->rx_recent_bytes_per_second);
+	buf_puts(b, ",\"txRecentBytesPerSecond\":");
+	buf_json_u64(b, v->tx_recent_bytes_per_second);
+	buf_puts(b, ",\"rxP95BytesPerSecond\":");
+	buf_json_u64(b, v->rx_p95_bytes_per_second);
+	buf_puts(b, ",\"txP95BytesPerSecond\":");
+	buf_json_u64(b, v->tx_p95_bytes_per_second);
+	buf_puts(b, ",\"rxDropped\":");
+	buf_json_u64(b, v->rx_dropped);
+	buf_puts(b, ",\"rxMissed\":");
+	buf_json_u64(b, v->rx_missed);
+	buf_puts(b, ",\"txDropped\":");
+	buf_json_u64(b, v->tx_dropped);
+}
+
+/* What the score was computed from, in the configured direction with the
+ * in-flight pods added: an operator sees why a node ranks where it does. */
+static void put_inputs(struct buf *b, const struct scorer *s, const struct policy_node *p)
+{
+	buf_puts(b, ",\"scoreInputs\":{\"policy\":");
+	buf_json_cstr(b, policy_kind_name(s->policy));
+	buf_puts(b, ",\"direction\":");
+	buf_json_cstr(b, policy_direction_name(s->direction));
+	buf_puts(b, ",\"averageBytesPerSecond\":");
+	buf_json_u64(b, p->rate);
+	buf_puts(b, ",\"recentBytesPerSecond\":");
+	buf_json_u64(b, p->recent);
+	buf_puts(b, ",\"p95BytesPerSecond\":");
+	buf_json_u64(b, p->p95);
+	buf_puts(b, ",\"drops\":");
+	buf_json_u64(b, p->drops);
+	buf_puts(b, ",\"scoredBytesPerSecond\":");
+	buf_json_u64(b, p->pressure);
+	buf_puts(b, "}");
+}
+
 void status_nodes(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
@@ -91,6 +131,8 @@ void status_nodes(struct scorer *s, struct reply *out)
 		buf_json_u64(&b, v->tx_bytes_per_second);
 		buf_puts(&b, ",\"linkBytesPerSecond\":");
 		buf_json_u64(&b, v->link_bytes_per_second);
+		put_burst(&b, v);
+		put_inputs(&b, s, &pn[i]);
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
 		if (s->inflight) /* --inflight-max-pods 0: not counted, not shown */

@@ -100,10 +100,19 @@ static size_t home_of(const struct table *t, uint32_t e)
 	return hash_name(name, strlen(name)) & t->mask;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 static void summarize(const struct report *r, struct table_node *n)
 {
 	uint64_t rx = 0, tx = 0, link = 0, window = 0;
 	bool link_known = r->n_ifaces > 0;
+
+	n->rx_recent_bytes_per_second = n->tx_recent_bytes_per_second = 0;
+	n->rx_p95_bytes_per_second = n->tx_p95_bytes_per_second = 0;
+	n->rx_dropped = n->rx_missed = n->tx_dropped = 0;
 
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
 		const struct report_iface *ifc = &r->ifaces[i];
@@ -113,6 +122,15 @@ static void summarize(const struct report *r, struct table_node *n)
 		 * REPORT_MAX_INTERFACES of them, so these sums cannot overflow. */
 		rx += irx;
 		tx += itx;
+		/* Each is at most its peak, bounded like the averages. */
+		n->rx_recent_bytes_per_second += ifc->rx_recent_bytes_per_second;
+		n->tx_recent_bytes_per_second += ifc->tx_recent_bytes_per_second;
+		n->rx_p95_bytes_per_second += ifc->rx_p95_bytes_per_second;
+		n->tx_p95_bytes_per_second += ifc->tx_p95_bytes_per_second;
+		/* Packet counts have no bound but 64 bits. */
+		n->rx_dropped = sat_add(n->rx_dropped, ifc->rx_dropped);
+		n->rx_missed = sat_add(n->rx_missed, ifc->rx_missed);
+		n->tx_dropped = sat_add(n->tx_dropped, ifc->tx_dropped);
 		if (ifc->link_speed_bps == 0)
 			link_known = false;
 		link += ifc->link_speed_bps / 8;

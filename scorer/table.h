@@ -23,6 +23,16 @@ struct table_node {
 	uint64_t rx_bytes_per_second;	/* summed over the node's interfaces */
 	uint64_t tx_bytes_per_second;
 	uint64_t link_bytes_per_second;	/* summed; 0 when any interface's speed is unknown */
+	/* Summed like the averages (a sum of p95s bounds the node's p95 from
+	 * above); 0 from agents that do not send them. */
+	uint64_t rx_recent_bytes_per_second;
+	uint64_t tx_recent_bytes_per_second;
+	uint64_t rx_p95_bytes_per_second;
+	uint64_t tx_p95_bytes_per_second;
+	/* Packets dropped (host queues) and missed (NIC FIFO) in the window. */
+	uint64_t rx_dropped;
+	uint64_t rx_missed;
+	uint64_t tx_dropped;
 	uint32_t n_ifaces;
 	/* For reasons and logs: the interface's name, or "eth0+2" for three. */
 	char ifaces_label[REPORT_MAX_IFNAME_LEN + 12];

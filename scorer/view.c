@@ -30,6 +30,13 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 			out->rx_bytes_per_second = tn.rx_bytes_per_second;
 			out->tx_bytes_per_second = tn.tx_bytes_per_second;
 			out->link_bytes_per_second = tn.link_bytes_per_second;
+			out->rx_recent_bytes_per_second = tn.rx_recent_bytes_per_second;
+			out->tx_recent_bytes_per_second = tn.tx_recent_bytes_per_second;
+			out->rx_p95_bytes_per_second = tn.rx_p95_bytes_per_second;
+			out->tx_p95_bytes_per_second = tn.tx_p95_bytes_per_second;
+			out->rx_dropped = tn.rx_dropped;
+			out->rx_missed = tn.rx_missed;
+			out->tx_dropped = tn.tx_dropped;
 			memcpy(out->label, tn.ifaces_label, sizeof(out->label));
 			return;
 		}
@@ -43,15 +50,28 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	}
 }
 
+/* One rate pair in the scorer's direction, with the in-flight pods added. */
+static uint64_t directed(const struct scorer *s, const struct view_node *v, uint64_t rx, uint64_t tx)
+{
+	return policy_rate(s->direction, sat_add(rx, v->inflight.rx_bytes_per_second),
+			   sat_add(tx, v->inflight.tx_bytes_per_second));
+}
+
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out)
 {
 	memset(out, 0, sizeof(*out));
 	if (v->source == VIEW_NONE)
 		return;
 	out->has_data = true;
-	out->rate = policy_rate(s->direction,
-				sat_add(v->rx_bytes_per_second, v->inflight.rx_bytes_per_second),
-				sat_add(v->tx_bytes_per_second, v->inflight.tx_bytes_per_second));
+	out->rate = directed(s, v, v->rx_bytes_per_second, v->tx_bytes_per_second);
+	/* A source without them (Prometheus, an older agent) leaves the
+	 * in-flight share alone, which the average already carries. */
+	if (v->rx_recent_bytes_per_second || v->tx_recent_bytes_per_second)
+		out->recent = directed(s, v, v->rx_recent_bytes_per_second,
+				       v->tx_recent_bytes_per_second);
+	if (v->rx_p95_bytes_per_second || v->tx_p95_bytes_per_second)
+		out->p95 = directed(s, v, v->rx_p95_bytes_per_second, v->tx_p95_bytes_per_second);
+	out->drops = sat_add(sat_add(v->rx_dropped, v->rx_missed), v->tx_dropped);
 	out->link_bytes_per_second = v->link_bytes_per_second;
 }
 

@@ -31,6 +31,12 @@ struct view_node {
 	uint64_t rx_bytes_per_second;
 	uint64_t tx_bytes_per_second;
 	uint64_t link_bytes_per_second;	/* 0 = unknown (always, from Prometheus) */
+	/* From agents only (0 otherwise): table.h. */
+	uint64_t rx_recent_bytes_per_second;
+	uint64_t tx_recent_bytes_per_second;
+	uint64_t rx_p95_bytes_per_second;
+	uint64_t tx_p95_bytes_per_second;
+	uint64_t rx_dropped, rx_missed, tx_dropped;
 	uint64_t age_ns;		/* since the report or the fallback refresh;
 					   since the last report when none is fresh */
 	bool known;			/* the table has ever heard of it */
@@ -42,7 +48,8 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	      struct view_node *out);
 
 /* The policy's input for a view: no data unless some source is fresh; the
- * rate includes the in-flight pods' weight. */
+ * rates (average, recent, p95) include the in-flight pods' weight; drops
+ * count every kind in both directions (either hurts a new pod). */
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out);
 
 /* One node of view_list(). */

@@ -67,6 +67,80 @@ static void test_policy_rows(void **state)
 	}
 }
 
+/* The pressure policy, one node per row against a 1000 B/s link unless the
+ * row says 0 (unknown): average, recent, p95 and drops in; pressure and
+ * score out. The worked examples in the README are rows here. */
+struct pressure_row {
+	const char *name;
+	uint64_t rate, recent, p95, drops, link;
+	uint64_t pressure;
+	int score;
+};
+
+static const struct pressure_row pressure_rows[] = {
+	{ "idle", 0, 0, 0, 0, 1000, 0, 10 },
+	{ "steady half", 500, 500, 510, 0, 1000, 505, 5 },
+	{ "bursts at line rate, same average: lower", 500, 500, 1000, 0, 1000, 750, 2 },
+	{ "bursts seen while the recent sample is idle", 500, 0, 1000, 0, 1000, 750, 2 },
+	{ "a step to 90% in the last report: recent counts at once", 30, 900, 0, 0, 1000, 900, 1 },
+	{ "went quiet: the window's average still counts", 600, 0, 800, 0, 1000, 700, 3 },
+	{ "an older agent (no recent, no p95): the average", 400, 0, 0, 0, 1000, 400, 6 },
+	{ "one dropped packet: bottom, however idle", 0, 0, 0, 1, 1000, 0, 0 },
+	{ "drops with an unknown link: bottom too", 10, 10, 10, 5, 0, 10, 0 },
+	{ "over the link (two interfaces summed)", 900, 2500, 3000, 0, 1000, 2750, 0 },
+	{ "huge values do not overflow", UINT64_MAX - 1, 0, UINT64_MAX, 0, UINT64_MAX,
+	  UINT64_MAX - 1, 0 },
+};
+
+static void test_policy_pressure_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(pressure_rows) / sizeof(pressure_rows[0]); r++) {
+		const struct pressure_row *row = &pressure_rows[r];
+		struct policy_node p = { .has_data = true, .rate = row->rate, .recent = row->recent,
+					 .p95 = row->p95, .drops = row->drops,
+					 .link_bytes_per_second = row->link, .score = -1 };
+
+		policy_score(POLICY_PRESSURE, &p, 1);
+		if (p.score != row->score || p.pressure != row->pressure)
+			fail_msg("%s: pressure %llu score %d, want %llu and %d", row->name,
+				 (unsigned long long)p.pressure, p.score,
+				 (unsigned long long)row->pressure, row->score);
+	}
+}
+
+/* Ranking: the bursty node below the steady one, the dropping one at the
+ * bottom, nodes without data neutral; unknown links rank by pressure
+ * among themselves. Other policies ignore the new inputs. */
+static void test_policy_pressure_ranks(void **state)
+{
+	struct policy_node n[5] = {
+		{ .has_data = true, .rate = 500, .recent = 500, .p95 = 520, .link_bytes_per_second = 1000 },
+		{ .has_data = true, .rate = 500, .recent = 500, .p95 = 1000, .link_bytes_per_second = 1000 },
+		{ .has_data = true, .rate = 100, .recent = 100, .p95 = 100, .drops = 3,
+		  .link_bytes_per_second = 1000 },
+		{ .has_data = false, .drops = 9 },
+		{ .has_data = true, .rate = 0, .link_bytes_per_second = 1000 },
+	};
+	struct policy_node u[2] = {
+		{ .has_data = true, .rate = 100, .p95 = 300 },	/* pressure 200 */
+		{ .has_data = true, .rate = 50, .recent = 100 },	/* pressure 100 */
+	};
+
+	(void)state;
+	policy_score(POLICY_PRESSURE, n, 5);
+	assert_true(n[1].score < n[0].score);
+	assert_int_equal(n[2].score, 0);
+	assert_int_equal(n[3].score, POLICY_NEUTRAL_SCORE);
+	assert_int_equal(n[4].score, 10);
+	policy_score(POLICY_PRESSURE, u, 2);
+	assert_int_equal(u[0].score, 0);
+	assert_int_equal(u[1].score, 5);
+	policy_score(POLICY_UTILIZATION, n, 5);
+	assert_int_equal(n[0].score, n[1].score);
+	assert_int_equal(n[2].score, 9);
+}
+
 static void test_policy_rate_directions(void **state)
 {
 	(void)state;
@@ -91,6 +165,9 @@ static void test_policy_parse(void **state)
 	assert_int_equal(d, POLICY_DIR_MAX);
 	assert_int_not_equal(policy_parse_direction("", &d), 0);
 	assert_string_equal(policy_kind_name(POLICY_RELATIVE), "relative");
+	assert_int_equal(policy_parse_kind("pressure", &k), 0);
+	assert_int_equal(k, POLICY_PRESSURE);
+	assert_string_equal(policy_kind_name(POLICY_PRESSURE), "pressure");
 	assert_string_equal(policy_direction_name(POLICY_DIR_BOTH), "both");
 }
 
@@ -98,6 +175,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_policy_rows),
+		cmocka_unit_test(test_policy_pressure_rows),
+		cmocka_unit_test(test_policy_pressure_ranks),
 		cmocka_unit_test(test_policy_rate_directions),
 		cmocka_unit_test(test_policy_parse),
 	};

@@ -38,6 +38,10 @@ static struct report sample_report(void)
 		f->link_speed_bps = i ? 0 : 10000000000ULL;
 		f->rx_peak_bytes_per_second = 900000000;
 		f->tx_peak_bytes_per_second = 10;
+		f->rx_p95_bytes_per_second = 850000000;
+		f->tx_p95_bytes_per_second = 9;
+		f->rx_recent_bytes_per_second = 812000000 + i;
+		f->tx_recent_bytes_per_second = 10;
 	}
 	return r;
 }
@@ -117,6 +121,36 @@ static void m_peak_over_link(Netsched__Report *rep, Netsched__Interface *ifc)
 	ifc->has_tx_peak_bytes_per_second = 1;
 	ifc->tx_peak_bytes_per_second = 400000000;
 }
+/* The p95 and the recent rate are averages or members of the samples, so
+ * never above the peak of their direction; a p95 can never hide an absurd
+ * rate behind an absurd peak either. */
+static void m_p95_over_peak(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_rx_peak_bytes_per_second = ifc->has_rx_p95_bytes_per_second = 1;
+	ifc->rx_peak_bytes_per_second = 1000;
+	ifc->rx_p95_bytes_per_second = 1001;
+}
+static void m_recent_over_peak(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_tx_recent_bytes_per_second = 1;
+	ifc->tx_recent_bytes_per_second = 5;
+}
+static void m_absurd_p95(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_tx_peak_bytes_per_second = ifc->has_tx_p95_bytes_per_second = 1;
+	ifc->tx_peak_bytes_per_second = ifc->tx_p95_bytes_per_second = UINT64_MAX;
+}
+static void m_recent_over_link(Netsched__Report *rep, Netsched__Interface *ifc)
+{
+	(void)rep;
+	ifc->has_link_speed_bps = 1;
+	ifc->link_speed_bps = 1000000000;
+	ifc->has_rx_peak_bytes_per_second = ifc->has_rx_recent_bytes_per_second = 1;
+	ifc->rx_peak_bytes_per_second = ifc->rx_recent_bytes_per_second = 250000001;
+}
 /* 32 interfaces at 300 GB/s each, each under the per-interface limit: a
  * node of 9.6 TB/s. */
 static Netsched__Interface *same_iface[REPORT_MAX_INTERFACES];
@@ -145,6 +179,10 @@ static const struct bad_row bad_rows[] = {
 	{ "absurd link speed", -ERANGE, "link speed", m_absurd_link },
 	{ "a rate over twice the link", -ERANGE, "on a 1000000000 b/s link, limit 250000000 B/s", m_over_link },
 	{ "a peak over twice the link", -ERANGE, "peaks 0, 400000000", m_peak_over_link },
+	{ "a p95 above the peak", -ERANGE, "p95 rx 1001 tx 0 B/s, recent rx 0 tx 0 B/s: above the peaks rx 1000 tx 0", m_p95_over_peak },
+	{ "a recent rate above the peak", -ERANGE, "recent rx 0 tx 5 B/s: above the peaks rx 0 tx 0", m_recent_over_peak },
+	{ "an absurd p95 under an absurd peak", -ERANGE, "limit 400000000000 B/s", m_absurd_p95 },
+	{ "a recent rate over twice the link", -ERANGE, "peaks 250000001, 0) on a 1000000000 b/s link", m_recent_over_link },
 	{ "interfaces adding up to an absurd node", -ERANGE, "32 interfaces add up to rx 9600000000000", m_node_sum },
 };
 
@@ -215,6 +253,36 @@ static void test_report_wrong_version_and_counts(void **state)
 	assert_int_equal(report_decode(buf, REPORT_MAX_BYTES + 1, &out, err, sizeof(err)), -E2BIG);
 }
 
+/* An agent from before the burst fields: its report still decodes, with
+ * the fields it does not know at 0 (the scorer then uses the average). */
+static void test_report_without_burst_fields(void **state)
+{
+	Netsched__Report rep = NETSCHED__REPORT__INIT;
+	Netsched__Interface ifc = NETSCHED__INTERFACE__INIT;
+	Netsched__Interface *ifp = &ifc;
+	uint8_t buf[REPORT_MAX_BYTES];
+	struct report out;
+	char err[256] = "";
+	size_t len;
+
+	(void)state;
+	rep.node = "old-agent";
+	rep.window_end_unix_ms = 1000;
+	ifc.name = "eth0";
+	ifc.rx_bytes = 5000;
+	ifc.covered_ms = 1000;
+	ifc.has_rx_peak_bytes_per_second = 1;
+	ifc.rx_peak_bytes_per_second = 9000;
+	rep.n_interfaces = 1;
+	rep.interfaces = &ifp;
+	len = forge(buf, REPORT_WIRE_VERSION, &rep);
+	assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), 0);
+	assert_int_equal(out.ifaces[0].rx_p95_bytes_per_second, 0);
+	assert_int_equal(out.ifaces[0].rx_recent_bytes_per_second, 0);
+	assert_int_equal(out.ifaces[0].tx_recent_bytes_per_second, 0);
+	assert_int_equal(report_iface_rx_rate(&out.ifaces[0]), 5000);
+}
+
 static void test_report_garbage(void **state)
 {
 	struct report in = sample_report(), out;
@@ -250,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_report_forged),
 		cmocka_unit_test(test_report_wrong_version_and_counts),
 		cmocka_unit_test(test_report_garbage),
+		cmocka_unit_test(test_report_without_burst_fields),
 	};
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

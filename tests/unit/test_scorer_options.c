@@ -66,7 +66,7 @@ struct bad_flag {
 };
 
 static const struct bad_flag bad_flags[] = {
-	{ "--policy", "fastest", "--policy fastest: expected relative or utilization" },
+	{ "--policy", "fastest", "--policy fastest: expected relative, utilization or pressure" },
 	{ "--direction", "up", "--direction up: expected rx, tx, both or max" },
 	{ "--stale-after", "5", "--stale-after 5: expected a duration" },
 	{ "--stale-after", "10ms", "--stale-after 10ms: expected a duration from 100ms" },

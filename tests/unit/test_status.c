@@ -77,11 +77,29 @@ static void test_status_readyz(void **state)
 	}
 }
 
+/* One node of /v1/nodes from a fake_feed() report (no burst figures, no
+ * drops), under the relative policy on rx. */
+static void expect_node(char *buf, size_t len, const char *name, const char *source,
+			const char *age, uint64_t rx, int score)
+{
+	snprintf(buf, len,
+		 "{\"name\":\"%s\",\"source\":\"%s\",\"ageSeconds\":%s,\"rxBytesPerSecond\":%llu,"
+		 "\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"rxRecentBytesPerSecond\":0,"
+		 "\"txRecentBytesPerSecond\":0,\"rxP95BytesPerSecond\":0,\"txP95BytesPerSecond\":0,"
+		 "\"rxDropped\":0,\"rxMissed\":0,\"txDropped\":0,\"scoreInputs\":{\"policy\":"
+		 "\"relative\",\"direction\":\"rx\",\"averageBytesPerSecond\":%llu,"
+		 "\"recentBytesPerSecond\":0,\"p95BytesPerSecond\":0,\"drops\":0,"
+		 "\"scoredBytesPerSecond\":%llu},\"score\":%d}",
+		 name, source, age, (unsigned long long)rx, (unsigned long long)rx,
+		 (unsigned long long)rx, score);
+}
+
 /* A report that lands between the reader's clock read and its table read is
  * fresh with age 0, not 18 billion seconds old. */
 static void test_status_nodes_race(void **state)
 {
 	struct scorer *s = *state;
+	char want[4096], a[1024], b[1024], c[1024];
 	struct reply r;
 
 	feed(s, "busy", 1000, fake_now + NS_PER_MS);
@@ -90,14 +108,37 @@ static void test_status_nodes_race(void **state)
 	status_nodes(s, &r);
 	assert_int_equal(r.status, 200);
 	assert_null(r.content_type);
-	assert_string_equal(r.body,
-		"{\"nodes\":["
-		"{\"name\":\"busy\",\"source\":\"agent\",\"ageSeconds\":0.000,\"rxBytesPerSecond\":1000,"
-		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":0},"
-		"{\"name\":\"idle\",\"source\":\"agent\",\"ageSeconds\":2.000,\"rxBytesPerSecond\":0,"
-		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":10},"
-		"{\"name\":\"old\",\"source\":\"none\",\"ageSeconds\":7.000,\"rxBytesPerSecond\":0,"
-		"\"txBytesPerSecond\":0,\"linkBytesPerSecond\":0,\"score\":5}]}");
+	expect_node(a, sizeof(a), "busy", "agent", "0.000", 1000, 0);
+	expect_node(b, sizeof(b), "idle", "agent", "2.000", 0, 10);
+	expect_node(c, sizeof(c), "old", "none", "7.000", 0, 5);
+	snprintf(want, sizeof(want), "{\"nodes\":[%s,%s,%s]}", a, b, c);
+	assert_string_equal(r.body, want);
+	free(r.body);
+}
+
+/* Under the pressure policy /v1/nodes shows what each score came from:
+ * the recent rate, the p95 and the drops next to the average. */
+static void test_status_nodes_pressure_inputs(void **state)
+{
+	struct scorer *s = *state;
+	struct report rep = fake_report("bursty", 500, 0, 8000);
+	struct reply r;
+
+	s->policy = POLICY_PRESSURE;
+	rep.ifaces[0].rx_peak_bytes_per_second = 1000;
+	rep.ifaces[0].rx_p95_bytes_per_second = 1000;
+	rep.ifaces[0].rx_recent_bytes_per_second = 600;
+	rep.ifaces[0].tx_dropped = 3;
+	assert_int_equal(table_apply(s->table, &rep, fake_now), TABLE_APPLIED);
+	status_nodes(s, &r);
+	assert_int_equal(r.status, 200);
+	if (!strstr(r.body, "\"rxRecentBytesPerSecond\":600,\"txRecentBytesPerSecond\":0,"
+			    "\"rxP95BytesPerSecond\":1000,\"txP95BytesPerSecond\":0,\"rxDropped\":0,"
+			    "\"rxMissed\":0,\"txDropped\":3,\"scoreInputs\":{\"policy\":\"pressure\","
+			    "\"direction\":\"rx\",\"averageBytesPerSecond\":500,"
+			    "\"recentBytesPerSecond\":600,\"p95BytesPerSecond\":1000,\"drops\":3,"
+			    "\"scoredBytesPerSecond\":800},\"score\":0"))
+		fail_msg("unexpected /v1/nodes: %s", r.body);
 	free(r.body);
 }
 
@@ -121,6 +162,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_status_readyz, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_status_nodes_pressure_inputs, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_nodes_race, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status_healthz, setup, teardown),
 	};

@@ -123,6 +123,44 @@ static void test_table_link_speed(void **state)
 	table_destroy(t);
 }
 
+/* Recent rates and p95s add up over interfaces like the averages; drop
+ * counts saturate instead of wrapping; a new report replaces them all. */
+static void test_table_burst_and_drops(void **state)
+{
+	struct table *t = table_create(8);
+	struct report r = make_report("n", 1, 1, 0, 1000);
+	struct table_node n;
+
+	(void)state;
+	r.n_ifaces = 2;
+	snprintf(r.ifaces[1].name, sizeof(r.ifaces[1].name), "eth1");
+	r.ifaces[1].covered_ms = 1000;
+	for (int i = 0; i < 2; i++) {
+		r.ifaces[i].rx_recent_bytes_per_second = 100 + (uint64_t)i;
+		r.ifaces[i].tx_recent_bytes_per_second = 10;
+		r.ifaces[i].rx_p95_bytes_per_second = 300;
+		r.ifaces[i].tx_p95_bytes_per_second = 30 + (uint64_t)i;
+		r.ifaces[i].rx_dropped = UINT64_MAX - 1;
+		r.ifaces[i].rx_missed = 2;
+		r.ifaces[i].tx_dropped = (uint64_t)i;
+	}
+	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	assert_true(table_get(t, "n", 1, &n));
+	assert_int_equal(n.rx_recent_bytes_per_second, 201);
+	assert_int_equal(n.tx_recent_bytes_per_second, 20);
+	assert_int_equal(n.rx_p95_bytes_per_second, 600);
+	assert_int_equal(n.tx_p95_bytes_per_second, 61);
+	assert_true(n.rx_dropped == UINT64_MAX);
+	assert_int_equal(n.rx_missed, 4);
+	assert_int_equal(n.tx_dropped, 1);
+	r = make_report("n", 1, 2, 0, 1000);
+	assert_int_equal(table_apply(t, &r, 2), TABLE_APPLIED);
+	assert_true(table_get(t, "n", 1, &n));
+	assert_int_equal(n.rx_recent_bytes_per_second + n.rx_p95_bytes_per_second + n.rx_dropped +
+				 n.rx_missed + n.tx_dropped, 0);
+	table_destroy(t);
+}
+
 static void test_table_many_nodes(void **state)
 {
 	enum { N = 5000 };
@@ -251,6 +289,7 @@ int main(void)
 		cmocka_unit_test(test_table_sequence_rules),
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_table_link_speed),
+		cmocka_unit_test(test_table_burst_and_drops),
 		cmocka_unit_test(test_table_many_nodes),
 		cmocka_unit_test(test_table_evicts_stalest),
 		cmocka_unit_test(test_table_eviction_model),

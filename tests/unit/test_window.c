@@ -105,7 +105,7 @@ static void test_window_rows(void **state)
 				fail_msg("%s: step %zu gave event %d, want %d", row->name, i, ev,
 					 s->want);
 		}
-		window_stats(&w, row->now_ms * MS, row->span_ms * MS, &st);
+		window_stats(&w, row->now_ms * MS, row->span_ms * MS, row->span_ms * MS, &st);
 		if (st.rx_bytes != row->rx || st.tx_bytes != row->tx ||
 		    st.covered_ns != row->covered_ms * MS || st.samples != row->samples ||
 		    st.slots != row->slots || st.rx_peak_bytes_per_second != row->rx_peak)
@@ -164,11 +164,102 @@ static void test_window_drops(void **state)
 	assert_int_equal(window_add(&w, 1000 * MS, &c, 2000 * MS, 0), WINDOW_DELTA);
 	c.rx_dropped = 0; /* driver reset its drop counter alone */
 	assert_int_equal(window_add(&w, 2000 * MS, &c, 2000 * MS, 0), WINDOW_RESET);
-	window_stats(&w, 2000 * MS, 10000 * MS, &st);
+	window_stats(&w, 2000 * MS, 10000 * MS, 1000 * MS, &st);
 	assert_int_equal(st.rx_dropped, 7);
 	assert_int_equal(st.rx_missed, 3);
 	assert_int_equal(st.tx_dropped, 1);
 	assert_int_equal(st.rx_bytes, 1000);
+	window_free(&w);
+}
+
+/* Burst statistics: one-second samples of the given rx bytes (tx carries
+ * twice as much), then the p95 of the one-sample rates and the recent rate. */
+#define BURST_MAX 24
+struct burst_row {
+	const char *name;
+	uint64_t per_second[BURST_MAX];
+	size_t n;		/* samples */
+	uint64_t recent_ms;
+	uint64_t p95, recent, peak;
+};
+
+static const struct burst_row burst_rows[] = {
+	{ "steady: p95 and recent are the average",
+	  { 500, 500, 500, 500, 500, 500, 500, 500, 500, 500,
+	    500, 500, 500, 500, 500, 500, 500, 500, 500, 500 }, 20, 2000, 500, 500, 500 },
+	{ "on/off bursts: p95 is the burst rate, the average half of it",
+	  { 1000, 0, 1000, 0, 1000, 0, 1000, 0, 1000, 0,
+	    1000, 0, 1000, 0, 1000, 0, 1000, 0, 1000, 0 }, 20, 2000, 1000, 500, 1000 },
+	{ "a step in the last two samples: recent has it all, p95 already too",
+	  { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 900, 900 }, 20, 2000,
+	  900, 900, 900 },
+	{ "a step in the last sample: recent at once, p95 not yet",
+	  { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 900 }, 20, 2000,
+	  0, 450, 900 },
+	{ "one spike in twenty: the peak sees it, p95 does not",
+	  { 10, 10, 10, 10, 10, 5000, 10, 10, 10, 10,
+	    10, 10, 10, 10, 10, 10, 10, 10, 10, 10 }, 20, 2000, 10, 10, 5000 },
+	{ "recent shorter than a sample is the newest sample",
+	  { 100, 100, 100, 700 }, 4, 1, 700, 700, 700 },
+	{ "nearest rank: 2 samples, p95 is the larger",
+	  { 300, 100 }, 2, 5000, 300, 200, 300 },
+	{ "no sample: all zero", { 0 }, 0, 2000, 0, 0, 0 },
+};
+
+static void test_window_burst(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(burst_rows) / sizeof(burst_rows[0]); r++) {
+		const struct burst_row *row = &burst_rows[r];
+		struct counters c = { 0 };
+		struct window_stats st;
+		struct window w;
+
+		assert_int_equal(window_init(&w, BURST_MAX + 1), 0);
+		window_add(&w, 0, &c, 2000 * MS, 0);
+		for (size_t i = 0; i < row->n; i++) {
+			c.rx_bytes += row->per_second[i];
+			c.tx_bytes += 2 * row->per_second[i];
+			assert_int_equal(window_add(&w, (i + 1) * 1000 * MS, &c, 2000 * MS, 0),
+					 WINDOW_DELTA);
+		}
+		window_stats(&w, row->n * 1000 * MS, (BURST_MAX + 1) * 1000 * MS,
+			     row->recent_ms * MS, &st);
+		if (st.rx_p95_bytes_per_second != row->p95 ||
+		    st.rx_recent_bytes_per_second != row->recent ||
+		    st.rx_peak_bytes_per_second != row->peak ||
+		    st.tx_p95_bytes_per_second != 2 * row->p95 ||
+		    st.tx_recent_bytes_per_second != 2 * row->recent)
+			fail_msg("%s: got p95 %llu recent %llu peak %llu (tx p95 %llu recent %llu); "
+				 "want p95 %llu recent %llu peak %llu", row->name,
+				 (unsigned long long)st.rx_p95_bytes_per_second,
+				 (unsigned long long)st.rx_recent_bytes_per_second,
+				 (unsigned long long)st.rx_peak_bytes_per_second,
+				 (unsigned long long)st.tx_p95_bytes_per_second,
+				 (unsigned long long)st.tx_recent_bytes_per_second,
+				 (unsigned long long)row->p95, (unsigned long long)row->recent,
+				 (unsigned long long)row->peak);
+		window_free(&w);
+	}
+}
+
+/* Gaps take no part in the percentile and the recent rate skips them. */
+static void test_window_burst_gap(void **state)
+{
+	struct counters c = { 0 };
+	struct window_stats st;
+	struct window w;
+
+	(void)state;
+	assert_int_equal(window_init(&w, 8), 0);
+	window_add(&w, 0, &c, 2000 * MS, 0);
+	c.rx_bytes = 800;
+	window_add(&w, 1000 * MS, &c, 2000 * MS, 0);
+	window_gap(&w, 2000 * MS);
+	window_stats(&w, 2000 * MS, 8000 * MS, 500 * MS, &st);
+	assert_int_equal(st.samples, 1);
+	assert_int_equal(st.rx_p95_bytes_per_second, 800);
+	assert_int_equal(st.rx_recent_bytes_per_second, 800);
 	window_free(&w);
 }
 
@@ -187,6 +278,8 @@ int main(void)
 		cmocka_unit_test(test_window_rows),
 		cmocka_unit_test(test_window_counts_events),
 		cmocka_unit_test(test_window_drops),
+		cmocka_unit_test(test_window_burst),
+		cmocka_unit_test(test_window_burst_gap),
 		cmocka_unit_test(test_window_init_rejects_zero),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
