@@ -256,11 +256,15 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(o.log_level);
+	/* From here a stalled stderr reader never stalls sampling. */
+	if (log_start())
+		fprintf(stderr, "netsched-agent: no log writer thread; logging in place\n");
 	if (getrandom(&instance, sizeof(instance), 0) != sizeof(instance))
 		instance = clock_mono_ns() ^ ((uint64_t)getpid() << 32);
 
 	if (open_source(&o, &nl, &sysfs_ok, err, sizeof(err))) {
 		log_error("agent", "%s: %s", o.node, err);
+		log_stop();
 		return 1;
 	}
 	cfg = (struct sampler_config){
@@ -328,5 +332,6 @@ out:
 	sender_destroy(snd);
 	sampler_free(&sm);
 	nl_close(nl);
+	log_stop();
 	return rc;
 }

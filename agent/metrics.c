@@ -154,6 +154,9 @@ static void render(struct agent_metrics *m, struct buf *b)
 	per_peer(b, m, "netsched_agent_reports_failed_total",
 		 "Reports a scorer could not take (down or not keeping up).", true);
 	pthread_mutex_unlock(&m->lock);
+	family(b, "netsched_agent_log_lines_dropped_total", "counter",
+	       "Log lines dropped because stderr's reader was not keeping up.");
+	buf_printf(b, "netsched_agent_log_lines_dropped_total %" PRIu64 "\n", log_dropped_total());
 	family(b, "process_cpu_seconds_total", "counter", "User and system CPU time.");
 	buf_printf(b, "process_cpu_seconds_total %.3f\n", cpu);
 	family(b, "process_resident_memory_bytes", "gauge", "Resident memory.");

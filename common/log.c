@@ -1,10 +1,14 @@
 #include "log.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char *log_prog = "netsched";
 static enum log_level log_level = LOG_LVL_INFO;
@@ -43,7 +47,37 @@ bool log_enabled(enum log_level level)
 	return level <= log_level;
 }
 
-static void emit(enum log_level level, const char *module, const char *msg)
+/* Lines wait here for the writer thread: enough for a burst of a few
+ * thousand lines while stderr's reader is slow, and a fixed bound when it
+ * has stopped reading. */
+#define LOG_RING_BYTES (256u * 1024u)
+/* The writer hands stderr this much at most per write(). */
+#define LOG_CHUNK_BYTES (16u * 1024u)
+/* log_stop() waits this long for the ring to drain into a stalled reader. */
+#define LOG_STOP_WAIT_S 2
+
+/* The ring and its writer. Callers copy a whole line in under the mutex
+ * (never more than a memcpy); only the writer thread calls write(), so a
+ * reader that stops reading stalls that thread and no other. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;	/* writer: lines waiting, or stop */
+	pthread_cond_t drained;	/* log_stop(): the ring is empty */
+	pthread_t thread;
+	bool running;		/* log_start() succeeded, log_stop() not yet */
+	bool stopping;
+	char *ring;
+	size_t head, len;	/* oldest byte, bytes waiting */
+	uint64_t dropped_since;	/* not yet reported in the log */
+} lg = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.wake = PTHREAD_COND_INITIALIZER,
+	.drained = PTHREAD_COND_INITIALIZER,
+};
+static _Atomic uint64_t dropped_total;
+
+static int format_line(char *out, size_t outlen, enum log_level level, const char *module,
+		       const char *msg)
 {
 	char stamp[32];
 	struct timespec ts;
@@ -52,8 +86,181 @@ static void emit(enum log_level level, const char *module, const char *msg)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-	fprintf(stderr, "%s.%03ldZ %s %s %s: %s\n", stamp, ts.tv_nsec / 1000000L,
-		log_prog, level_names[level], module, msg);
+	return snprintf(out, outlen, "%s.%03ldZ %s %s %s: %s\n", stamp, ts.tv_nsec / 1000000L,
+			log_prog, level_names[level], module, msg);
+}
+
+/* Writes all of p to stderr, blocking; false on an error other than EINTR. */
+static bool write_all(const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(STDERR_FILENO, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= (size_t)w;
+	}
+	return true;
+}
+
+/* Appends a whole line or nothing; called with lg.lock held. */
+static bool ring_put(const char *line, size_t n)
+{
+	size_t tail, first;
+
+	if (n > LOG_RING_BYTES - lg.len)
+		return false;
+	tail = (lg.head + lg.len) % LOG_RING_BYTES;
+	first = n < LOG_RING_BYTES - tail ? n : LOG_RING_BYTES - tail;
+	memcpy(lg.ring + tail, line, first);
+	memcpy(lg.ring, line + first, n - first);
+	lg.len += n;
+	return true;
+}
+
+static void emit(enum log_level level, const char *module, const char *msg)
+{
+	char line[1280];
+	int n = format_line(line, sizeof(line), level, module, msg);
+	size_t len;
+
+	if (n < 0)
+		return;
+	len = (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	if (len && line[len - 1] != '\n')
+		line[len - 1] = '\n';	/* truncated: still one line */
+	pthread_mutex_lock(&lg.lock);
+	if (!lg.running) {
+		/* Before log_start() (start-up, tests) and after log_stop():
+		 * written in place, as a single call. */
+		pthread_mutex_unlock(&lg.lock);
+		fwrite(line, 1, len, stderr);
+		return;
+	}
+	if (ring_put(line, len)) {
+		pthread_cond_signal(&lg.wake);
+	} else {
+		lg.dropped_since++;
+		atomic_fetch_add(&dropped_total, 1);
+	}
+	pthread_mutex_unlock(&lg.lock);
+}
+
+/* Takes what the ring holds (up to LOG_CHUNK_BYTES), writes it without the
+ * lock, and once a write went through after lines were dropped, says how
+ * many: the reader is back. */
+static void *writer(void *arg)
+{
+	static char chunk[LOG_CHUNK_BYTES];
+	char note[256];
+
+	(void)arg;
+	pthread_mutex_lock(&lg.lock);
+	for (;;) {
+		uint64_t dropped;
+		size_t n, first;
+
+		while (!lg.len && !lg.dropped_since && !lg.stopping)
+			pthread_cond_wait(&lg.wake, &lg.lock);
+		if (!lg.len && !lg.dropped_since) {
+			pthread_cond_broadcast(&lg.drained);
+			break;	/* stopping, and all is written */
+		}
+		n = lg.len < sizeof(chunk) ? lg.len : sizeof(chunk);
+		first = n < LOG_RING_BYTES - lg.head ? n : LOG_RING_BYTES - lg.head;
+		memcpy(chunk, lg.ring + lg.head, first);
+		memcpy(chunk + first, lg.ring, n - first);
+		lg.head = (lg.head + n) % LOG_RING_BYTES;
+		lg.len -= n;
+		pthread_mutex_unlock(&lg.lock);
+		write_all(chunk, n);	/* stderr gone: nothing better to do */
+		pthread_mutex_lock(&lg.lock);
+		dropped = lg.dropped_since;
+		lg.dropped_since = 0;
+		if (dropped) {
+			char msg[128];
+			int m;
+
+			pthread_mutex_unlock(&lg.lock);
+			snprintf(msg, sizeof(msg), "%llu lines dropped while stderr was blocked",
+				 (unsigned long long)dropped);
+			m = format_line(note, sizeof(note), LOG_LVL_WARN, "log", msg);
+			if (m > 0)
+				write_all(note, (size_t)m < sizeof(note) ? (size_t)m : sizeof(note) - 1);
+			pthread_mutex_lock(&lg.lock);
+		}
+	}
+	pthread_mutex_unlock(&lg.lock);
+	return NULL;
+}
+
+int log_start(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	pthread_mutex_lock(&lg.lock);
+	if (lg.running) {
+		pthread_mutex_unlock(&lg.lock);
+		return 0;
+	}
+	if (!lg.ring)
+		lg.ring = malloc(LOG_RING_BYTES);
+	if (!lg.ring) {
+		pthread_mutex_unlock(&lg.lock);
+		return -ENOMEM;
+	}
+	fflush(stderr);
+	lg.stopping = false;
+	lg.head = lg.len = 0;
+	/* The writer takes no signal: the binaries wait for theirs with
+	 * sigwait() or handlers on the main thread. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = -pthread_create(&lg.thread, NULL, writer, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	lg.running = rc == 0;
+	pthread_mutex_unlock(&lg.lock);
+	return rc;
+}
+
+void log_stop(void)
+{
+	struct timespec deadline;
+	bool drained = true;
+
+	pthread_mutex_lock(&lg.lock);
+	if (!lg.running) {
+		pthread_mutex_unlock(&lg.lock);
+		return;
+	}
+	lg.stopping = true;
+	pthread_cond_signal(&lg.wake);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += LOG_STOP_WAIT_S;
+	while (lg.len || lg.dropped_since) {
+		if (pthread_cond_timedwait(&lg.drained, &lg.lock, &deadline) == ETIMEDOUT) {
+			drained = false;
+			break;
+		}
+	}
+	/* Lines from here on are written in place. */
+	lg.running = false;
+	pthread_mutex_unlock(&lg.lock);
+	/* A writer stuck in write() to a reader that never returns is left
+	 * behind: the process is ending, and waiting for it would hang. */
+	if (drained)
+		pthread_join(lg.thread, NULL);
+	else
+		pthread_detach(lg.thread);
+}
+
+uint64_t log_dropped_total(void)
+{
+	return atomic_load(&dropped_total);
 }
 
 void log_msg(enum log_level level, const char *module, const char *fmt, ...)

@@ -1,6 +1,14 @@
 /* Leveled logging to stderr, one line per call:
  *   2026-11-22T17:40:01.123Z netsched-scorer info ingest: node-7: ...
- * Thread-safe: each line is written with a single stdio call. */
+ * Thread-safe: each line is written whole.
+ *
+ * After log_start() a log call never waits for stderr: the line is copied
+ * into a bounded buffer that one writer thread drains, so a reader that
+ * stalls (a stopped log shipper, a full pipe) cannot stall a worker. When
+ * the buffer is full the line is dropped and counted (log_dropped_total()),
+ * and once stderr takes bytes again the log says how many were lost:
+ *   ... warn log: 1234 lines dropped while stderr was blocked
+ * Before log_start() and after log_stop(), lines are written in place. */
 #ifndef NETSCHED_LOG_H
 #define NETSCHED_LOG_H
 
@@ -21,6 +29,14 @@ void log_set_level(enum log_level level);
 /* "error" | "warn" | "info" | "debug"; returns 0 or -EINVAL (out untouched). */
 int log_parse_level(const char *s, enum log_level *out);
 bool log_enabled(enum log_level level);
+
+/* Starts the writer thread (signals blocked in it). 0 or -errno. */
+int log_start(void);
+/* Writes what is buffered (waiting two seconds at most for a stalled
+ * reader) and stops the writer. */
+void log_stop(void);
+/* Lines dropped because the buffer was full, since the process started. */
+uint64_t log_dropped_total(void);
 
 void log_msg(enum log_level level, const char *module, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

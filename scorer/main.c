@@ -59,6 +59,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(o.log_level);
+	/* From here a stalled stderr reader never stalls a request. */
+	if (log_start())
+		fprintf(stderr, "netsched-scorer: no log writer thread; logging in place\n");
 
 	s.policy = o.policy;
 	s.direction = o.direction;
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
 	if (!s.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
 			  (unsigned long long)o.max_tracked_nodes);
+		log_stop();
 		return 1;
 	}
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
@@ -171,5 +175,6 @@ out:
 	prom_stop(s.prom);
 	inflight_destroy(s.inflight);
 	table_destroy(s.table);
+	log_stop();
 	return rc;
 }

@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "counters.h"
 #include "inflight.h"
+#include "log.h"
 #include "reply.h"
 #include "scorer.h"
 #include "view.h"
@@ -186,6 +187,10 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
 		       "# TYPE netsched_scorer_ready gauge\n"
 		       "netsched_scorer_ready %d\n", view_ready(s, s->now_ns(), &fresh) ? 1 : 0);
+	buf_printf(&b, "# HELP netsched_scorer_log_lines_dropped_total Log lines dropped because stderr's reader was not keeping up.\n"
+		       "# TYPE netsched_scorer_log_lines_dropped_total counter\n"
+		       "netsched_scorer_log_lines_dropped_total %llu\n",
+		   (unsigned long long)log_dropped_total());
 	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"
 		       "# TYPE netsched_scorer_uptime_seconds gauge\n"
 		       "netsched_scorer_uptime_seconds %.3f\n",

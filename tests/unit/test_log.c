@@ -1,5 +1,7 @@
 /* The rate-limited log line: one per interval, the next one says how many
  * were held back, and the budget is per place. */
+#include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,10 +80,71 @@ static void test_log_limited(void **state)
 	assert_string_equal(logged(), "");
 }
 
+/* Reads the pipe until want shows up or two seconds pass; returns whether
+ * it did. */
+static bool read_until(int fd, const char *want)
+{
+	static char text[1 << 20];
+	size_t n = 0;
+	uint64_t deadline = clock_mono_ns() + 2 * NS_PER_SEC;
+
+	while (clock_mono_ns() < deadline) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t r;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		r = read(fd, text + n, sizeof(text) - 1 - n);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+		text[n] = '\0';
+		if (strstr(text, want))
+			return true;
+		if (n > sizeof(text) / 2) {	/* keep the tail, where the note goes */
+			memmove(text, text + n / 2, n - n / 2 + 1);
+			n -= n / 2;
+		}
+	}
+	return false;
+}
+
+/* stderr is a pipe nobody reads: logging must still return at once, drop
+ * what does not fit, count it, and say so once the reader is back. With a
+ * blocking write the 20,000th call would never come back (the alarm then
+ * ends the test as a failure). */
+static void test_log_stalled_reader(void **state)
+{
+	int p[2], saved = dup(STDERR_FILENO);
+	uint64_t before = log_dropped_total();
+
+	(void)state;
+	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+	fcntl(p[1], F_SETPIPE_SZ, 4096);
+	assert_int_not_equal(dup2(p[1], STDERR_FILENO), -1);
+	assert_int_equal(log_start(), 0);
+	alarm(20);
+	for (int i = 0; i < 20000; i++)
+		log_msg(LOG_LVL_WARN, "m", "line %d of a flood nobody reads", i);
+	alarm(0);
+	assert_true(log_dropped_total() - before > 1000);
+	/* The reader recovers: the lines still buffered, then the note. */
+	fcntl(p[0], F_SETFL, O_NONBLOCK);
+	assert_true(read_until(p[0], "lines dropped while stderr was blocked"));
+	log_msg(LOG_LVL_WARN, "m", "after the stall");
+	assert_true(read_until(p[0], "m: after the stall\n"));
+	log_stop();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	close(p[0]);
+	close(p[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_limited),
+		cmocka_unit_test(test_log_stalled_reader),
 	};
 	return cmocka_run_group_tests_name("log", tests, setup, teardown);
 }
