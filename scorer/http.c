@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "extender.h"
+#include "httpguard.h"
 #include "log.h"
 #include "metrics.h"
 #include "reply.h"
@@ -31,6 +32,10 @@
  * an idle connection before we do and never sends a request into one we
  * are closing (Go does not retry a POST that hit a closed connection). */
 #define HTTP_IDLE_TIMEOUT_S 120u
+/* A request's headers, from its first line (or the connection's accept) to
+ * the blank line: the scheduler sends them in one write, so a client still
+ * sending after this long is trickling them on purpose (httpguard.h). */
+#define HTTP_HEADER_TIMEOUT_S 5u
 #define HTTP_BACKLOG 128
 /* Per-connection pool for headers and the read buffer; more than ~128 KiB
  * buys nothing (MHD's own advice). */
@@ -51,6 +56,7 @@ struct http_server {
 	const struct tls_files *tls;	/* NULL: plain HTTP */
 	struct tls_rotation *rotation;
 	struct log_limit refused_log;	/* mTLS refusals */
+	struct httpguard *guard;	/* header and idle deadlines, all daemons */
 };
 
 enum route {
@@ -284,6 +290,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	uint64_t declared = 0;
 	bool has_length, has_body;
 
+	httpguard_headers_done(conn);
 	rq = calloc(1, sizeof(*rq));
 	if (!rq)
 		return MHD_NO;
@@ -373,8 +380,8 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct http_server *h = cls;
 	struct request *rq = *con_cls;
 
-	(void)conn;
 	(void)why;
+	httpguard_request_done(conn);
 	if (!rq)
 		return;
 	drop_body(h, rq);
@@ -457,6 +464,8 @@ out_err:
  * Level-triggered poll() sees the close at once. */
 static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const struct tls_pems *p)
 {
+	unsigned per_client = h->s->limits.connections_per_client ?
+			      h->s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
 			 MHD_USE_ITC;
 	struct MHD_OptionItem tls[4];
@@ -479,7 +488,11 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS,
 				MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+				/* One address cannot take every slot. */
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
 				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
+				MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, h->guard,
+				MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
 				MHD_OPTION_ARRAY, tls,
@@ -513,6 +526,9 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 		if (tls_load(tls, &pems, err, errlen))
 			goto out_free_server;
 	}
+	h->guard = httpguard_start("http", HTTP_HEADER_TIMEOUT_S, HTTP_IDLE_TIMEOUT_S, err, errlen);
+	if (!h->guard)
+		goto out_free_server;
 	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
 	if (fd < 0)
 		goto out_free_server;
@@ -536,6 +552,7 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 
 out_free_server:
 	tls_free(&pems);
+	httpguard_stop(h->guard);
 	free(h);
 	return NULL;
 }
@@ -552,5 +569,6 @@ void http_stop(struct http_server *h)
 	tls_rotation_stop(h->rotation);
 	if (h->daemon)
 		MHD_stop_daemon(h->daemon);
+	httpguard_stop(h->guard);
 	free(h);
 }

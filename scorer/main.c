@@ -73,6 +73,7 @@ int main(int argc, char **argv)
 	s.warmup_ns = s.stale_after_ns;
 	s.limits.max_body_bytes = o.max_body_bytes;
 	s.limits.request.max_nodes = o.max_request_nodes;
+	s.limits.connections_per_client = (unsigned)o.connections_per_client;
 	s.limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();

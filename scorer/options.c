@@ -113,6 +113,11 @@ static int set_max_request_nodes(void *ctx, const char *v, char *why, size_t len
 	return cli_set_count(&OPTS(ctx)->max_request_nodes, v, 1000000, why, len);
 }
 
+static int set_per_client(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_count(&OPTS(ctx)->connections_per_client, v, 256, why, len);
+}
+
 static int set_max_body(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -409,6 +414,8 @@ static const struct cli_opt opts[] = {
 	{ "max-nodes", CLI_VALUE, set_max_nodes, "N     nodes tracked at most (10000)" },
 	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
 	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
+	{ "connections-per-client", CLI_VALUE, set_per_client,
+	  "N     HTTP connections one client address may hold (32)" },
 	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
 	{ "listen-cert-key", CLI_VALUE, set_listen_cert_key,
 	  "FILE  PEM certificate and key for a tls+tcp:// --listen" },
@@ -472,6 +479,7 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->max_tracked_nodes = SCORER_DEFAULT_MAX_TRACKED_NODES;
 	o->max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
 	o->max_request_nodes = SCORER_DEFAULT_MAX_NODES;
+	o->connections_per_client = SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
 	o->log_level = LOG_LVL_INFO;
 	o->prom.query.preset = PROMQUERY_KUBE_PROMETHEUS;
 	strcpy(o->prom.query.device, "eth[0-9]+|en[a-z0-9]+|bond[0-9]+");

@@ -27,6 +27,7 @@ struct scorer_options {
 	uint64_t max_tracked_nodes;
 	uint64_t max_body_bytes;
 	uint64_t max_request_nodes;
+	uint64_t connections_per_client;
 	enum log_level log_level;
 	/* The Prometheus fallback; prom.url empty = off. The Go NetworkTraffic
 	 * plugin's argument names (prometheusAddress, networkInterface,

@@ -20,12 +20,14 @@
 struct scorer_limits {
 	size_t max_body_bytes;		/* larger -> 413 */
 	struct extreq_limits request;	/* nodes and JSON tokens -> 400 */
+	unsigned connections_per_client; /* per client address; 0 = the default */
 };
 
 #define SCORER_DEFAULT_MAX_BODY_BYTES (32u * 1024u * 1024u)
 #define SCORER_DEFAULT_MAX_NODES EXTREQ_DEFAULT_MAX_NODES
 #define SCORER_DEFAULT_MAX_JSON_TOKENS EXTREQ_DEFAULT_MAX_JSON_TOKENS
 #define SCORER_DEFAULT_MAX_TRACKED_NODES 10000u
+#define SCORER_DEFAULT_CONNECTIONS_PER_CLIENT 32u
 
 struct prom;
 struct inflight;

@@ -48,6 +48,7 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.policy, POLICY_RELATIVE);
 	assert_int_equal(o.direction, POLICY_DIR_RX);
 	assert_int_equal(o.stale_after_ms, 6000);
+	assert_int_equal(o.connections_per_client, 32);
 	assert_int_equal(o.inflight_max_pods, 10000);
 	assert_int_equal(o.inflight_estimate_bps, 0);
 	assert_int_equal(o.inflight_penalty_bps, 10000000);
@@ -75,6 +76,8 @@ static const struct bad_flag bad_flags[] = {
 	{ "--listen", "http://x", "--listen http://x: expected tcp://" },
 	{ "--max-nodes", "0", "--max-nodes 0: expected a count from 1" },
 	{ "--max-body", "12", "--max-body 12: expected a size from 1Ki" },
+	{ "--connections-per-client", "0", "--connections-per-client 0: expected a count from 1 to 256" },
+	{ "--connections-per-client", "300", "--connections-per-client 300: expected a count from 1 to 256" },
 	{ "--prometheus", "localhost:9090", "--prometheus localhost:9090: expected an http://" },
 	{ "--log-level", "loud", "--log-level loud: expected error, warn, info or debug" },
 	{ "--inflight-estimate", "10 M", "--inflight-estimate 10 M: expected bits per second" },

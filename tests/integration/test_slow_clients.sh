@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Slow clients (slowloris): connections that trickle their headers, a line
+# every few seconds, so an inactivity timeout never fires. From one address
+# they get only --connections-per-client slots, and each is closed when its
+# headers are not complete within the header deadline (5 s), so a real
+# request from another address still gets in while they hold on.
+set -u
+. "$(dirname "$0")/lib.sh"
+
+# slowloris PORT N SECONDS: N connections from 127.0.0.2, each sending a
+# request line and then a header line every 2 s for SECONDS. Prints how
+# many the server accepted (took a first header line) and how many were
+# still open at the end.
+slowloris() {
+	python3 - "$@" <<'PY'
+import socket, sys, time
+port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+conns = []
+for i in range(n):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=2,
+                                     source_address=("127.0.0.2", 0))
+        s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        conns.append(s)
+    except OSError:
+        pass
+def alive(s):
+    try:
+        s.setblocking(False)
+        try:
+            if s.recv(1) == b"":
+                return False
+        except BlockingIOError:
+            pass
+        s.setblocking(True)
+        s.sendall(b"X-Slow: 1\r\n")
+        return True
+    except OSError:
+        return False
+end = time.monotonic() + secs
+accepted = None
+while time.monotonic() < end:
+    time.sleep(2)
+    conns = [s for s in conns if alive(s)]
+    if accepted is None:
+        accepted = len(conns)
+print(accepted, len(conns))
+PY
+}
+
+# real_requests PORT BODY SCHEME...: a real prioritize every 0.5 s from
+# 127.0.0.1 while the slow clients hold on; prints the status codes.
+real_requests() {
+	local port=$1 body=$2 codes=()
+	shift 2
+	for _ in 1 2 3 4 5 6 7 8; do
+		sleep 0.5
+		codes+=("$(curl -s -m 2 -o /dev/null -w '%{http_code}' "$@" \
+			-H 'Content-Type: application/json' --data-binary "@$body" \
+			"http://127.0.0.1:$port/prioritize")")
+	done
+	echo "${codes[*]}"
+}
+
+jq -c '.NodeNames = ["node-a", "node-b"]' \
+	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json \
+	>"$WORK/prio.json"
+
+start_scorer
+slowloris "$HTTP_PORT" 256 9 >"$WORK/slow.out" &
+SLOW=$!
+PIDS+=("$SLOW")
+codes=$(real_requests "$HTTP_PORT" "$WORK/prio.json")
+expect "real prioritizes while 256 slow-header clients hold on" "$codes" \
+	"200 200 200 200 200 200 200 200"
+wait "$SLOW"
+read -r accepted open <"$WORK/slow.out"
+expect "slow-header connections one address got (--connections-per-client 32)" "$accepted" 32
+expect "slow-header connections still open after 9 s (header deadline 5 s)" "$open" 0
+grep -q 'closed a connection from 127.0.0.2: no complete request headers within 5 s' \
+	"$WORK/scorer.log" || fail "no log line for the connections closed at the deadline"
+echo "ok: the closed connections are logged"
