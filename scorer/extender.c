@@ -276,6 +276,10 @@ static void filter_input(struct scorer *s, const struct extreq_node *node,
 	fn->rx_bytes_per_second = v->rx_bytes_per_second;
 	fn->tx_bytes_per_second = v->tx_bytes_per_second;
 	fn->link_bytes_per_second = v->link_bytes_per_second;
+	fn->rx_recent_bytes_per_second = v->rx_recent_bytes_per_second;
+	fn->tx_recent_bytes_per_second = v->tx_recent_bytes_per_second;
+	fn->held = v->filter_held;
+	fn->over_for_ns = v->over_for_ns;
 	fn->label = v->label;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "hysteresis.h"
 #include "units.h"
 
 #define QUANTITY_MAX_LEN 32
@@ -28,32 +29,53 @@ static void bits(char *buf, size_t len, uint64_t bytes_per_second)
 	units_format_bits_rate(buf, len, (double)bytes_per_second * 8.0);
 }
 
+uint64_t filter_rate(enum policy_direction dir, uint64_t rx, uint64_t tx, uint64_t rx_recent,
+		     uint64_t tx_recent, const char **which)
+{
+	if (rx_recent > rx)
+		rx = rx_recent;
+	if (tx_recent > tx)
+		tx = tx_recent;
+	if (dir == POLICY_DIR_RX || (dir != POLICY_DIR_TX && rx >= tx)) {
+		*which = "rx";
+		return rx;
+	}
+	*which = "tx";
+	return tx;
+}
+
 static bool check_utilization(const struct filter_config *cfg, enum policy_direction dir,
 			      const struct filter_node *n, struct filter_why *why)
 {
 	const char *which;
-	uint64_t rate;
+	uint64_t rate = filter_rate(dir, n->rx_bytes_per_second, n->tx_bytes_per_second,
+				    n->rx_recent_bytes_per_second, n->tx_recent_bytes_per_second,
+				    &which);
+	unsigned release = hysteresis_release_pct(cfg);
 	char r[32], l[32];
 
-	/* Each direction has the whole link (full duplex): "both" and "max"
-	 * judge the busier one. */
-	if (dir == POLICY_DIR_RX || (dir != POLICY_DIR_TX &&
-				     n->rx_bytes_per_second >= n->tx_bytes_per_second)) {
-		which = "rx";
-		rate = n->rx_bytes_per_second;
-	} else {
-		which = "tx";
-		rate = n->tx_bytes_per_second;
-	}
-	if (!above(rate, n->link_bytes_per_second, cfg->max_utilization_pct))
-		return true;
-	snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link", which,
-		 cfg->max_utilization_pct);
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), n->link_bytes_per_second);
-	snprintf(why->detail, sizeof(why->detail), "%s %s %s is %u%% of %s, above maxUtilization %u%%",
-		 n->label, which, r, percent(rate, n->link_bytes_per_second), l,
-		 cfg->max_utilization_pct);
+	if (above(rate, n->link_bytes_per_second, cfg->max_utilization_pct)) {
+		snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link",
+			 which, cfg->max_utilization_pct);
+		snprintf(why->detail, sizeof(why->detail),
+			 "%s %s %s is %u%% of %s, above maxUtilization %u%%", n->label, which, r,
+			 percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct);
+		return false;
+	}
+	if (!n->held)
+		return true;
+	/* Only configured numbers in the reason, so held nodes group. */
+	snprintf(why->reason, sizeof(why->reason),
+		 "netsched: was above %u percent of link, held until %u", cfg->max_utilization_pct,
+		 release);
+	snprintf(why->detail, sizeof(why->detail),
+		 "%s %s %s is %u%% of %s; over maxUtilization %u%% since %llu s ago, held until "
+		 "at most %u%% after %llu s", n->label, which, r,
+		 percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct,
+		 (unsigned long long)(n->over_for_ns / 1000000000ULL), release,
+		 (unsigned long long)(cfg->hold_ms / 1000));
 	return false;
 }
 

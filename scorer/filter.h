@@ -12,7 +12,12 @@
  *    numbers are in /v1/nodes).
  * The rules:
  *  - maxUtilization (off unless configured): a node whose busier direction
- *    (or the configured one) is above that share of its link fails;
+ *    (or the configured one) is above that share of its link fails. Each
+ *    direction is judged by the larger of its window average and its
+ *    recent rate (the agent's rate since its previous report), so a step
+ *    up fails the node at the next report, not a window later. A node
+ *    that failed stays failed until it is clearly below again
+ *    (hysteresis.h: a margin and a hold time);
  *  - bandwidth (on by default): a pod that declares the standard
  *    kubernetes.io/ingress-bandwidth or egress-bandwidth annotation is asking
  *    for that much; a node whose free rx (ingress) or tx (egress) bandwidth
@@ -34,7 +39,12 @@
 struct filter_config {
 	unsigned max_utilization_pct;	/* 1..100; 0 = rule off */
 	bool bandwidth;			/* honour the pod's bandwidth annotations */
+	unsigned margin_pct;		/* hysteresis: released at or below limit - margin */
+	uint64_t hold_ms;		/* hysteresis: filtered for at least this long */
 };
+
+#define FILTER_DEFAULT_MARGIN_PCT 10
+#define FILTER_DEFAULT_HOLD_MS 30000
 
 /* What the pod asks for, bits per second; 0 = nothing. */
 struct filter_pod {
@@ -51,6 +61,13 @@ struct filter_node {
 	/* Declared by pods just placed there, not yet in the counters. */
 	uint64_t reserved_rx_bytes_per_second;
 	uint64_t reserved_tx_bytes_per_second;
+	/* The agent's rates since its previous report; 0 when unknown. */
+	uint64_t rx_recent_bytes_per_second;
+	uint64_t tx_recent_bytes_per_second;
+	/* Hysteresis (hysteresis.h): over the limit at some report since
+	 * over_for_ns ago, and not clearly below since. */
+	bool held;
+	uint64_t over_for_ns;
 };
 
 #define FILTER_REASON_MAX 80
@@ -65,6 +82,13 @@ struct filter_why {
 bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  const struct filter_pod *pod, const struct filter_node *node,
 		  struct filter_why *why);
+
+/* What the maxUtilization rule judges: per direction the larger of the
+ * average and the recent rate, then the configured direction or the busier
+ * one ("both" and "max": each direction has the whole link). *which gets
+ * "rx" or "tx". */
+uint64_t filter_rate(enum policy_direction dir, uint64_t rx, uint64_t tx, uint64_t rx_recent,
+		     uint64_t tx_recent, const char **which);
 
 /* A bandwidth annotation's value as it arrived in the JSON string (escapes
  * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",

@@ -86,6 +86,7 @@ int main(int argc, char **argv)
 	}
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
 	table_evict_after(s.table, s.stale_after_ns);
+	table_filter(s.table, &s.filter, s.direction);
 	if (o.inflight_max_pods) {
 		struct inflight_config ic = {
 			.max_pods = o.inflight_max_pods,

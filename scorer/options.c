@@ -83,6 +83,23 @@ bad:
 	return -EINVAL;
 }
 
+static int set_filter_margin(void *ctx, const char *v, char *why, size_t len)
+{
+	uint64_t pct;
+
+	if (units_parse_u64(v, 100, &pct)) {
+		snprintf(why, len, "expected percentage points of the link from 0 to 100, such as 10");
+		return -EINVAL;
+	}
+	OPTS(ctx)->filter.margin_pct = (unsigned)pct;
+	return 0;
+}
+
+static int set_filter_hold(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_duration(&OPTS(ctx)->filter.hold_ms, v, 0, 24ULL * 3600 * 1000, why, len);
+}
+
 static int set_bandwidth_filter(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -408,6 +425,10 @@ static const struct cli_opt opts[] = {
 	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
 	{ "max-utilization", CLI_VALUE, set_max_utilization,
 	  "PCT  filter out nodes above this share of their link, e.g. 80% (off)" },
+	{ "filter-margin", CLI_VALUE, set_filter_margin,
+	  "PCT  a node over --max-utilization passes again at or below it minus this (10)" },
+	{ "filter-hold", CLI_VALUE, set_filter_hold,
+	  "DUR  ... and after being filtered at least this long (30s)" },
 	{ "bandwidth-filter", CLI_VALUE, set_bandwidth_filter,
 	  "on|off  honour the pod's kubernetes.io/*-bandwidth annotations (on)" },
 	{ "stale-after", CLI_VALUE, set_stale, "DUR   a node's report is ignored after this (6s)" },
@@ -475,6 +496,8 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->policy = POLICY_RELATIVE;
 	o->direction = POLICY_DIR_RX;
 	o->filter.bandwidth = true;
+	o->filter.margin_pct = FILTER_DEFAULT_MARGIN_PCT;
+	o->filter.hold_ms = FILTER_DEFAULT_HOLD_MS;
 	o->stale_after_ms = 6000;
 	o->max_tracked_nodes = SCORER_DEFAULT_MAX_TRACKED_NODES;
 	o->max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;

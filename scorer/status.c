@@ -133,6 +133,12 @@ void status_nodes(struct scorer *s, struct reply *out)
 		buf_json_u64(&b, v->link_bytes_per_second);
 		put_burst(&b, v);
 		put_inputs(&b, s, &pn[i]);
+		if (s->filter.max_utilization_pct) {
+			/* The maxUtilization rule's hysteresis (hysteresis.h). */
+			buf_puts(&b, v->filter_held ? ",\"filterHeld\":true,\"overSeconds\":" :
+						      ",\"filterHeld\":false,\"overSeconds\":");
+			buf_json_double(&b, (double)v->over_for_ns / (double)NS_PER_SEC);
+		}
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
 		if (s->inflight) /* --inflight-max-pods 0: not counted, not shown */

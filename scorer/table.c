@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "log.h"
 
 /* Open addressing with linear probing over a power-of-two index at most half
  * full, so a probe sequence always ends at an empty entry. Nodes leave only
@@ -26,6 +27,8 @@ struct table {
 	uint64_t evict_after_ns;	/* 0: never evict */
 	uint64_t no_stale_until_ns;	/* no node can be stale before this */
 	uint64_t evictions;
+	struct filter_config filter;	/* for the hysteresis; rule off until table_filter() */
+	enum policy_direction direction;
 };
 
 struct table *table_create(size_t max_nodes)
@@ -150,6 +153,52 @@ static void summarize(const struct report *r, struct table_node *n)
 			 r->n_ifaces ? r->ifaces[0].name : "no interface");
 }
 
+void table_filter(struct table *t, const struct filter_config *cfg, enum policy_direction dir)
+{
+	pthread_rwlock_wrlock(&t->lock);
+	t->filter = *cfg;
+	t->direction = dir;
+	pthread_rwlock_unlock(&t->lock);
+}
+
+/* A hysteresis transition, logged once the lock is released. */
+struct transition {
+	enum hysteresis_event ev;
+	char node[REPORT_MAX_NODE_LEN + 1];
+	char label[REPORT_MAX_IFNAME_LEN + 12];
+	const char *which;
+	uint64_t rate, link;
+	struct filter_config cfg;
+};
+
+static void step_filter(struct table *t, struct table_node *n, uint64_t now, struct transition *tr)
+{
+	tr->rate = filter_rate(t->direction, n->rx_bytes_per_second, n->tx_bytes_per_second,
+			       n->rx_recent_bytes_per_second, n->tx_recent_bytes_per_second,
+			       &tr->which);
+	tr->link = n->link_bytes_per_second;
+	tr->ev = hysteresis_step(&t->filter, &n->filter, tr->rate, tr->link, now);
+	if (tr->ev == HYSTERESIS_SAME)
+		return;
+	tr->cfg = t->filter;
+	memcpy(tr->node, n->name, sizeof(tr->node));
+	memcpy(tr->label, n->ifaces_label, sizeof(tr->label));
+}
+
+static void log_transition(const struct transition *tr)
+{
+	unsigned pct = tr->link ? (unsigned)((unsigned __int128)tr->rate * 100 / tr->link) : 0;
+
+	if (tr->ev == HYSTERESIS_CROSSED)
+		log_info("table", "%s: %s %s at %u%% of its link, above maxUtilization %u%%: filtered "
+			 "until at most %u%% and at least %llu ms", tr->node, tr->label, tr->which,
+			 pct, tr->cfg.max_utilization_pct, hysteresis_release_pct(&tr->cfg),
+			 (unsigned long long)tr->cfg.hold_ms);
+	else if (tr->ev == HYSTERESIS_RELEASED)
+		log_info("table", "%s: %s %s at %u%% of its link (release at %u%%): schedulable again",
+			 tr->node, tr->label, tr->which, pct, hysteresis_release_pct(&tr->cfg));
+}
+
 void table_evict_after(struct table *t, uint64_t age_ns)
 {
 	pthread_rwlock_wrlock(&t->lock);
@@ -229,6 +278,7 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 {
 	size_t len = strnlen(r->node, sizeof(r->node));
 	enum table_result res = TABLE_APPLIED;
+	struct transition tr = { .ev = HYSTERESIS_SAME };
 	struct table_node *n;
 	uint32_t *e;
 
@@ -251,6 +301,7 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 			res = TABLE_EVICTED;
 		}
 		n = &t->nodes[t->count++];
+		memset(n, 0, sizeof(*n)); /* no state from an evicted node */
 		*e = (uint32_t)t->count;
 		memcpy(n->name, r->node, len);
 		n->name[len] = '\0';
@@ -259,8 +310,10 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 	n->seq = r->seq;
 	n->arrival_mono_ns = now_mono_ns;
 	summarize(r, n);
+	step_filter(t, n, now_mono_ns, &tr);
 out_unlock:
 	pthread_rwlock_unlock(&t->lock);
+	log_transition(&tr);
 	return res;
 }
 

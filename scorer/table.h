@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filter.h"
+#include "hysteresis.h"
+#include "policy.h"
 #include "report.h"
 
 struct table_node {
@@ -34,6 +37,9 @@ struct table_node {
 	uint64_t rx_missed;
 	uint64_t tx_dropped;
 	uint32_t n_ifaces;
+	/* The maxUtilization rule's hysteresis, stepped on every report
+	 * (table_filter()). */
+	struct hysteresis_state filter;
 	/* For reasons and logs: the interface's name, or "eth0+2" for three. */
 	char ifaces_label[REPORT_MAX_IFNAME_LEN + 12];
 };
@@ -58,6 +64,11 @@ void table_destroy(struct table *t);
  * evicted, so no flood of new names can push real nodes out. */
 void table_evict_after(struct table *t, uint64_t age_ns);
 uint64_t table_evictions(struct table *t);
+
+/* The maxUtilization rule and direction every report's hysteresis step
+ * uses (hysteresis.h); until called, the rule is off and no node is held.
+ * Transitions are logged with the node, its rate and the limit. */
+void table_filter(struct table *t, const struct filter_config *cfg, enum policy_direction dir);
 
 /* Applies a validated report that arrived at now_mono_ns. */
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns);

@@ -37,6 +37,9 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 			out->rx_dropped = tn.rx_dropped;
 			out->rx_missed = tn.rx_missed;
 			out->tx_dropped = tn.tx_dropped;
+			out->filter_held = tn.filter.over;
+			if (tn.filter.over && now_ns > tn.filter.since_ns)
+				out->over_for_ns = now_ns - tn.filter.since_ns;
 			memcpy(out->label, tn.ifaces_label, sizeof(out->label));
 			return;
 		}

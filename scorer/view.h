@@ -37,6 +37,10 @@ struct view_node {
 	uint64_t rx_p95_bytes_per_second;
 	uint64_t tx_p95_bytes_per_second;
 	uint64_t rx_dropped, rx_missed, tx_dropped;
+	/* The maxUtilization rule's hysteresis (agent data only): over since
+	 * over_for_ns ago and not released yet. */
+	bool filter_held;
+	uint64_t over_for_ns;
 	uint64_t age_ns;		/* since the report or the fallback refresh;
 					   since the last report when none is fresh */
 	bool known;			/* the table has ever heard of it */

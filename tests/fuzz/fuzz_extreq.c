@@ -186,9 +186,11 @@ static const struct {
 	enum policy_direction dir;
 	struct filter_config filter;
 } settings[] = {
-	{ POLICY_RELATIVE, POLICY_DIR_RX, { 0, true } },
-	{ POLICY_UTILIZATION, POLICY_DIR_MAX, { 80, true } },
-	{ POLICY_UTILIZATION, POLICY_DIR_BOTH, { 50, false } },
+	{ POLICY_RELATIVE, POLICY_DIR_RX, { .max_utilization_pct = 0, .bandwidth = true } },
+	{ POLICY_UTILIZATION, POLICY_DIR_MAX, { .max_utilization_pct = 80, .bandwidth = true } },
+	{ POLICY_UTILIZATION, POLICY_DIR_BOTH, { .max_utilization_pct = 50, .bandwidth = false } },
+	{ POLICY_PRESSURE, POLICY_DIR_MAX,
+	  { .max_utilization_pct = 80, .bandwidth = true, .margin_pct = 10, .hold_ms = 30000 } },
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

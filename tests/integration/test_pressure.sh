@@ -8,7 +8,10 @@
 #  - a steady ~50 Mbit/s stream against 1 s on / 1 s off bursts at ~100
 #    Mbit/s with about the same average: the bursty node scores lower;
 #  - a step from idle to ~90 Mbit/s moves the node's score to the bottom
-#    within two report intervals, long before its window average gets there.
+#    and fails it in /filter (--max-utilization 80%) within two report
+#    intervals, long before its window average gets there;
+#  - once the step is over the node stays filtered (hysteresis) until it is
+#    at most 70% and has been filtered --filter-hold (6 s), then passes.
 # Traffic is bounded (iperf3 UDP, a few seconds each, inside our namespaces).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -20,13 +23,16 @@ P="nsp$$"
 make_nodes "$P-hub" "$P-a" "$P-b" "$P-c" "$P-d"
 HUB="$P-hub"
 LINK=12500000 # 100 Mbit/s in bytes per second
+# 100 ms samples: at a report the recent rate covers 1 s of whole samples,
+# so a step that began anywhere before the previous report shows in full
+# (but for at most one partial sample, 10% of it) at the next one.
 REPORT_MS=1000
 
-start_scorer --stale-after 5s --policy pressure
+start_scorer --stale-after 5s --policy pressure --max-utilization 80 --filter-hold 6s
 for n in a b c d; do
 	start "agent-$n" "$BIN/netsched-agent" --node "node-$n" --netns "$P-$n" --interfaces eth0 \
 		--link-speed eth0=100M --scorer "tcp://127.0.0.1:$LISTEN_PORT" \
-		--sample-interval 200ms --window 4s --report-interval "${REPORT_MS}ms"
+		--sample-interval 100ms --window 4s --report-interval "${REPORT_MS}ms"
 done
 for i in 1 2 3; do
 	start "iperf-server-$i" ip netns exec "$P-$(echo abc | cut -c$i)" \
@@ -81,23 +87,50 @@ for n in a b; do
 done
 echo "ok: bursty below steady at a similar average"
 
-# 3. Step: node-c from idle to ~90 Mbit/s. The clock starts when the hub
-# side has sent the first megabyte; the score must reach 2 or less within
-# two report intervals.
+# 3. Step: node-c from idle to ~90 Mbit/s for 2 s. The clock starts when the
+# hub side has sent the first megabyte; within two report intervals the
+# score must be 2 or less and /filter must fail node-c.
+jq -c '.NodeNames = ["node-a", "node-b", "node-c", "node-d"]' \
+	tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-true.json \
+	>"$WORK/filter.json"
+c_filtered() { http POST /filter "$WORK/filter.json" | cut -d' ' -f2- | jq -e '.FailedNodes["node-c"]'; }
 hub_tx() { ip netns exec "$HUB" cat /sys/class/net/hub-3/statistics/tx_bytes; }
 base=$(hub_tx)
-start step ip netns exec "$HUB" iperf3 -u -c 10.231.3.2 -p 5201 -b 90M -l 1400 -t 5
+start step ip netns exec "$HUB" iperf3 -u -c 10.231.3.2 -p 5201 -b 90M -l 1400 -t 2
+STEP_PID=$LAST_PID
 wait_for 5 "the step's traffic to start" bash -c "[ \$(ip netns exec '$HUB' cat \
 	/sys/class/net/hub-3/statistics/tx_bytes) -gt $((base + 1000000)) ]"
 t0=$(date +%s%N)
-deadline=$((t0 + 2 * REPORT_MS * 1000000))
-until [ "$(field node-c .score)" -le 2 ] 2>/dev/null; do
-	[ "$(date +%s%N)" -lt "$deadline" ] ||
-		fail "node-c still scores $(field node-c .score) $((2 * REPORT_MS)) ms after the step: $(nodes | jq -c '.nodes[] | select(.name == "node-c")')"
+# The report that changed the score arrived ageSeconds before the snapshot:
+# judged on its arrival, the polling's own delay does not count.
+until c=$(nodes | jq -c '.nodes[] | select(.name == "node-c")') &&
+	jq -e '.score <= 2 and .filterHeld' <<<"$c" >/dev/null; do
+	[ "$(date +%s%N)" -lt $((t0 + 5000000000)) ] ||
+		fail "node-c not at the bottom and held 5 s after the step: $c"
 	sleep 0.05
 done
 t1=$(date +%s%N)
-echo "ok: step seen after $(((t1 - t0) / 1000000)) ms (report interval $REPORT_MS ms):" \
-	"$(nodes | jq -c '.nodes[] | select(.name == "node-c") | {score, avg: .rxBytesPerSecond,
-		recent: .rxRecentBytesPerSecond, p95: .rxP95BytesPerSecond}')"
+seen_ms=$(((t1 - t0) / 1000000 - $(jq '.ageSeconds * 1000 | floor' <<<"$c")))
+[ "$seen_ms" -le $((2 * REPORT_MS)) ] ||
+	fail "node-c's score changed with a report $seen_ms ms after the step, over two report intervals ($((2 * REPORT_MS)) ms): $c"
+echo "ok: step seen in a report $seen_ms ms after it began (report interval $REPORT_MS ms):" \
+	"$(jq -c '{score, avg: .rxBytesPerSecond, recent: .rxRecentBytesPerSecond,
+		p95: .rxP95BytesPerSecond, filterHeld}' <<<"$c")"
+echo "ok: /filter fails node-c: $(c_filtered)"
+
+# 4. Hysteresis: the step is over and node-c is well under the limit, yet
+# it stays filtered (held) until --filter-hold has passed since it crossed.
+wait "$STEP_PID" 2>/dev/null
+c_quiet() {
+	nodes | jq -e --argjson link "$LINK" '.nodes[] | select(.name == "node-c") |
+		.rxBytesPerSecond <= 0.7 * $link and .rxRecentBytesPerSecond <= 0.7 * $link' >/dev/null
+}
+wait_for 6 "node-c's rates to fall to 70% of the link or less" c_quiet
+expect "node-c still held although quiet" "$(c_filtered)" \
+	'"netsched: was above 80 percent of link, held until 70"'
+c_passes() { ! c_filtered; }
+wait_for 9 "node-c to pass /filter again after the hold" c_passes
+t2=$(date +%s%N)
+[ $(((t2 - t0) / 1000000)) -ge 6000 ] || fail "node-c released $(((t2 - t0) / 1000000)) ms after the step, before the 6 s hold"
+echo "ok: node-c held, then released $(((t2 - t0) / 1000000)) ms after the step (hold 6 s)"
 echo "PASS: pressure"

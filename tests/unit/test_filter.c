@@ -15,6 +15,8 @@
 #include "common/log.h"
 #include "scorer/extender.h"
 #include "scorer/filter.h"
+#include "scorer/hysteresis.h"
+#include "scorer/table.h"
 #include "scorer/reply.h"
 #include "tests/unit/fake_scorer.h"
 
@@ -72,9 +74,12 @@ static void test_filter_rows(void **state)
 	(void)state;
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		const struct filter_row *row = &rows[r];
-		struct filter_config cfg = { row->max_pct, row->bandwidth };
+		struct filter_config cfg = { .max_utilization_pct = row->max_pct,
+					     .bandwidth = row->bandwidth };
 		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
-		struct filter_node node = { row->has_data, row->rx, row->tx, row->link, "ens192", 0, 0 };
+		struct filter_node node = { .has_data = row->has_data, .rx_bytes_per_second = row->rx,
+				    .tx_bytes_per_second = row->tx, .link_bytes_per_second = row->link,
+				    .label = "ens192" };
 		struct filter_why why;
 		bool pass = filter_check(&cfg, row->dir, &pod, &node, &why);
 
@@ -99,10 +104,14 @@ static void test_filter_rows(void **state)
  * pod's event stays short at any cluster size), and each its own detail. */
 static void test_filter_reasons_shared(void **state)
 {
-	struct filter_config cfg = { 80, true };
+	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
 	struct filter_pod pod = { 5000000000ULL, 0 };
-	struct filter_node a = { true, 108750000, 0, GBIT, "ens192", 0, 0 };
-	struct filter_node b = { true, 12000000000ULL / 8, 0, 10 * GBIT, "eth0,eth1", 0, 0 };
+	struct filter_node a = { .has_data = true, .rx_bytes_per_second = 108750000,
+				    .tx_bytes_per_second = 0, .link_bytes_per_second = GBIT,
+				    .label = "ens192" };
+	struct filter_node b = { .has_data = true, .rx_bytes_per_second = 12000000000ULL / 8,
+				    .tx_bytes_per_second = 0, .link_bytes_per_second = 10 * GBIT,
+				    .label = "eth0,eth1" };
 	struct filter_why wa, wb;
 
 	(void)state;
@@ -126,9 +135,11 @@ static void test_filter_reasons_shared(void **state)
 static void test_filter_reserved(void **state)
 {
 	const uint64_t mbit = 1000000 / 8;
-	struct filter_config cfg = { 80, true };
+	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
 	struct filter_pod pod = { 30000000, 30000000 };
-	struct filter_node n = { true, 50 * mbit, 0, 100 * mbit, "eth0", 0, 0 };
+	struct filter_node n = { .has_data = true, .rx_bytes_per_second = 50 * mbit,
+				    .tx_bytes_per_second = 0, .link_bytes_per_second = 100 * mbit,
+				    .label = "eth0" };
 	struct filter_why why;
 
 	(void)state;
@@ -286,6 +297,160 @@ static void test_filter_verb(void **state)
 	fake_scorer_free(s);
 }
 
+/* The maxUtilization hysteresis as a table of transitions: each row is a
+ * rule setting and a sequence of reports (time, rate, link), each with the
+ * event it must cause and whether the node is held afterwards. */
+#define HYST_STEPS 8
+struct hyst_step {
+	uint64_t t_s;
+	uint64_t rate, link;	/* bytes per second; link 0 = unknown */
+	enum hysteresis_event ev;
+	bool over;
+};
+
+struct hyst_row {
+	const char *name;
+	unsigned limit, margin;
+	uint64_t hold_ms;
+	struct hyst_step steps[HYST_STEPS];
+	size_t n;
+};
+
+#define S HYSTERESIS_SAME
+#define C HYSTERESIS_CROSSED
+#define R HYSTERESIS_RELEASED
+static const struct hyst_row hyst_rows[] = {
+	{ "crosses, held through a dip and before the hold, released after both", 80, 10, 30000,
+	  { { 0, 500, 1000, S, false }, { 1, 850, 1000, C, true }, { 2, 750, 1000, S, true },
+	    { 5, 600, 1000, S, true }, { 31, 650, 1000, R, false }, { 32, 790, 1000, S, false },
+	    { 33, 810, 1000, C, true } }, 7 },
+	{ "exactly at the limit is not over; exactly at limit - margin releases", 80, 10, 30000,
+	  { { 0, 800, 1000, S, false }, { 1, 801, 1000, C, true }, { 31, 701, 1000, S, true },
+	    { 32, 700, 1000, R, false } }, 4 },
+	{ "held for long, stays until clearly below", 80, 10, 30000,
+	  { { 0, 900, 1000, C, true }, { 100, 790, 1000, S, true }, { 200, 710, 1000, S, true },
+	    { 201, 0, 1000, R, false } }, 4 },
+	{ "the hold counts from crossing, not from the last report above", 80, 10, 30000,
+	  { { 0, 900, 1000, C, true }, { 29, 950, 1000, S, true }, { 30, 100, 1000, R, false } }, 3 },
+	{ "margin 0 and hold 0: a plain threshold", 80, 0, 0,
+	  { { 0, 810, 1000, C, true }, { 1, 800, 1000, R, false }, { 2, 810, 1000, C, true } }, 3 },
+	{ "rule off: never over", 0, 10, 30000,
+	  { { 0, 1000, 1000, S, false }, { 1, 2000, 1000, S, false } }, 2 },
+	{ "link speed becomes unknown: released at once", 80, 10, 30000,
+	  { { 0, 900, 1000, C, true }, { 1, 900, 0, R, false }, { 2, 900, 1000, C, true } }, 3 },
+	{ "margin as large as the limit: only idle releases", 10, 20, 0,
+	  { { 0, 500, 1000, C, true }, { 1, 1, 1000, S, true }, { 2, 0, 1000, R, false } }, 3 },
+	{ "huge values do not overflow", 99, 10, 1000,
+	  { { 0, UINT64_MAX, UINT64_MAX, C, true }, { 2, UINT64_MAX / 2, UINT64_MAX, R, false } },
+	  2 },
+};
+#undef S
+#undef C
+#undef R
+
+static void test_filter_hysteresis_rows(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(hyst_rows) / sizeof(hyst_rows[0]); r++) {
+		const struct hyst_row *row = &hyst_rows[r];
+		struct filter_config cfg = { .max_utilization_pct = row->limit,
+					     .margin_pct = row->margin, .hold_ms = row->hold_ms };
+		struct hysteresis_state st = { false, 0 };
+
+		for (size_t i = 0; i < row->n; i++) {
+			const struct hyst_step *s = &row->steps[i];
+			enum hysteresis_event ev = hysteresis_step(&cfg, &st, s->rate, s->link,
+								   1000 + s->t_s * 1000000000ULL);
+
+			if (ev != s->ev || st.over != s->over)
+				fail_msg("%s: step %zu (t %llu s, rate %llu of %llu) gave event %d "
+					 "over %d, want %d over %d", row->name, i,
+					 (unsigned long long)s->t_s, (unsigned long long)s->rate,
+					 (unsigned long long)s->link, ev, st.over, s->ev, s->over);
+		}
+	}
+}
+
+/* The rule judges max(average, recent) per direction, and a held node
+ * fails below the limit with a reason of its own (configured numbers only,
+ * so held nodes group) and its numbers in the detail. */
+static void test_filter_recent_and_held(void **state)
+{
+	struct filter_config cfg = { .max_utilization_pct = 80, .margin_pct = 10,
+				     .hold_ms = 30000 };
+	struct filter_pod pod = { 0, 0 };
+	struct filter_node n = { .has_data = true, .rx_bytes_per_second = 50000000,
+				 .link_bytes_per_second = GBIT, .label = "eth0",
+				 .rx_recent_bytes_per_second = 112500000 };
+	struct filter_why why;
+	const char *which;
+
+	(void)state;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_string_equal(why.reason, "netsched: rx above 80 percent of link");
+	assert_string_equal(why.detail, "eth0 rx 900 Mb/s is 90% of 1 Gb/s, above maxUtilization 80%");
+	n.rx_recent_bytes_per_second = 0;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	n.held = true;
+	n.over_for_ns = 12500000000ULL;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_string_equal(why.reason, "netsched: was above 80 percent of link, held until 70");
+	assert_string_equal(why.detail, "eth0 rx 400 Mb/s is 40% of 1 Gb/s; over maxUtilization 80% "
+			    "since 12 s ago, held until at most 70% after 30 s");
+	assert_null(strchr(why.reason, '%'));
+	/* The rule off: a held flag left over means nothing. */
+	cfg.max_utilization_pct = 0;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	/* Directions: the busier of max(avg, recent) each. */
+	assert_int_equal(filter_rate(POLICY_DIR_MAX, 10, 20, 30, 5, &which), 30);
+	assert_string_equal(which, "rx");
+	assert_int_equal(filter_rate(POLICY_DIR_BOTH, 10, 20, 0, 25, &which), 25);
+	assert_string_equal(which, "tx");
+	assert_int_equal(filter_rate(POLICY_DIR_TX, 100, 20, 300, 5, &which), 20);
+}
+
+/* The table steps every node's hysteresis on each report with the rule it
+ * was given; the state lives in the node (bounded memory) and reaches the
+ * extender's filter verb. */
+static void test_filter_hysteresis_in_table(void **state)
+{
+	struct scorer *s = fake_scorer_new(4, 1000, 600 * NS_PER_SEC);
+	struct filter_config cfg = { .max_utilization_pct = 80, .margin_pct = 10,
+				     .hold_ms = 5000 };
+	struct table_node tn;
+	struct reply out;
+	char body[256];
+	const uint64_t link_bps = 8000; /* 1000 B/s */
+	const struct { uint64_t t_s, rx; bool held; } steps[] = {
+		{ 0, 500, false }, { 1, 900, true }, { 2, 750, true }, { 4, 100, true },
+		{ 6, 750, true }, { 7, 700, false },
+	};
+
+	(void)state;
+	assert_non_null(s);
+	s->filter = cfg;
+	table_filter(s->table, &cfg, POLICY_DIR_RX);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct report r = fake_report("n1", steps[i].rx, 0, link_bps);
+
+		fake_now = 1000 + steps[i].t_s * NS_PER_SEC;
+		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+		assert_true(table_get(s->table, "n1", 2, &tn));
+		if (tn.filter.over != steps[i].held)
+			fail_msg("report %zu (t %llu s, rx %llu of 1000 B/s): held %d, want %d", i,
+				 (unsigned long long)steps[i].t_s, (unsigned long long)steps[i].rx,
+				 tn.filter.over, steps[i].held);
+		snprintf(body, sizeof(body), "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
+			 "\"NodeNames\":[\"n1\"]}");
+		ext_filter(s, body, strlen(body), &out);
+		assert_int_equal(out.status, 200);
+		if ((strstr(out.body, "\"FailedNodes\":{\"n1\"") != NULL) != steps[i].held)
+			fail_msg("report %zu: filter reply %s", i, out.body);
+		free(out.body);
+	}
+	fake_scorer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -296,6 +461,9 @@ int main(void)
 		cmocka_unit_test(test_filter_quantity_nul),
 		cmocka_unit_test(test_filter_warn_once),
 		cmocka_unit_test(test_filter_verb),
+		cmocka_unit_test(test_filter_hysteresis_rows),
+		cmocka_unit_test(test_filter_recent_and_held),
+		cmocka_unit_test(test_filter_hysteresis_in_table),
 	};
 	log_init("test_filter");
 	log_set_level(LOG_LVL_ERROR);

@@ -125,11 +125,15 @@ static void test_status_nodes_pressure_inputs(void **state)
 	struct reply r;
 
 	s->policy = POLICY_PRESSURE;
+	s->filter = (struct filter_config){ .max_utilization_pct = 50, .margin_pct = 10,
+					    .hold_ms = 30000 };
+	table_filter(s->table, &s->filter, POLICY_DIR_RX);
 	rep.ifaces[0].rx_peak_bytes_per_second = 1000;
 	rep.ifaces[0].rx_p95_bytes_per_second = 1000;
 	rep.ifaces[0].rx_recent_bytes_per_second = 600;
 	rep.ifaces[0].tx_dropped = 3;
 	assert_int_equal(table_apply(s->table, &rep, fake_now), TABLE_APPLIED);
+	fake_now += 2500 * NS_PER_MS;
 	status_nodes(s, &r);
 	assert_int_equal(r.status, 200);
 	if (!strstr(r.body, "\"rxRecentBytesPerSecond\":600,\"txRecentBytesPerSecond\":0,"
@@ -137,7 +141,8 @@ static void test_status_nodes_pressure_inputs(void **state)
 			    "\"rxMissed\":0,\"txDropped\":3,\"scoreInputs\":{\"policy\":\"pressure\","
 			    "\"direction\":\"rx\",\"averageBytesPerSecond\":500,"
 			    "\"recentBytesPerSecond\":600,\"p95BytesPerSecond\":1000,\"drops\":3,"
-			    "\"scoredBytesPerSecond\":800},\"score\":0"))
+			    "\"scoredBytesPerSecond\":800},\"filterHeld\":true,\"overSeconds\":2.500,"
+			    "\"score\":0"))
 		fail_msg("unexpected /v1/nodes: %s", r.body);
 	free(r.body);
 }
