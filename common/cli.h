@@ -34,7 +34,7 @@ struct cli_opt {
 	const char *help;	/* "ARG   what it does (default)"; NULL hides it */
 };
 
-#define CLI_MAX_OPTS 48
+#define CLI_MAX_OPTS 64
 
 /* Applies the file named by --config (if any), then the flags, to ctx.
  * Returns 0, or -EINVAL with err set; ctx may then be partly updated. */

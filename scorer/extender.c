@@ -231,7 +231,6 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 		goto out_free_request;
 	}
 	now = s->now_ns();
-	inflight_tick(s->inflight, now, false);
 	find_self(s, &rq, &self);
 	fresh = lookup(s, &rq, &self, now, pn);
 	policy_score(s->policy, pn, rq.n);
@@ -304,7 +303,6 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
 	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
 	now = s->now_ns();
-	inflight_tick(s->inflight, now, false);
 	find_self(s, &rq, &self);
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler

@@ -472,7 +472,6 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 			return -EINVAL;
 	h = hash(uid, uid_len);
 	pthread_rwlock_wrlock(&in->lock);
-	maybe_tick_locked(in, now_ns);
 	i = find_pod(in, uid, uid_len, h);
 	if (i != NONE && in->pods[i].bound) {
 		rc = -EALREADY;
@@ -520,7 +519,6 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 		bound_ns = now_ns;
 	h = hash(uid, uid_len);
 	pthread_rwlock_wrlock(&in->lock);
-	maybe_tick_locked(in, now_ns);
 	i = find_pod(in, uid, uid_len, h);
 	if (i == NONE) {
 		/* Bound long enough ago that its traffic is measured: nothing

@@ -48,7 +48,10 @@
  * Bounded: at most max_pods pods and max_nodes nodes; a pod beyond either is
  * not tracked and counted (cap_hits). Per-node sums are kept up to date, so
  * the request path's lookup is one hash probe; fades and expiries are
- * applied by inflight_tick(), at most every INFLIGHT_TICK_NS.
+ * applied by inflight_tick(), which a background thread calls every
+ * INFLIGHT_TICK_NS: the pass over every tracked pod (about a millisecond
+ * at 10,000) runs there under the write lock: a request may wait for it,
+ * but none runs it.
  *
  * Thread-safe: extender threads, the watch thread and status readers share
  * one inflight under its lock. Time is always passed in (monotonic ns), so

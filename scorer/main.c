@@ -1,5 +1,6 @@
 /* netsched-scorer: holds the latest traffic window of every node and answers
  * kube-scheduler extender calls from memory. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,11 +15,31 @@
 #include "keyfile.h"
 #include "log.h"
 #include "options.h"
+#include "podwatch.h"
 #include "prom.h"
 #include "scorer.h"
 #include "tls.h"
+#include "worker.h"
 
 #define EXIT_USAGE 2
+
+/* Fades and expiries of in-flight pods, off the request path. */
+static uint64_t inflight_round(void *ctx)
+{
+	inflight_tick(ctx, clock_mono_ns(), false);
+	return INFLIGHT_TICK_NS / NS_PER_MS;
+}
+
+/* Where the pod watch reaches the apiserver: --kubeconfig, else the pod's
+ * ServiceAccount. 0; -ENOENT: neither (not in a pod, no --kubeconfig);
+ * other -errno: access is configured but broken (err says how). */
+static int pod_watch_access(const struct scorer_options *o, struct kubeaccess *a, char *err,
+			    size_t errlen)
+{
+	if (o->kubeconfig[0])
+		return kubeaccess_kubeconfig(a, o->kubeconfig, err, errlen);
+	return kubeaccess_in_cluster(a, KUBEACCESS_SA_DIR, err, errlen);
+}
 
 int main(int argc, char **argv)
 {
@@ -26,7 +47,10 @@ int main(int argc, char **argv)
 	struct scorer_options o;
 	struct ingest *in = NULL;
 	struct http_server *http = NULL;
-	char err[512];
+	struct worker *ticker = NULL;
+	struct kubeaccess access;
+	int watch_rc = -ENOENT;
+	char err[512], watch_err[512] = "";
 	sigset_t sigs;
 	int sig, rc = 1;
 
@@ -54,7 +78,17 @@ int main(int argc, char **argv)
 		}
 		tls_free(&pems);
 	}
+	if (o.inflight_max_pods && o.pod_watch) {
+		watch_rc = pod_watch_access(&o, &access, watch_err, sizeof(watch_err));
+		/* Named but unusable is a mistake to stop on; absent is a choice. */
+		if (watch_rc && watch_rc != -ENOENT) {
+			fprintf(stderr, "netsched-scorer: pod watch: %s\n", watch_err);
+			return EXIT_USAGE;
+		}
+	}
 	if (o.check_config) {
+		if (!watch_rc)
+			kubeaccess_free(&access);
 		printf("configuration OK\n");
 		return 0;
 	}
@@ -81,8 +115,7 @@ int main(int argc, char **argv)
 	if (!s.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
 			  (unsigned long long)o.max_tracked_nodes);
-		log_stop();
-		return 1;
+		goto out;
 	}
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
 	table_evict_after(s.table, s.stale_after_ns);
@@ -104,11 +137,8 @@ int main(int argc, char **argv)
 				  (unsigned long long)o.inflight_max_pods);
 			goto out;
 		}
-		/* No pod watch yet: nothing confirms an assumption, so each
-		 * counts where prioritize put it until it fades. */
 		log_info("scorer", "in-flight pods: up to %llu, each weighs its declared bandwidth "
-			 "or %llu b/s, plus %llu b/s, for %llu ms, then fades over %llu ms; no "
-			 "apiserver watch: assumptions are not confirmed, they fade",
+			 "or %llu b/s, plus %llu b/s, for %llu ms, then fades over %llu ms",
 			 (unsigned long long)o.inflight_max_pods,
 			 (unsigned long long)o.inflight_estimate_bps,
 			 (unsigned long long)o.inflight_penalty_bps,
@@ -124,6 +154,38 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (s.inflight) {
+		ticker = worker_start("in-flight fades", inflight_round, s.inflight, 0, err,
+				      sizeof(err));
+		if (!ticker) {
+			log_error("scorer", "%s", err);
+			goto out;
+		}
+	}
+	if ((o.prom.url[0] || !watch_rc) && curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		log_error("scorer", "libcurl cannot initialise");
+		goto out;
+	}
+	if (s.inflight && !watch_rc) {
+		struct podwatch_config pc;
+
+		podwatch_defaults(&pc);
+		log_info("scorer", "pod watch: confirming in-flight pods through %s; an assumption "
+			 "never bound is dropped after %llu ms", access.origin,
+			 (unsigned long long)o.inflight_expire_ms);
+		s.podwatch = podwatch_start(&pc, &access, s.inflight, s.now_ns, err, sizeof(err));
+		if (!s.podwatch) {
+			log_error("scorer", "%s", err);
+			goto out;
+		}
+	} else if (s.inflight) {
+		/* Nothing can confirm an assumption: each counts where
+		 * prioritize put it until it fades. */
+		log_warn("scorer", "no pod watch (%s): in-flight assumptions are not confirmed "
+			 "or moved, they fade after %llu ms; pods other schedulers place are not "
+			 "counted", o.pod_watch ? watch_err : "--pod-watch off",
+			 (unsigned long long)(o.inflight_hold_ms + o.inflight_fade_ms));
+	}
 	if (o.prom.url[0]) {
 		/* A fallback refreshed every 15 s whose data expired after the
 		 * agents' 6 s would flicker between data and neutral: it keeps
@@ -133,10 +195,6 @@ int main(int argc, char **argv)
 		if (o.prom.max_age_ms < o.stale_after_ms)
 			o.prom.max_age_ms = o.stale_after_ms;
 		o.prom.max_nodes = o.max_tracked_nodes;
-		if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-			log_error("scorer", "libcurl cannot initialise");
-			goto out;
-		}
 		s.prom = prom_start(&o.prom, &s.counters, s.now_ns, err, sizeof(err));
 		if (!s.prom) {
 			log_error("scorer", "%s", err);
@@ -174,9 +232,13 @@ int main(int argc, char **argv)
 out:
 	http_stop(http);
 	ingest_stop(in);
+	podwatch_stop(s.podwatch);
+	worker_stop(ticker);
 	prom_stop(s.prom);
 	inflight_destroy(s.inflight);
 	table_destroy(s.table);
+	if (!watch_rc)
+		kubeaccess_free(&access); /* empty once podwatch_start() took it */
 	log_stop();
 	return rc;
 }

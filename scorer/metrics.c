@@ -7,6 +7,7 @@
 #include "counters.h"
 #include "inflight.h"
 #include "log.h"
+#include "podwatch.h"
 #include "reply.h"
 #include "scorer.h"
 #include "view.h"
@@ -40,7 +41,6 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
 
 	if (!s->inflight)
 		return;
-	inflight_tick(s->inflight, s->now_ns(), false);
 	inflight_stats(s->inflight, &st);
 	buf_puts(b, "# HELP netsched_scorer_inflight_total Pods just placed, by what became of their assumption.\n"
 		    "# TYPE netsched_scorer_inflight_total counter\n");
@@ -60,6 +60,31 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
 	buf_printf(b, "# HELP netsched_scorer_inflight_nodes Nodes with pods in flight now.\n"
 		      "# TYPE netsched_scorer_inflight_nodes gauge\n"
 		      "netsched_scorer_inflight_nodes %zu\n", st.nodes);
+}
+
+/* The pod watch's health. Present whenever in-flight pods are counted, so
+ * "no watch" (enabled 0) is a value an alert can see, not a missing series. */
+static void podwatch_metrics(struct buf *b, struct scorer *s)
+{
+	struct podwatch_stats st;
+
+	if (!s->inflight)
+		return;
+	podwatch_stats(s->podwatch, &st);
+	buf_printf(b, "# HELP netsched_scorer_pod_watch_enabled Whether the scorer has apiserver access to confirm in-flight pods.\n"
+		      "# TYPE netsched_scorer_pod_watch_enabled gauge\n"
+		      "netsched_scorer_pod_watch_enabled %d\n", s->podwatch ? 1 : 0);
+	buf_printf(b, "# HELP netsched_scorer_pod_watch_synced Whether the pod watch has listed the pods and is connected.\n"
+		      "# TYPE netsched_scorer_pod_watch_synced gauge\n"
+		      "netsched_scorer_pod_watch_synced %d\n", st.synced ? 1 : 0);
+	buf_puts(b, "# HELP netsched_scorer_pod_watch_total Pod watch activity: complete lists, watch connections, events applied, 410 re-lists, failures, events over the size limit.\n"
+		    "# TYPE netsched_scorer_pod_watch_total counter\n");
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"lists\"} %llu\n", (unsigned long long)st.lists);
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"watches\"} %llu\n", (unsigned long long)st.watches);
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"events\"} %llu\n", (unsigned long long)st.events);
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"expired\"} %llu\n", (unsigned long long)st.expired);
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"errors\"} %llu\n", (unsigned long long)st.errors);
+	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"skipped\"} %llu\n", (unsigned long long)st.skipped);
 }
 
 static void node_gauges(struct buf *b, struct scorer *s)
@@ -184,6 +209,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	node_gauges(&b, s);
 	node_series(&b, s);
 	inflight_metrics(&b, s);
+	podwatch_metrics(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
 		       "# TYPE netsched_scorer_ready gauge\n"
 		       "netsched_scorer_ready %d\n", view_ready(s, s->now_ns(), &fresh) ? 1 : 0);

@@ -355,6 +355,24 @@ static int set_inflight_expire(void *ctx, const char *v, char *why, size_t len)
 	return cli_set_duration(&OPTS(ctx)->inflight_expire_ms, v, 100, 3600 * 1000, why, len);
 }
 
+static int set_kubeconfig(void *ctx, const char *v, char *why, size_t len)
+{
+	return cli_set_string(OPTS(ctx)->kubeconfig, sizeof(OPTS(ctx)->kubeconfig), v, why, len);
+}
+
+static int set_pod_watch(void *ctx, const char *v, char *why, size_t len)
+{
+	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
+		OPTS(ctx)->pod_watch = true;
+	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
+		OPTS(ctx)->pod_watch = false;
+	else {
+		snprintf(why, len, "\"%s\" is not on or off", v);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)
 {
 	/* 0 is allowed here: it turns in-flight counting off. */
@@ -455,6 +473,11 @@ static const struct cli_opt opts[] = {
 	  "DUR  with a pod watch, an assumption never bound is dropped after this (30s)" },
 	{ "inflight-max-pods", CLI_VALUE, set_inflight_max_pods,
 	  "N     pods counted in flight at most; 0 = off (10000)" },
+	{ "pod-watch", CLI_VALUE, set_pod_watch,
+	  "on|off  confirm in-flight pods from the apiserver: in a pod its ServiceAccount, "
+	  "else --kubeconfig (on)" },
+	{ "kubeconfig", CLI_VALUE, set_kubeconfig,
+	  "FILE  reach the apiserver with this kubeconfig (outside a cluster)" },
 	{ "key-file", CLI_VALUE, set_key_file,
 	  "FILE  accept only reports signed with a key in this file (a Secret)" },
 	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
@@ -517,6 +540,7 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->inflight_hold_ms = 70000;
 	o->inflight_fade_ms = 60000;
 	o->inflight_expire_ms = 30000;
+	o->pod_watch = true;
 }
 
 void scorer_options_usage(FILE *f)

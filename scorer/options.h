@@ -40,6 +40,10 @@ struct scorer_options {
 	uint64_t inflight_hold_ms;
 	uint64_t inflight_fade_ms;
 	uint64_t inflight_expire_ms;
+	/* The pod watch that confirms in-flight pods (podwatch.h): a
+	 * kubeconfig, else the pod's ServiceAccount when running in one. */
+	char kubeconfig[1024];
+	bool pod_watch;
 	char key_file[256];	/* "" = reports need no signature */
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */

@@ -31,11 +31,13 @@ struct scorer_limits {
 
 struct prom;
 struct inflight;
+struct podwatch;
 
 struct scorer {
 	struct table *table;
 	struct prom *prom;		/* the fallback, NULL when not configured */
 	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
+	struct podwatch *podwatch;	/* confirms them (podwatch.h); NULL: no apiserver access */
 	enum policy_kind policy;
 	enum policy_direction direction;
 	struct filter_config filter;

@@ -102,7 +102,6 @@ void status_nodes(struct scorer *s, struct reply *out)
 
 	buf_init(&b, STATUS_MAX_BODY);
 	if (s->inflight) {
-		inflight_tick(s->inflight, now, false);
 		n_e = inflight_list(s->inflight, &e);
 		if (n_e < 0) {
 			b.failed = true;

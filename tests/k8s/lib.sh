@@ -18,6 +18,7 @@
 K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 K8S_PIDS=()
 K8S_RUN=0
+K8S_API_STARTS=0
 
 k8s_init() {
 	local bin
@@ -130,23 +131,39 @@ k8s_up_api() {
 		--unsafe-no-fsync --log-level warn
 	K8S_PIDS=("$LAST_PID")
 	wait_for 20 "etcd on 127.0.0.1:$K8S_ETCD_PORT" curl -sf "http://127.0.0.1:$K8S_ETCD_PORT/health"
+	k8s_api_start
+}
+
+# k8s_api_start: the apiserver on this run's etcd (k8s_up_api; again after
+# k8s_api_stop, as a restart). Its pid is in K8S_API_PID. K8S_AUTHZ=RBAC
+# makes it check permissions (the test token stays in system:masters).
+k8s_api_start() {
+	local state=$WORK/k8s-$K8S_RUN
 	# 1.20 has no insecure port: TLS with the self-signed certificate, the
 	# static token. No controller-manager runs, so nothing would create the
 	# default ServiceAccount or lift the not-ready taint: those two admission
 	# plugins are off.
-	start "apiserver-$K8S_RUN" "$K8S_BIN/kube-apiserver" \
+	K8S_API_STARTS=$((K8S_API_STARTS + 1))
+	start "apiserver-$K8S_RUN-$K8S_API_STARTS" "$K8S_BIN/kube-apiserver" \
 		--etcd-servers "http://127.0.0.1:$K8S_ETCD_PORT" \
 		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$K8S_API_PORT" \
 		--tls-cert-file "$WORK/pki/apiserver.crt" --tls-private-key-file "$WORK/pki/apiserver.key" \
-		--token-auth-file "$WORK/pki/tokens.csv" --authorization-mode AlwaysAllow \
+		--token-auth-file "$WORK/pki/tokens.csv" --authorization-mode "${K8S_AUTHZ:-AlwaysAllow}" \
 		--service-account-issuer https://127.0.0.1 \
 		--service-account-key-file "$WORK/pki/sa.pub" \
 		--service-account-signing-key-file "$WORK/pki/sa.key" \
 		--service-cluster-ip-range 10.0.0.0/24 \
 		--disable-admission-plugins ServiceAccount,TaintNodesByCondition \
 		--cert-dir "$state/certs" --event-ttl 10m --endpoint-reconciler-type none
+	K8S_API_PID=$LAST_PID
 	K8S_PIDS+=("$LAST_PID")
 	wait_for 60 "kube-apiserver /readyz" kc get --raw /readyz
+}
+
+# k8s_api_stop: stops the apiserver only (etcd and its data stay).
+k8s_api_stop() {
+	kill "$K8S_API_PID" 2>/dev/null
+	wait "$K8S_API_PID" 2>/dev/null
 }
 
 # k8s_up_scheduler CONFIG [WRAPPER...]: the scheduler on the running apiserver.

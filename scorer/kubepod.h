@@ -1,0 +1,106 @@
+/* Reading what the apiserver says about pods: a PodList page, one watch
+ * event, or a Status error, over the JSON layer (json.h).
+ *
+ * Only what in-flight accounting needs is read: a pod's UID, namespace and
+ * name, the node it is bound to, its bandwidth annotations, whether it has
+ * finished, and when it was scheduled. Nothing is copied: strings point into
+ * the text, which must outlive the result. Everything from the apiserver is
+ * bounded here like any other input: UIDs, node names and resource versions
+ * have a fixed maximum length, and a value of the wrong type is an error
+ * that names the field, never a crash or a guess. */
+#ifndef NETSCHED_KUBEPOD_H
+#define NETSCHED_KUBEPOD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "json.h"
+
+/* Resource versions and continue tokens are opaque strings; etcd's are
+ * decimal numbers, continue tokens base64 of a small JSON. */
+#define KUBEPOD_RV_MAX 64u
+#define KUBEPOD_CONTINUE_MAX 4096u
+
+/* A string as received (escapes not decoded); s NULL when absent. */
+struct kubepod_str {
+	const char *s;
+	size_t len;
+};
+
+struct kubepod {
+	struct kubepod_str uid;
+	struct kubepod_str ns;
+	struct kubepod_str name;
+	struct kubepod_str node;	/* spec.nodeName; absent or empty: not bound */
+	struct kubepod_str ingress;	/* kubernetes.io/ingress-bandwidth */
+	struct kubepod_str egress;	/* kubernetes.io/egress-bandwidth */
+	struct kubepod_str rv;		/* metadata.resourceVersion */
+	/* status.phase Succeeded or Failed, or metadata.deletionTimestamp set:
+	 * its traffic is ending (a terminating pod is deleted only when its
+	 * kubelet says it stopped). */
+	bool finished;
+	/* When it was bound, Unix seconds: the PodScheduled condition's
+	 * lastTransitionTime, else its creationTimestamp (a pod created with
+	 * spec.nodeName set); 0 when neither is readable. */
+	int64_t scheduled_unix_s;
+};
+
+enum kubepod_event_type {
+	KUBEPOD_ADDED,
+	KUBEPOD_MODIFIED,
+	KUBEPOD_DELETED,
+	KUBEPOD_BOOKMARK,	/* only object.metadata.resourceVersion is meaningful */
+	KUBEPOD_ERROR,		/* object is a Status: see status */
+};
+
+/* A Status object (a failed request's body, or a watch ERROR event). */
+struct kubepod_status {
+	int64_t code;			/* HTTP code it stands for; 410: resource version expired */
+	struct kubepod_str reason;	/* "Expired", "Forbidden", ... */
+	struct kubepod_str message;
+};
+
+struct kubepod_event {
+	enum kubepod_event_type type;
+	struct kubepod pod;		/* ADDED, MODIFIED, DELETED, BOOKMARK */
+	struct kubepod_status status;	/* ERROR */
+};
+
+/* One page of a pod list. items[] is walked with kubepod_list_item(). */
+struct kubepod_list {
+	struct kubepod_str rv;		/* the list's resourceVersion: watch from here */
+	struct kubepod_str cont;	/* metadata.continue: absent or empty on the last page */
+	int items;			/* the items array's token */
+	int n;				/* how many items */
+};
+
+/* Each returns 0, or -EINVAL with err saying which field is wrong and how,
+ * never echoing the input. */
+
+/* Pod object obj of doc into *p. */
+int kubepod_read(const struct json *doc, int obj, struct kubepod *p, char *err, size_t errlen);
+
+/* A watch event: the whole document is {"type": ..., "object": {...}}. */
+int kubepod_read_event(const struct json *doc, struct kubepod_event *ev, char *err,
+		       size_t errlen);
+
+/* A PodList page: the whole document. */
+int kubepod_read_list(const struct json *doc, struct kubepod_list *l, char *err, size_t errlen);
+
+/* The next item's token: start with at = -1, then pass what it returned. */
+int kubepod_list_item(const struct json *doc, const struct kubepod_list *l, int at);
+
+/* A Status object, the whole document (an error reply's body). */
+int kubepod_read_status(const struct json *doc, struct kubepod_status *st, char *err,
+			size_t errlen);
+
+/* RFC 3339 time as Kubernetes writes it ("2026-11-23T09:25:18Z", an offset
+ * instead of Z, fractional seconds ignored) into Unix seconds. 0 or -EINVAL. */
+int kubepod_parse_time(const char *s, size_t len, int64_t *out);
+
+/* Copies a string for a log line: printable ASCII only (anything else
+ * becomes '?'), truncated to fit out (cap >= 1). Returns out. */
+const char *kubepod_printable(const struct kubepod_str *v, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,230 @@
+/* Reaching the apiserver: kubeconfigs as kubectl writes them (token, token
+ * file, CA and client certificate as files or base64 data, relative paths),
+ * what is refused with a message that says why (exec plugins, passwords,
+ * plain http, missing contexts, a token that would break a header), and the
+ * in-cluster ServiceAccount read from a folder the test builds. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "file_tree.h"
+#include "scorer/kubeaccess.h"
+
+static char root[64];
+
+static int setup(void **state)
+{
+	(void)state;
+	strcpy(root, "/tmp/netsched-kubeaccess.XXXXXX");
+	assert_non_null(mkdtemp(root));
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	return system(cmd);
+}
+
+static int load(struct kubeaccess *a, const char *yaml, char *err, size_t errlen)
+{
+	return kubeaccess_kubeconfig_buffer(a, "kc", "/etc/kube", yaml, strlen(yaml), err, errlen);
+}
+
+#define HEAD "apiVersion: v1\nkind: Config\ncurrent-context: c\n" \
+	     "contexts:\n- name: other\n  context: {cluster: x, user: x}\n" \
+	     "- name: c\n  context: {cluster: k, user: u}\n"
+#define CLUSTER "clusters:\n- name: k\n  cluster:\n    server: https://10.0.0.1:6443/\n" \
+		"    certificate-authority: pki/ca.crt\n"
+
+static void test_kubeaccess_token(void **state)
+{
+	struct kubeaccess a;
+	char err[512], tok[64];
+
+	(void)state;
+	assert_int_equal(load(&a, HEAD CLUSTER "users:\n- name: u\n  user: {token: abc.def}\n",
+			      err, sizeof(err)), 0);
+	assert_string_equal(a.server, "https://10.0.0.1:6443");
+	assert_string_equal(a.ca.file, "/etc/kube/pki/ca.crt");
+	assert_null(a.ca.data);
+	assert_false(a.insecure);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "abc.def");
+	assert_non_null(strstr(a.origin, "context c"));
+	kubeaccess_free(&a);
+}
+
+static void test_kubeaccess_data(void **state)
+{
+	/* "-----BEGIN X-----\n" and "key\n" in base64. */
+	static const char yaml[] = HEAD
+		"clusters:\n- name: k\n  cluster:\n    server: https://api.example:443\n"
+		"    certificate-authority-data: LS0tLS1CRUdJTiBYLS0tLS0K\n"
+		"users:\n- name: u\n  user:\n    client-certificate-data: LS0tLS1CRUdJTiBYLS0tLS0K\n"
+		"    client-key-data: a2V5Cg==\n";
+	struct kubeaccess a;
+	char err[512], tok[64];
+
+	(void)state;
+	assert_int_equal(load(&a, yaml, err, sizeof(err)), 0);
+	assert_int_equal(a.ca.len, 18);
+	assert_memory_equal(a.ca.data, "-----BEGIN X-----\n", 18);
+	assert_int_equal(a.key.len, 4);
+	assert_memory_equal(a.key.data, "key\n", 4);
+	assert_non_null(a.cert.data);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "");
+	kubeaccess_free(&a);
+	assert_null(a.ca.data);
+	kubeaccess_free(&a); /* twice is harmless */
+}
+
+static void test_kubeaccess_token_file(void **state)
+{
+	struct kubeaccess a;
+	char err[512], tok[64], yaml[1024], dir[128];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/kc", root);
+	file_tree_put(root, "kc/token", "rotated-1\n");
+	snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {tokenFile: token}\n");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", dir, yaml, strlen(yaml), err,
+						      sizeof(err)), 0);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "rotated-1");
+	/* Read again on every connection: a rotated token is used at once. */
+	file_tree_put(root, "kc/token", "rotated-2");
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "rotated-2");
+	file_tree_put(root, "kc/token", "bad token\r\nX-Injected: 1");
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "cannot go in an HTTP header"));
+	kubeaccess_free(&a);
+}
+
+static void test_kubeaccess_file(void **state)
+{
+	struct kubeaccess a;
+	char err[512], path[128];
+
+	(void)state;
+	file_tree_put(root, "conf/kubeconfig", HEAD CLUSTER "users:\n- name: u\n  user:\n"
+		      "    client-certificate: me.crt\n    client-key: /abs/me.key\n");
+	snprintf(path, sizeof(path), "%s/conf/kubeconfig", root);
+	assert_int_equal(kubeaccess_kubeconfig(&a, path, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/conf/pki/ca.crt", root);
+	assert_string_equal(a.ca.file, path);
+	snprintf(path, sizeof(path), "%s/conf/me.crt", root);
+	assert_string_equal(a.cert.file, path);
+	assert_string_equal(a.key.file, "/abs/me.key");
+	kubeaccess_free(&a);
+
+	snprintf(path, sizeof(path), "%s/none", root);
+	assert_int_equal(kubeaccess_kubeconfig(&a, path, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, path));
+}
+
+static void test_kubeaccess_refused(void **state)
+{
+	static const struct {
+		const char *name, *yaml, *err;
+	} cases[] = {
+		{ "exec plugin", HEAD CLUSTER "users:\n- name: u\n  user:\n    exec: {command: "
+		  "aws}\n", "an exec plugin" },
+		{ "auth provider", HEAD CLUSTER "users:\n- name: u\n  user:\n    auth-provider: "
+		  "{name: gcp}\n", "an auth provider" },
+		{ "password", HEAD CLUSTER "users:\n- name: u\n  user: {username: a, password: b}\n",
+		  "basic authentication is not supported" },
+		{ "plain http", HEAD "clusters:\n- name: k\n  cluster: {server: "
+		  "http://10.0.0.1:8080}\nusers:\n- name: u\n  user: {token: t}\n",
+		  "server must be an https:// URL" },
+		{ "no current context", "apiVersion: v1\nkind: Config\n", "no current-context" },
+		{ "unknown context", "current-context: nope\ncontexts: []\n",
+		  "current-context nope is not among its contexts" },
+		{ "missing cluster", HEAD "users:\n- name: u\n  user: {token: t}\n",
+		  "names no cluster" },
+		{ "missing user", HEAD CLUSTER, "names user u, which the file does not have" },
+		{ "key without certificate", HEAD CLUSTER "users:\n- name: u\n  user: {client-key: "
+		  "k.pem}\n", "without its key, or a key without its certificate" },
+		{ "token with a newline", HEAD CLUSTER "users:\n- name: u\n  user: {token: "
+		  "\"a\\r\\nX-Evil: 1\"}\n", "cannot go in an HTTP header" },
+		{ "bad base64", HEAD "clusters:\n- name: k\n  cluster:\n    server: https://a\n"
+		  "    certificate-authority-data: '!!!!'\nusers: []\n", "not valid base64" },
+		{ "base64 of the wrong length", HEAD "clusters:\n- name: k\n  cluster:\n    server: "
+		  "https://a\n    certificate-authority-data: abc\n", "not base64" },
+		{ "not a mapping", "- a\n- b\n", "not a kubeconfig" },
+		{ "not YAML", "a: [b\n", "kc:" },
+	};
+	struct kubeaccess a;
+	char err[512];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		err[0] = '\0';
+		if (load(&a, cases[i].yaml, err, sizeof(err)) == 0)
+			fail_msg("%s: accepted", cases[i].name);
+		if (!strstr(err, cases[i].err))
+			fail_msg("%s: error \"%s\" lacks \"%s\"", cases[i].name, err, cases[i].err);
+	}
+}
+
+static void test_kubeaccess_in_cluster(void **state)
+{
+	struct kubeaccess a;
+	char err[512], tok[64], sa[128], path[160];
+
+	(void)state;
+	snprintf(sa, sizeof(sa), "%s/sa", root);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "not running in a pod"));
+
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "no ServiceAccount token"));
+
+	file_tree_put(root, "sa/token", "eyJhbGciOi.sa-token\n");
+	file_tree_put(root, "sa/ca.crt", "-----BEGIN CERTIFICATE-----\n");
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), 0);
+	assert_string_equal(a.server, "https://10.96.0.1:443");
+	snprintf(path, sizeof(path), "%s/ca.crt", sa);
+	assert_string_equal(a.ca.file, path);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), 0);
+	assert_string_equal(tok, "eyJhbGciOi.sa-token");
+	kubeaccess_free(&a);
+
+	setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), 0);
+	assert_string_equal(a.server, "https://[fd00::1]:443");
+	kubeaccess_free(&a);
+
+	setenv("KUBERNETES_SERVICE_PORT", "443/tcp", 1);
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), -EINVAL);
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubeaccess_token),
+		cmocka_unit_test(test_kubeaccess_data),
+		cmocka_unit_test(test_kubeaccess_token_file),
+		cmocka_unit_test(test_kubeaccess_file),
+		cmocka_unit_test(test_kubeaccess_refused),
+		cmocka_unit_test(test_kubeaccess_in_cluster),
+	};
+	return cmocka_run_group_tests_name("kubeaccess", tests, setup, teardown);
+}

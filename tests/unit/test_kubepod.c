@@ -1,0 +1,290 @@
+/* Reading the apiserver's pods: a real pod as the 1.20 apiserver writes it
+ * (managed fields and all), watch events of every type, list pages, Status
+ * errors, RFC 3339 times, and what is refused: wrong types, oversized or
+ * escaped UIDs, invalid node names, unknown event types, lists without a
+ * resourceVersion. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "scorer/kubepod.h"
+
+#define POD_UID "0c4b2c3e-8d1a-4b55-9f0e-2b8a51f3c0de"
+
+/* A bound pod as kube-apiserver v1.20 returns it, trimmed of nothing that
+ * matters to the parser's walk (managed fields nest deeply). */
+static const char pod_json[] =
+	"{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"web-1\","
+	"\"namespace\":\"shop\",\"uid\":\"" POD_UID "\",\"resourceVersion\":\"4711\","
+	"\"creationTimestamp\":\"2026-11-23T09:00:00Z\",\"labels\":{\"app\":\"web\"},"
+	"\"annotations\":{\"kubernetes.io/ingress-bandwidth\":\"200M\",\"other\":\"x\"},"
+	"\"managedFields\":[{\"manager\":\"kubectl\",\"operation\":\"Update\",\"fieldsType\":"
+	"\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:annotations\":{\".\":{},"
+	"\"f:kubernetes.io/ingress-bandwidth\":{}}},\"f:spec\":{\"f:containers\":{}}}}]},"
+	"\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}],\"nodeName\":\"node-7\","
+	"\"schedulerName\":\"default-scheduler\"},\"status\":{\"phase\":\"Pending\",\"conditions\":"
+	"[{\"type\":\"Initialized\",\"status\":\"True\",\"lastTransitionTime\":"
+	"\"2026-11-23T08:00:00Z\"},{\"type\":\"PodScheduled\",\"status\":\"True\","
+	"\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-23T09:00:05Z\"}]}}";
+
+static int parse(struct json *doc, const char *text)
+{
+	char err[256];
+
+	memset(doc, 0, sizeof(*doc));
+	return json_parse(doc, text, strlen(text), 100000, err, sizeof(err));
+}
+
+static bool str_eq(const struct kubepod_str *v, const char *s)
+{
+	return v->s && v->len == strlen(s) && memcmp(v->s, s, v->len) == 0;
+}
+
+static void test_kubepod_read_pod(void **state)
+{
+	struct json doc;
+	struct kubepod p;
+	char err[256];
+	int64_t t;
+
+	(void)state;
+	assert_int_equal(parse(&doc, pod_json), 0);
+	assert_int_equal(kubepod_read(&doc, 0, &p, err, sizeof(err)), 0);
+	assert_true(str_eq(&p.uid, POD_UID));
+	assert_true(str_eq(&p.ns, "shop"));
+	assert_true(str_eq(&p.name, "web-1"));
+	assert_true(str_eq(&p.node, "node-7"));
+	assert_true(str_eq(&p.ingress, "200M"));
+	assert_null(p.egress.s);
+	assert_true(str_eq(&p.rv, "4711"));
+	assert_false(p.finished);
+	/* The PodScheduled condition, not the creation time. */
+	assert_int_equal(kubepod_parse_time("2026-11-23T09:00:05Z", 20, &t), 0);
+	assert_int_equal(p.scheduled_unix_s, t);
+	json_free(&doc);
+}
+
+struct pod_case {
+	const char *name;
+	const char *json;
+	int rc;			/* 0 or -EINVAL */
+	const char *err;	/* part of the message */
+	bool finished;
+	const char *node;	/* NULL: not bound */
+	int64_t sched;		/* -1: do not check */
+};
+
+static const struct pod_case pod_cases[] = {
+	{ "created bound: creation time", "{\"metadata\":{\"uid\":\"u1\",\"creationTimestamp\":"
+	  "\"1970-01-01T00:01:40Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, false, "n1", 100 },
+	{ "unbound", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":{}}", 0, NULL, false, NULL, 0 },
+	{ "null spec and status", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":null,\"status\":null}",
+	  0, NULL, false, NULL, 0 },
+	{ "succeeded", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"n1\"},"
+	  "\"status\":{\"phase\":\"Succeeded\"}}", 0, NULL, true, "n1", -1 },
+	{ "failed", "{\"metadata\":{\"uid\":\"u1\"},\"status\":{\"phase\":\"Failed\"}}", 0, NULL,
+	  true, NULL, -1 },
+	{ "terminating", "{\"metadata\":{\"uid\":\"u1\",\"deletionTimestamp\":"
+	  "\"2026-11-23T09:00:00Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, true, "n1", -1 },
+	{ "offset time and fraction", "{\"metadata\":{\"uid\":\"u1\",\"creationTimestamp\":"
+	  "\"1970-01-01T01:01:40.123+01:00\"}}", 0, NULL, false, NULL, 100 },
+	{ "not an object", "[1]", -EINVAL, "expected an object", false, NULL, -1 },
+	{ "no metadata", "{\"spec\":{}}", -EINVAL, "no metadata", false, NULL, -1 },
+	{ "uid a number", "{\"metadata\":{\"uid\":7}}", -EINVAL, "metadata.uid is a number",
+	  false, NULL, -1 },
+	{ "uid too long", "{\"metadata\":{\"uid\":\"0123456789012345678901234567890123456789"
+	  "01234567890123456789012345\"}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1 },
+	{ "uid escaped", "{\"metadata\":{\"uid\":\"a\\u0000b\"}}", -EINVAL, "escape", false, NULL,
+	  -1 },
+	{ "node name with a capital", "{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"nodeName\":"
+	  "\"Node-1\"}}", -EINVAL, "spec.nodeName", false, NULL, -1 },
+	{ "node name with a slash", "{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"nodeName\":"
+	  "\"a/b\"}}", -EINVAL, "spec.nodeName", false, NULL, -1 },
+	{ "annotations an array", "{\"metadata\":{\"uid\":\"u\",\"annotations\":[]}}", -EINVAL,
+	  "metadata.annotations is an array", false, NULL, -1 },
+	{ "conditions an object", "{\"metadata\":{\"uid\":\"u\"},\"status\":{\"conditions\":{}}}",
+	  -EINVAL, "status.conditions is an object", false, NULL, -1 },
+	{ "condition a string", "{\"metadata\":{\"uid\":\"u\"},\"status\":{\"conditions\":"
+	  "[\"x\"]}}", -EINVAL, "status.conditions[0]", false, NULL, -1 },
+	{ "bad time", "{\"metadata\":{\"uid\":\"u\",\"creationTimestamp\":\"yesterday, noon "
+	  "sharp!!\"}}", -EINVAL, "RFC 3339", false, NULL, -1 },
+	{ "huge annotation", "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"kubernetes.io/"
+	  "egress-bandwidth\":\"1111111111111111111111111111111111111111111111111111111111111"
+	  "11111\"}}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1 },
+};
+
+static void test_kubepod_cases(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(pod_cases) / sizeof(pod_cases[0]); i++) {
+		const struct pod_case *c = &pod_cases[i];
+		char err[256] = "";
+		struct json doc;
+		struct kubepod p;
+		int rc;
+
+		if (parse(&doc, c->json))
+			fail_msg("%s: not JSON", c->name);
+		rc = kubepod_read(&doc, 0, &p, err, sizeof(err));
+		if (rc != c->rc)
+			fail_msg("%s: rc %d, want %d (%s)", c->name, rc, c->rc, err);
+		if (c->err && !strstr(err, c->err))
+			fail_msg("%s: error \"%s\" lacks \"%s\"", c->name, err, c->err);
+		if (!rc) {
+			if (p.finished != c->finished)
+				fail_msg("%s: finished %d", c->name, p.finished);
+			if (c->node ? !str_eq(&p.node, c->node) : p.node.s != NULL)
+				fail_msg("%s: node", c->name);
+			if (c->sched >= 0 && p.scheduled_unix_s != c->sched)
+				fail_msg("%s: scheduled %lld, want %lld", c->name,
+					 (long long)p.scheduled_unix_s, (long long)c->sched);
+		}
+		json_free(&doc);
+	}
+}
+
+static void test_kubepod_events(void **state)
+{
+	char text[sizeof(pod_json) + 64], err[256];
+	struct kubepod_event ev;
+	struct json doc;
+
+	(void)state;
+	snprintf(text, sizeof(text), "{\"type\":\"MODIFIED\",\"object\":%s}", pod_json);
+	assert_int_equal(parse(&doc, text), 0);
+	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBEPOD_MODIFIED);
+	assert_true(str_eq(&ev.pod.node, "node-7"));
+	json_free(&doc);
+
+	assert_int_equal(parse(&doc, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\","
+				     "\"metadata\":{\"resourceVersion\":\"991\"}}}"), 0);
+	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBEPOD_BOOKMARK);
+	assert_true(str_eq(&ev.pod.rv, "991"));
+	json_free(&doc);
+
+	assert_int_equal(parse(&doc, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
+				     "\"status\":\"Failure\",\"message\":\"too old resource "
+				     "version: 5 (77)\",\"reason\":\"Expired\",\"code\":410}}"), 0);
+	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.type, KUBEPOD_ERROR);
+	assert_int_equal(ev.status.code, 410);
+	assert_true(str_eq(&ev.status.reason, "Expired"));
+	json_free(&doc);
+
+	static const struct {
+		const char *json, *err;
+	} bad[] = {
+		{ "{\"type\":\"ADDED\"}", "no object" },
+		{ "{\"type\":\"RENAMED\",\"object\":{}}", "expected ADDED" },
+		{ "{\"object\":{}}", "type is missing" },
+		{ "{\"type\":\"ADDED\",\"object\":{\"metadata\":{}}}", "no metadata.uid" },
+		{ "{\"type\":\"DELETED\",\"object\":[]}", "object is an array" },
+		{ "{\"type\":\"ERROR\",\"object\":{\"code\":\"410\"}}", "not an HTTP status" },
+		{ "{\"type\":\"ERROR\",\"object\":{\"code\":4100}}", "not an HTTP status" },
+		{ "[]", "expected an object" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(&doc, bad[i].json), 0);
+		err[0] = '\0';
+		if (kubepod_read_event(&doc, &ev, err, sizeof(err)) != -EINVAL ||
+		    !strstr(err, bad[i].err))
+			fail_msg("%s: error \"%s\", want \"%s\"", bad[i].json, err, bad[i].err);
+		json_free(&doc);
+	}
+}
+
+static void test_kubepod_list(void **state)
+{
+	char text[3 * sizeof(pod_json) + 256], err[256];
+	struct kubepod_list l;
+	struct kubepod p;
+	struct json doc;
+	int n = 0;
+
+	(void)state;
+	snprintf(text, sizeof(text), "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":"
+		 "\"812\",\"continue\":\"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ\"},\"items\":[%s,%s]}",
+		 pod_json, pod_json);
+	assert_int_equal(parse(&doc, text), 0);
+	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), 0);
+	assert_true(str_eq(&l.rv, "812"));
+	assert_true(str_eq(&l.cont, "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ"));
+	assert_int_equal(l.n, 2);
+	for (int it = kubepod_list_item(&doc, &l, -1); it >= 0; it = kubepod_list_item(&doc, &l, it)) {
+		assert_int_equal(kubepod_read(&doc, it, &p, err, sizeof(err)), 0);
+		assert_true(str_eq(&p.uid, POD_UID));
+		n++;
+	}
+	assert_int_equal(n, 2);
+	json_free(&doc);
+
+	/* An empty cluster: items null, the last page. */
+	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}"), 0);
+	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), 0);
+	assert_int_equal(kubepod_list_item(&doc, &l, -1), -1);
+	assert_null(l.cont.s);
+	json_free(&doc);
+
+	assert_int_equal(parse(&doc, "{\"metadata\":{},\"items\":[]}"), 0);
+	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "no metadata.resourceVersion"));
+	json_free(&doc);
+	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":{}}"), 0);
+	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "items is an object"));
+	json_free(&doc);
+}
+
+static void test_kubepod_time(void **state)
+{
+	int64_t t;
+
+	(void)state;
+	assert_int_equal(kubepod_parse_time("1970-01-01T00:00:00Z", 20, &t), 0);
+	assert_int_equal(t, 0);
+	assert_int_equal(kubepod_parse_time("2026-11-23T09:25:18Z", 20, &t), 0);
+	assert_int_equal(t, 1795425918);
+	assert_int_equal(kubepod_parse_time("2026-11-23T10:25:18+01:00", 25, &t), 0);
+	assert_int_equal(t, 1795425918);
+	assert_int_equal(kubepod_parse_time("2026-11-23T09:25:18.999999Z", 27, &t), 0);
+	assert_int_equal(t, 1795425918);
+	static const char *const bad[] = {
+		"2026-11-23 09:25:18Z", "2026-11-23T09:25:18", "2026-11-23T09:25:18Zjunk",
+		"2026-11-23T09:25:18+1:00", "2026-13-23T09:25:18Z", "not a time at all, really",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (kubepod_parse_time(bad[i], strlen(bad[i]), &t) == 0)
+			fail_msg("\"%s\" parsed as %lld", bad[i], (long long)t);
+	assert_int_equal(kubepod_parse_time(NULL, 0, &t), -EINVAL);
+}
+
+static void test_kubepod_printable(void **state)
+{
+	struct kubepod_str v = { "ok\x01\xff" "done", 8 };
+	char out[6];
+
+	(void)state;
+	assert_string_equal(kubepod_printable(&v, out, sizeof(out)), "ok??d");
+	v.s = NULL;
+	assert_string_equal(kubepod_printable(&v, out, sizeof(out)), "");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubepod_read_pod),
+		cmocka_unit_test(test_kubepod_cases),
+		cmocka_unit_test(test_kubepod_events),
+		cmocka_unit_test(test_kubepod_list),
+		cmocka_unit_test(test_kubepod_time),
+		cmocka_unit_test(test_kubepod_printable),
+	};
+	return cmocka_run_group_tests_name("kubepod", tests, NULL, NULL);
+}
