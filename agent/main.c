@@ -315,10 +315,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	log_info("agent", "%s: sampling every %llu ms over %s%s%s, reporting a %llu ms window "
-		 "every %llu ms to %zu scorer(s)", o.node, (unsigned long long)o.sample_interval_ms,
+		 "every %llu ms to %zu scorer(s) as instance %016llx", o.node,
+		 (unsigned long long)o.sample_interval_ms,
 		 o.source == SAMPLER_NETLINK ? "netlink" : "sysfs",
 		 o.netns[0] ? " in netns " : "", o.netns, (unsigned long long)o.window_ms,
-		 (unsigned long long)o.report_interval_ms, o.n_scorers);
+		 (unsigned long long)o.report_interval_ms, o.n_scorers, (unsigned long long)instance);
 	if (met)
 		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
 			 agent_metrics_port(met));

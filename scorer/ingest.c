@@ -38,6 +38,14 @@ static void log_rejected(const char *why)
 		    "report rejected: %s", why);
 }
 
+/* The instance whose report node holds now, for a log line (0: none). */
+static uint64_t tn_instance(struct scorer *s, const char *node)
+{
+	struct table_node tn;
+
+	return table_get(s->table, node, strlen(node), &tn) ? tn.instance_id : 0;
+}
+
 int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 {
 	struct report r;
@@ -66,6 +74,18 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		log_rejected(err);
 		return -ERANGE;
 	}
+	if (s->keys.n && r.window_end_unix_ms < s->started_unix_ms) {
+		/* Captured before we started: no table of ours saw it, so only
+		 * its time tells it from a fresh one. A live agent's next
+		 * window ends after our start. */
+		atomic_fetch_add(&s->counters.reports_replayed, 1);
+		snprintf(err, sizeof(err), "%s: signed report %llu ends %llu ms before this scorer "
+			 "started: replayed, or the agent's clock is behind ours", r.node,
+			 (unsigned long long)r.seq,
+			 (unsigned long long)(s->started_unix_ms - r.window_end_unix_ms));
+		log_rejected(err);
+		return -ETIME;
+	}
 	if (s->keys.n) {
 		/* A signature proves who sent a report, not when: an old one
 		 * captured off the wire and sent again is refused by its time. */
@@ -82,6 +102,12 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 			log_rejected(err);
 			return -ETIME;
 		}
+	}
+	{
+		uint64_t cap = clock_unix_ms() + INGEST_ORDER_AHEAD_MS;
+
+		if (r.window_end_unix_ms > cap)
+			r.window_end_unix_ms = cap;
 	}
 	switch (table_apply(s->table, &r, s->now_ns())) {
 	case TABLE_EVICTED: {
@@ -103,6 +129,16 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		atomic_fetch_add(s->keys.n ? &s->counters.reports_replayed :
 					     &s->counters.reports_duplicate,
 				 1);
+		return -EALREADY;
+	case TABLE_OUTDATED:
+		/* An earlier agent instance's report (replayed, or late after a
+		 * restart), or a clock stepped back: the newer data stays. */
+		atomic_fetch_add(&s->counters.reports_outdated, 1);
+		snprintf(err, sizeof(err), "%s: report %llu of instance %016llx ends before the "
+			 "node's latest window (instance %016llx): outdated or replayed", r.node,
+			 (unsigned long long)r.seq, (unsigned long long)r.instance_id,
+			 (unsigned long long)tn_instance(s, r.node));
+		log_rejected(err);
 		return -EALREADY;
 	case TABLE_FULL:
 	default:

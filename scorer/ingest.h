@@ -26,6 +26,10 @@ void ingest_stop(struct ingest *in);
 /* A signed report whose window ends further than this from our wall clock
  * is a replay (or a broken clock): five minutes, as Kerberos allows. */
 #define INGEST_MAX_SKEW_MS (5ULL * 60 * 1000)
+/* A node's reports are ordered by window end (table.h); one ending ahead of
+ * our clock is filed as ending this far ahead at most, so a window claimed
+ * in the future holds the order for a second, not for the skew allowed. */
+#define INGEST_ORDER_AHEAD_MS 1000ULL
 
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */

@@ -111,6 +111,7 @@ int main(int argc, char **argv)
 	s.limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
+	s.started_unix_ms = clock_unix_ms();
 	s.table = table_create(o.max_tracked_nodes);
 	if (!s.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
 	table_evict_after(s.table, s.stale_after_ns);
 	table_filter(s.table, &s.filter, s.direction);
+	table_resync_after(s.table, s.stale_after_ns);
 	if (o.inflight_max_pods) {
 		struct inflight_config ic = {
 			.max_pods = o.inflight_max_pods,

@@ -52,6 +52,9 @@ struct scorer {
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);
 	uint64_t started_mono_ns;
+	/* Our wall clock at start: a signed report whose window ended before
+	 * it was captured before we ran (0: no such check). */
+	uint64_t started_unix_ms;
 	struct counters counters;
 };
 

@@ -25,6 +25,7 @@ struct table {
 	uint32_t *index;		/* mask + 1 entries: 0 empty, else 1 + position */
 	struct table_node *nodes;	/* max_nodes entries, the first count in use */
 	uint64_t evict_after_ns;	/* 0: never evict */
+	uint64_t resync_after_ns;	/* 0: a node's window order is never reset */
 	uint64_t no_stale_until_ns;	/* no node can be stale before this */
 	uint64_t evictions;
 	struct filter_config filter;	/* for the hysteresis; rule off until table_filter() */
@@ -206,6 +207,30 @@ void table_evict_after(struct table *t, uint64_t age_ns)
 	pthread_rwlock_unlock(&t->lock);
 }
 
+void table_resync_after(struct table *t, uint64_t age_ns)
+{
+	pthread_rwlock_wrlock(&t->lock);
+	t->resync_after_ns = age_ns;
+	pthread_rwlock_unlock(&t->lock);
+}
+
+/* The order rules of enum table_result, for a report r of known node n. */
+static enum table_result order(const struct table *t, const struct table_node *n,
+			       const struct report *r, uint64_t now)
+{
+	bool same = n->instance_id == r->instance_id;
+
+	if (r->window_end_unix_ms > n->window_end_unix_ms)
+		return TABLE_APPLIED;
+	/* Two reports within a millisecond: the instance's own order. */
+	if (same && r->seq > n->seq && r->window_end_unix_ms == n->window_end_unix_ms)
+		return TABLE_APPLIED;
+	if (same && r->seq > n->seq && t->resync_after_ns &&
+	    table_node_age_ns(n, now) > t->resync_after_ns)
+		return TABLE_APPLIED;
+	return same && r->seq <= n->seq ? TABLE_DUPLICATE : TABLE_OUTDATED;
+}
+
 uint64_t table_evictions(struct table *t)
 {
 	uint64_t n;
@@ -286,10 +311,9 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 	e = find_slot(t, r->node, len);
 	if (*e) {
 		n = &t->nodes[*e - 1];
-		if (n->instance_id == r->instance_id && r->seq <= n->seq) {
-			res = TABLE_DUPLICATE;
+		res = order(t, n, r, now_mono_ns);
+		if (res != TABLE_APPLIED)
 			goto out_unlock;
-		}
 	} else {
 		if (t->count >= t->max_nodes) {
 			if (!evict_stalest(t, now_mono_ns)) {
@@ -308,6 +332,7 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 	}
 	n->instance_id = r->instance_id;
 	n->seq = r->seq;
+	n->window_end_unix_ms = r->window_end_unix_ms;
 	n->arrival_mono_ns = now_mono_ns;
 	summarize(r, n);
 	step_filter(t, n, now_mono_ns, &tr);

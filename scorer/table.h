@@ -21,6 +21,9 @@ struct table_node {
 	char name[REPORT_MAX_NODE_LEN + 1];
 	uint64_t instance_id;
 	uint64_t seq;
+	/* The latest report's window end (agent's clock, capped by ingest at
+	 * ours): what orders a node's reports, whichever instance sent them. */
+	uint64_t window_end_unix_ms;
 	uint64_t arrival_mono_ns;	/* when the latest report arrived */
 	uint64_t window_ms;		/* longest covered time among its interfaces */
 	uint64_t rx_bytes_per_second;	/* summed over the node's interfaces */
@@ -44,9 +47,17 @@ struct table_node {
 	char ifaces_label[REPORT_MAX_IFNAME_LEN + 12];
 };
 
+/* A known node's report is newer when its window ends later than the
+ * latest one's, whatever its instance id or sequence number: an earlier
+ * agent instance's report, replayed after that agent restarted, is older
+ * than what the new instance sent; and a forged sequence number (2^64 - 1
+ * under the victim's instance id) cannot hold the node, since the real
+ * agent's next window ends later. The sequence number only tells a
+ * retransmission (a duplicate) from an outdated report. */
 enum table_result {
 	TABLE_APPLIED,		/* new node, or newer report of a known one */
-	TABLE_DUPLICATE,	/* same agent instance, sequence not newer: ignored */
+	TABLE_DUPLICATE,	/* same agent instance, sequence and window not newer: ignored */
+	TABLE_OUTDATED,		/* window ends no later than the node's latest: ignored */
 	TABLE_EVICTED,		/* new node, applied in place of the stalest one */
 	TABLE_FULL,		/* unknown node, no room and nothing stale: ignored */
 };
@@ -69,6 +80,14 @@ uint64_t table_evictions(struct table *t);
  * uses (hysteresis.h); until called, the rule is off and no node is held.
  * Transitions are logged with the node, its rate and the limit. */
 void table_filter(struct table *t, const struct filter_config *cfg, enum policy_direction dir);
+
+/* An agent whose clock steps back (NTP, a resumed VM) sends windows that
+ * end before its latest one. Once the node's latest report is older than
+ * age_ns (the scorer's staleness bound: the node counts as without data
+ * anyway), the same instance's next sequence number is taken again
+ * whatever its window. A captured report cannot use this: its sequence
+ * number is not newer than the latest. 0, the default: never. */
+void table_resync_after(struct table *t, uint64_t age_ns);
 
 /* Applies a validated report that arrived at now_mono_ns. */
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns);

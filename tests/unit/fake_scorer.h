@@ -66,6 +66,9 @@ static inline struct report fake_report(const char *node, uint64_t rx, uint64_t 
 	snprintf(r.node, sizeof(r.node), "%s", node);
 	r.instance_id = 1;
 	r.seq = ++seq;
+	/* Windows advance with the sequence: each report is newer (table.h). */
+	r.window_end_unix_ms = 1800000000000ULL + r.seq * 1000;
+	r.window_start_unix_ms = r.window_end_unix_ms - 10000;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
 	r.ifaces[0].rx_bytes = rx * 10;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "common/keyfile.h"
@@ -167,11 +168,120 @@ static void test_ingest_signed(void **state)
 	fake_scorer_free(s);
 }
 
+/* Issue 14, item 10 (a): a signed report captured before the scorer
+ * (re)started is refused however fresh, and a report from an earlier agent
+ * instance is outdated once the new instance reported. */
+static void test_ingest_replay_after_restart(void **state)
+{
+	static const char *k1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	uint8_t captured[REPORT_MAX_BYTES], wire[REPORT_MAX_BYTES];
+	struct table_node tn;
+	struct report r;
+	size_t clen, len;
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
+	good(&r, wire, sizeof(wire), 40);
+	r.ifaces[0].rx_bytes = 9000;
+	r.window_end_unix_ms = clock_unix_ms() - 2000; /* two seconds old */
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], captured, sizeof(captured),
+					      &clen), 0);
+	/* Before the restart: accepted, as it was when the agent sent it. */
+	assert_int_equal(ingest_message(s, captured, clen), 0);
+	/* The scorer restarts (an empty table) a second after that window. */
+	fake_scorer_free(s);
+	s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	assert_non_null(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
+	s->started_unix_ms = r.window_end_unix_ms + 1000;
+	assert_int_equal(ingest_message(s, captured, clen), -ETIME);
+	assert_int_equal(atomic_load(&s->counters.reports_replayed), 1);
+	assert_false(table_get(s->table, "node-1", 6, &tn));
+
+	/* The agent restarted too: instance 8 reports a window ending now. */
+	r.instance_id = 8;
+	r.seq = 1;
+	r.ifaces[0].rx_bytes = 1000;
+	r.window_end_unix_ms = clock_unix_ms();
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	/* Instance 7's report of a moment ago, after the scorer started:
+	 * older than the node's latest window, so outdated. */
+	r.instance_id = 7;
+	r.seq = 41;
+	r.ifaces[0].rx_bytes = 9000;
+	r.window_end_unix_ms -= 500;
+	r.window_start_unix_ms -= 500;
+	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -EALREADY);
+	assert_int_equal(atomic_load(&s->counters.reports_outdated), 1);
+	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_int_equal(tn.instance_id, 8);
+	assert_int_equal(tn.rx_bytes_per_second, 1000);
+	fake_scorer_free(s);
+}
+
+/* Issue 14, item 10 (c), without a key: the victim's instance id with
+ * sequence 2^64 - 1 and a window claimed four minutes ahead (within the
+ * skew allowed) is taken, but filed under our clock, so the agent's own
+ * reports take the node back within a second or two. */
+static void test_ingest_forged_sequence(void **state)
+{
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	uint8_t wire[REPORT_MAX_BYTES];
+	struct table_node tn;
+	struct report r;
+	size_t len;
+
+	(void)state;
+	assert_non_null(s);
+	good(&r, wire, sizeof(wire), 5);
+	r.window_end_unix_ms = clock_unix_ms();
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	/* The forgery. */
+	r.seq = UINT64_MAX;
+	r.ifaces[0].rx_bytes = 900000000;
+	r.window_end_unix_ms = clock_unix_ms() + 240 * 1000;
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_int_equal(tn.rx_bytes_per_second, 900000000);
+	assert_true(tn.window_end_unix_ms <= clock_unix_ms() + INGEST_ORDER_AHEAD_MS);
+	/* The agent's next report, INGEST_ORDER_AHEAD_MS and a bit later by
+	 * the wall clock (the ingest path reads the real one). */
+	{
+		uint64_t ms = INGEST_ORDER_AHEAD_MS + 100;
+		struct timespec nap = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+		nanosleep(&nap, NULL);
+	}
+	r.seq = 6;
+	r.ifaces[0].rx_bytes = 1000;
+	r.window_end_unix_ms = clock_unix_ms();
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_int_equal(tn.rx_bytes_per_second, 1000);
+	assert_int_equal(tn.seq, 6);
+	fake_scorer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_ingest_reasons),
 		cmocka_unit_test(test_ingest_signed),
+		cmocka_unit_test(test_ingest_replay_after_restart),
+		cmocka_unit_test(test_ingest_forged_sequence),
 	};
 	log_init("test_ingest");
 	log_set_level(LOG_LVL_ERROR);

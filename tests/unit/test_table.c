@@ -1,4 +1,5 @@
-/* The node table: apply, duplicates, agent restarts, capacity, summaries. */
+/* The node table: apply, duplicates, agent restarts, replays, capacity,
+ * summaries. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -10,6 +11,8 @@
 
 #include "scorer/table.h"
 
+#define END0 1800000000000ULL /* 2027-01-15, in ms */
+
 static struct report make_report(const char *node, uint64_t instance, uint64_t seq,
 				 uint64_t rx_bytes, uint64_t covered_ms)
 {
@@ -19,6 +22,9 @@ static struct report make_report(const char *node, uint64_t instance, uint64_t s
 	snprintf(r.node, sizeof(r.node), "%s", node);
 	r.instance_id = instance;
 	r.seq = seq;
+	/* An agent's windows advance with its sequence, a second apart. */
+	r.window_end_unix_ms = END0 + seq * 1000;
+	r.window_start_unix_ms = r.window_end_unix_ms - covered_ms;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
 	r.ifaces[0].rx_bytes = rx_bytes;
@@ -66,11 +72,100 @@ static void test_table_sequence_rules(void **state)
 	assert_true(table_get(t, "node-a", 6, &n));
 	assert_int_equal(n.rx_bytes_per_second, 1000); /* unchanged by the duplicates */
 	assert_int_equal(n.arrival_mono_ns, 1);
-	/* A restarted agent has a new instance id and starts counting again. */
+	assert_int_equal(n.window_end_unix_ms, END0 + 5000);
+	/* A newer sequence number within the same millisecond is newer. */
+	r = make_report("node-a", 1, 6, 2000, 1000);
+	r.window_end_unix_ms = END0 + 5000;
+	assert_int_equal(table_apply(t, &r, 3), TABLE_APPLIED);
+	/* A restarted agent has a new instance id and starts counting again,
+	 * with a window that ends later. */
 	r = make_report("node-a", 2, 1, 3000, 1000);
+	r.window_end_unix_ms = END0 + 6000;
 	assert_int_equal(table_apply(t, &r, 4), TABLE_APPLIED);
 	assert_true(table_get(t, "node-a", 6, &n));
 	assert_int_equal(n.rx_bytes_per_second, 3000);
+	/* ...and another instance's report within the same millisecond is
+	 * not newer. */
+	r = make_report("node-a", 3, 9, 4000, 1000);
+	r.window_end_unix_ms = END0 + 6000;
+	assert_int_equal(table_apply(t, &r, 5), TABLE_OUTDATED);
+	assert_int_equal(n.instance_id, 2);
+	table_destroy(t);
+}
+
+/* Issue 14, item 10: an earlier agent instance's report replayed after the
+ * agent restarted, and a forged sequence number under the victim's instance
+ * id. The old table took the first (any other instance id was "newer") and
+ * let the second hold the node until its agent restarted. */
+static void test_table_replay_order(void **state)
+{
+	struct table *t = table_create(4);
+	struct report old, r;
+	struct table_node n;
+
+	(void)state;
+	/* Instance 1 reports 9000 B/s; the attacker keeps that report. */
+	old = make_report("node-a", 1, 40, 9000, 1000);
+	assert_int_equal(table_apply(t, &old, 1), TABLE_APPLIED);
+	/* The agent restarts as instance 2: 1000 B/s. */
+	r = make_report("node-a", 2, 1, 1000, 1000);
+	r.window_end_unix_ms = old.window_end_unix_ms + 5000;
+	assert_int_equal(table_apply(t, &r, 2), TABLE_APPLIED);
+	/* The captured report of instance 1 comes back: outdated. */
+	assert_int_equal(table_apply(t, &old, 3), TABLE_OUTDATED);
+	old.seq = UINT64_MAX; /* (unsigned, it could be changed at will) */
+	assert_int_equal(table_apply(t, &old, 3), TABLE_OUTDATED);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_int_equal(n.rx_bytes_per_second, 1000);
+	assert_int_equal(n.instance_id, 2);
+
+	/* Unsigned: instance 2's id with sequence 2^64 - 1 and a window just
+	 * after the real one. It is taken (it is newer)... */
+	r = make_report("node-a", 2, UINT64_MAX, 50000, 1000);
+	r.window_end_unix_ms = old.window_end_unix_ms + 5500;
+	assert_int_equal(table_apply(t, &r, 4), TABLE_APPLIED);
+	/* ...but the agent's next report (sequence 2, a later window) replaces
+	 * it: the forged sequence number holds nothing. */
+	r = make_report("node-a", 2, 2, 1000, 1000);
+	r.window_end_unix_ms = old.window_end_unix_ms + 6000;
+	assert_int_equal(table_apply(t, &r, 5), TABLE_APPLIED);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_int_equal(n.rx_bytes_per_second, 1000);
+	assert_int_equal(n.seq, 2);
+	table_destroy(t);
+}
+
+/* An agent whose clock stepped back: its windows end before its latest
+ * one. Refused while the node is fresh; once it is older than the resync
+ * bound, the same instance's next sequence number is taken again. Other
+ * instances and old sequence numbers still are not. */
+static void test_table_clock_step_back(void **state)
+{
+	struct table *t = table_create(4);
+	struct report r, other;
+	struct table_node n;
+
+	(void)state;
+	table_resync_after(t, 1000);
+	r = make_report("node-a", 1, 10, 1000, 1000);
+	assert_int_equal(table_apply(t, &r, 100), TABLE_APPLIED);
+	r = make_report("node-a", 1, 11, 2000, 1000);
+	r.window_end_unix_ms = END0; /* an hour behind */
+	assert_int_equal(table_apply(t, &r, 600), TABLE_OUTDATED);
+	other = make_report("node-a", 9, 1, 7000, 1000);
+	other.window_end_unix_ms = END0;
+	assert_int_equal(table_apply(t, &other, 1200), TABLE_OUTDATED);
+	r.seq = 10;
+	assert_int_equal(table_apply(t, &r, 1200), TABLE_DUPLICATE);
+	r.seq = 12;
+	assert_int_equal(table_apply(t, &r, 1200), TABLE_APPLIED);
+	assert_true(table_get(t, "node-a", 6, &n));
+	assert_int_equal(n.rx_bytes_per_second, 2000);
+	assert_int_equal(n.window_end_unix_ms, END0);
+	/* From there on, windows order again. */
+	r.seq = 13;
+	r.window_end_unix_ms = END0 + 1000;
+	assert_int_equal(table_apply(t, &r, 1300), TABLE_APPLIED);
 	table_destroy(t);
 }
 
@@ -116,6 +211,7 @@ static void test_table_link_speed(void **state)
 	assert_int_equal(n.window_ms, 2000);
 	/* One interface of unknown speed makes the node's speed unknown. */
 	r.seq = 2;
+	r.window_end_unix_ms += 1000;
 	r.ifaces[1].link_speed_bps = 0;
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
@@ -287,6 +383,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_table_apply_and_get),
 		cmocka_unit_test(test_table_sequence_rules),
+		cmocka_unit_test(test_table_replay_order),
+		cmocka_unit_test(test_table_clock_step_back),
 		cmocka_unit_test(test_table_full),
 		cmocka_unit_test(test_table_link_speed),
 		cmocka_unit_test(test_table_burst_and_drops),
