@@ -1,7 +1,6 @@
 #include "report.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,26 +9,12 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
+#include "errmsg.h"
 #include "keyfile.h"
 #include "nodename.h"
 #include "netsched.pb-c.h"
 
 #define REPORT_MAC_BYTES 32 /* HMAC-SHA256 */
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
 
 /* Interface names are what the kernel allows, and must be printable so
  * they are safe in logs, JSON and metrics labels. Node names follow
@@ -71,38 +56,38 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 	char why[256];
 
 	if (nodename_check(r->node, strnlen(r->node, REPORT_MAX_NODE_LEN + 1), why, sizeof(why)))
-		return fail(err, errlen, -EBADMSG, "node name is %s", why);
+		return errmsg(err, errlen, -EBADMSG, "node name is %s", why);
 	if (r->n_ifaces > REPORT_MAX_INTERFACES)
-		return fail(err, errlen, -E2BIG, "%s: %u interfaces, limit %u", r->node,
+		return errmsg(err, errlen, -E2BIG, "%s: %u interfaces, limit %u", r->node,
 			    r->n_ifaces, REPORT_MAX_INTERFACES);
 	if (r->window_end_unix_ms < r->window_start_unix_ms)
-		return fail(err, errlen, -ERANGE, "%s: window ends before it starts", r->node);
+		return errmsg(err, errlen, -ERANGE, "%s: window ends before it starts", r->node);
 
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
 		const struct report_iface *ifc = &r->ifaces[i];
 
 		if (!name_ok(ifc->name, REPORT_MAX_IFNAME_LEN))
-			return fail(err, errlen, -EBADMSG,
+			return errmsg(err, errlen, -EBADMSG,
 				    "%s: interface %u name is empty, longer than %u bytes or not printable",
 				    r->node, i, REPORT_MAX_IFNAME_LEN);
 		if (ifc->covered_ms > REPORT_MAX_COVERED_MS)
-			return fail(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms",
+			return errmsg(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms",
 				    r->node, ifc->name, (unsigned long long)ifc->covered_ms,
 				    REPORT_MAX_COVERED_MS);
 		if (ifc->covered_ms == 0 && (ifc->rx_bytes || ifc->tx_bytes))
-			return fail(err, errlen, -ERANGE, "%s: %s has bytes but covers no time",
+			return errmsg(err, errlen, -ERANGE, "%s: %s has bytes but covers no time",
 				    r->node, ifc->name);
 		if (report_iface_rx_rate(ifc) > REPORT_MAX_BYTES_PER_SECOND ||
 		    report_iface_tx_rate(ifc) > REPORT_MAX_BYTES_PER_SECOND ||
 		    ifc->rx_peak_bytes_per_second > REPORT_MAX_BYTES_PER_SECOND ||
 		    ifc->tx_peak_bytes_per_second > REPORT_MAX_BYTES_PER_SECOND)
-			return fail(err, errlen, -ERANGE,
+			return errmsg(err, errlen, -ERANGE,
 				    "%s: %s rx %llu B/s tx %llu B/s, limit %llu B/s", r->node,
 				    ifc->name, (unsigned long long)report_iface_rx_rate(ifc),
 				    (unsigned long long)report_iface_tx_rate(ifc),
 				    REPORT_MAX_BYTES_PER_SECOND);
 		if (ifc->link_speed_bps > REPORT_MAX_LINK_SPEED_BPS)
-			return fail(err, errlen, -ERANGE, "%s: %s link speed %llu b/s, limit %llu b/s",
+			return errmsg(err, errlen, -ERANGE, "%s: %s link speed %llu b/s, limit %llu b/s",
 				    r->node, ifc->name, (unsigned long long)ifc->link_speed_bps,
 				    REPORT_MAX_LINK_SPEED_BPS);
 		/* The agent drops any sample over twice the link speed, so no
@@ -113,7 +98,7 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 
 			if (rx > limit || tx > limit || ifc->rx_peak_bytes_per_second > limit ||
 			    ifc->tx_peak_bytes_per_second > limit)
-				return fail(err, errlen, -ERANGE,
+				return errmsg(err, errlen, -ERANGE,
 					    "%s: %s rx %llu B/s tx %llu B/s (peaks %llu, %llu) on a "
 					    "%llu b/s link, limit %llu B/s", r->node, ifc->name,
 					    (unsigned long long)rx, (unsigned long long)tx,
@@ -128,7 +113,7 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 		    ifc->rx_recent_bytes_per_second > ifc->rx_peak_bytes_per_second ||
 		    ifc->tx_p95_bytes_per_second > ifc->tx_peak_bytes_per_second ||
 		    ifc->tx_recent_bytes_per_second > ifc->tx_peak_bytes_per_second)
-			return fail(err, errlen, -ERANGE,
+			return errmsg(err, errlen, -ERANGE,
 				    "%s: %s p95 rx %llu tx %llu B/s, recent rx %llu tx %llu B/s: "
 				    "above the peaks rx %llu tx %llu B/s", r->node, ifc->name,
 				    (unsigned long long)ifc->rx_p95_bytes_per_second,
@@ -143,7 +128,7 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 	/* Each interface within bounds can still add up to a node no NIC
 	 * could carry. */
 	if (rx_sum > REPORT_MAX_BYTES_PER_SECOND || tx_sum > REPORT_MAX_BYTES_PER_SECOND)
-		return fail(err, errlen, -ERANGE, "%s: %u interfaces add up to rx %llu B/s tx %llu B/s, "
+		return errmsg(err, errlen, -ERANGE, "%s: %u interfaces add up to rx %llu B/s tx %llu B/s, "
 			    "limit %llu B/s for a node", r->node, r->n_ifaces,
 			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
 			    REPORT_MAX_BYTES_PER_SECOND);
@@ -258,17 +243,17 @@ static int verify(const Netsched__Envelope *env, const struct keyfile *keys, siz
 	unsigned mac_len = 0;
 
 	if (!env->has_mac || !env->has_key_id)
-		return fail(err, errlen, -ENOKEY, "unsigned report (%zu bytes) while --key-file is set",
+		return errmsg(err, errlen, -ENOKEY, "unsigned report (%zu bytes) while --key-file is set",
 			    len);
 	key = keyfile_find(keys, env->key_id);
 	if (!key)
-		return fail(err, errlen, -EKEYREJECTED,
+		return errmsg(err, errlen, -EKEYREJECTED,
 			    "report (%zu bytes) signed with unknown key %08x", len, env->key_id);
 	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, env->report.data, env->report.len, mac,
 		  &mac_len))
-		return fail(err, errlen, -EIO, "HMAC failed");
+		return errmsg(err, errlen, -EIO, "HMAC failed");
 	if (env->mac.len != mac_len || CRYPTO_memcmp(mac, env->mac.data, mac_len) != 0)
-		return fail(err, errlen, -EKEYREJECTED,
+		return errmsg(err, errlen, -EKEYREJECTED,
 			    "report (%zu bytes) with a bad signature for key %08x: forged or corrupted",
 			    len, env->key_id);
 	return 0;
@@ -288,15 +273,15 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	int rc;
 
 	if (len > REPORT_MAX_BYTES)
-		return fail(err, errlen, -E2BIG, "message of %zu bytes, limit %u", len,
+		return errmsg(err, errlen, -E2BIG, "message of %zu bytes, limit %u", len,
 			    REPORT_MAX_BYTES);
 	env = netsched__envelope__unpack(NULL, len, buf);
 	if (!env) {
-		rc = fail(err, errlen, -EBADMSG, "not a netsched envelope (%zu bytes)", len);
+		rc = errmsg(err, errlen, -EBADMSG, "not a netsched envelope (%zu bytes)", len);
 		goto out;
 	}
 	if (env->version != REPORT_WIRE_VERSION) {
-		rc = fail(err, errlen, -EPROTO, "wire version %u, this scorer speaks %u",
+		rc = errmsg(err, errlen, -EPROTO, "wire version %u, this scorer speaks %u",
 			  env->version, REPORT_WIRE_VERSION);
 		goto out;
 	}
@@ -307,19 +292,19 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	}
 	rep = netsched__report__unpack(NULL, env->report.len, env->report.data);
 	if (!rep) {
-		rc = fail(err, errlen, -EBADMSG, "envelope holds no valid report (%zu bytes)",
+		rc = errmsg(err, errlen, -EBADMSG, "envelope holds no valid report (%zu bytes)",
 			  env->report.len);
 		goto out;
 	}
 	if (rep->n_interfaces > REPORT_MAX_INTERFACES) {
-		rc = fail(err, errlen, -E2BIG, "%zu interfaces, limit %u", rep->n_interfaces,
+		rc = errmsg(err, errlen, -E2BIG, "%zu interfaces, limit %u", rep->n_interfaces,
 			  REPORT_MAX_INTERFACES);
 		goto out;
 	}
 
 	memset(&r, 0, sizeof(r));
 	if (copy_name(r.node, sizeof(r.node), rep->node)) {
-		rc = fail(err, errlen, -EBADMSG, "node name is empty or longer than %u bytes",
+		rc = errmsg(err, errlen, -EBADMSG, "node name is empty or longer than %u bytes",
 			  REPORT_MAX_NODE_LEN);
 		goto out;
 	}
@@ -334,7 +319,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 		struct report_iface *d = &r.ifaces[i];
 
 		if (copy_name(d->name, sizeof(d->name), s->name)) {
-			rc = fail(err, errlen, -EBADMSG,
+			rc = errmsg(err, errlen, -EBADMSG,
 				  "%s: interface %zu name is empty or longer than %u bytes", r.node,
 				  i, REPORT_MAX_IFNAME_LEN);
 			goto out;

@@ -1,12 +1,12 @@
 #include "extreq.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
 #include "json.h"
 #include "nodename.h"
 
@@ -17,19 +17,7 @@ struct ctx {
 	size_t errlen;
 };
 
-static int fail(struct ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct ctx *c, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->err && c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#define fail(c, rc, ...) errmsg((c)->err, (c)->errlen, (rc), __VA_ARGS__)
 
 /* path[idx]suffix names the token in messages, e.g. NodeNames[3]. */
 static int take_name(struct ctx *c, int i, const char *path, int idx, const char *suffix,

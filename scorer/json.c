@@ -12,10 +12,11 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "errmsg.h"
 
 /* The parse in progress. */
 struct ctx {
@@ -27,19 +28,7 @@ struct ctx {
 	size_t errlen;
 };
 
-static int fail(struct ctx *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int fail(struct ctx *c, int rc, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (c->err && c->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(c->err, c->errlen, fmt, ap);
-		va_end(ap);
-	}
-	return rc;
-}
+#define fail(c, rc, ...) errmsg((c)->err, (c)->errlen, (rc), __VA_ARGS__)
 
 static bool is_space(char ch)
 {

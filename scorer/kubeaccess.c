@@ -1,7 +1,6 @@
 #include "kubeaccess.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,18 +10,8 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
+#include "errmsg.h"
 #include "file.h"
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 void kubeaccess_free(struct kubeaccess *a)
 {
@@ -63,16 +52,16 @@ int kubeaccess_in_cluster(struct kubeaccess *a, const char *sa_dir, char *err, s
 		return -ENOENT;
 	}
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
-		return fail(err, errlen, "KUBERNETES_SERVICE_PORT is not a port number");
+		return errmsg(err, errlen, -EINVAL, "KUBERNETES_SERVICE_PORT is not a port number");
 	/* An IPv6 service address needs brackets in a URL. */
 	n = snprintf(a->server, sizeof(a->server), strchr(host, ':') ? "https://[%s]:%s"
 								      : "https://%s:%s", host, port);
 	if (n < 0 || (size_t)n >= sizeof(a->server))
-		return fail(err, errlen, "KUBERNETES_SERVICE_HOST is longer than %u bytes",
+		return errmsg(err, errlen, -EINVAL, "KUBERNETES_SERVICE_HOST is longer than %u bytes",
 			    KUBEACCESS_URL_MAX - 16);
 	if (join(a->token_file, sizeof(a->token_file), sa_dir, "token") ||
 	    join(a->ca.file, sizeof(a->ca.file), sa_dir, "ca.crt"))
-		return fail(err, errlen, "%s: path too long", sa_dir);
+		return errmsg(err, errlen, -EINVAL, "%s: path too long", sa_dir);
 	if (access(a->token_file, R_OK)) {
 		n = errno;
 		snprintf(err, errlen, "%s: %s: the pod has no ServiceAccount token mounted",
@@ -144,7 +133,7 @@ static yaml_node_t *named(struct kc *k, yaml_node_t *root, const char *section, 
 static int copy_str(struct kc *k, char *out, size_t cap, const char *what, const char *v)
 {
 	if (strlen(v) >= cap)
-		return fail(k->err, k->errlen, "%s: %s is %zu bytes, longer than the %zu allowed",
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s is %zu bytes, longer than the %zu allowed",
 			    k->name, what, strlen(v), cap - 1);
 	memcpy(out, v, strlen(v) + 1);
 	return 0;
@@ -163,7 +152,7 @@ static int pem(struct kc *k, yaml_node_t *m, const char *field, const char *wher
 	b64 = scalar(member(k, m, key), &len);
 	if (b64 && len) {
 		if (len > KUBEACCESS_FILE_MAX / 3 * 4 || len % 4)
-			return fail(k->err, k->errlen, "%s: %s %s is not base64 of at most %u bytes",
+			return errmsg(k->err, k->errlen, -EINVAL, "%s: %s %s is not base64 of at most %u bytes",
 				    k->name, where, key, KUBEACCESS_FILE_MAX);
 		out->data = malloc(len / 4 * 3 + 1);
 		if (!out->data)
@@ -172,7 +161,7 @@ static int pem(struct kc *k, yaml_node_t *m, const char *field, const char *wher
 		if (n < 0) {
 			free(out->data);
 			out->data = NULL;
-			return fail(k->err, k->errlen, "%s: %s %s is not valid base64", k->name,
+			return errmsg(k->err, k->errlen, -EINVAL, "%s: %s %s is not valid base64", k->name,
 				    where, key);
 		}
 		/* EVP_DecodeBlock counts the padding as zero bytes. */
@@ -184,7 +173,7 @@ static int pem(struct kc *k, yaml_node_t *m, const char *field, const char *wher
 	}
 	path = scalar(member(k, m, field), &len);
 	if (path && len && join(out->file, sizeof(out->file), k->dir, path))
-		return fail(k->err, k->errlen, "%s: %s %s: path too long", k->name, where, field);
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s %s: path too long", k->name, where, field);
 	return 0;
 }
 
@@ -196,30 +185,30 @@ static int load_user(struct kc *k, struct kubeaccess *a, yaml_node_t *user, cons
 
 	snprintf(where, sizeof(where), "user %.200s", uname);
 	if (member(k, user, "exec") || member(k, user, "auth-provider"))
-		return fail(k->err, k->errlen, "%s: %s gets its credentials from %s, which the "
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s gets its credentials from %s, which the "
 			    "scorer does not run: give it a token, a tokenFile or a client "
 			    "certificate", k->name, where,
 			    member(k, user, "exec") ? "an exec plugin" : "an auth provider");
 	if (member(k, user, "password"))
-		return fail(k->err, k->errlen, "%s: %s has a password: basic authentication is not "
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s has a password: basic authentication is not "
 			    "supported, use a token or a client certificate", k->name, where);
 	v = scalar(member(k, user, "token"), NULL);
 	if (v && copy_str(k, a->token, sizeof(a->token), "the token", v))
 		return -EINVAL;
 	for (const char *c = a->token; *c; c++)
 		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
-			return fail(k->err, k->errlen, "%s: %s token has a byte that cannot go in "
+			return errmsg(k->err, k->errlen, -EINVAL, "%s: %s token has a byte that cannot go in "
 				    "an HTTP header", k->name, where);
 	v = scalar(member(k, user, "tokenFile"), NULL);
 	if (v && v[0] && join(a->token_file, sizeof(a->token_file), k->dir, v))
-		return fail(k->err, k->errlen, "%s: %s tokenFile: path too long", k->name, where);
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s tokenFile: path too long", k->name, where);
 	rc = pem(k, user, "client-certificate", where, &a->cert);
 	if (!rc)
 		rc = pem(k, user, "client-key", where, &a->key);
 	if (rc)
 		return rc;
 	if (!(a->cert.data || a->cert.file[0]) != !(a->key.data || a->key.file[0]))
-		return fail(k->err, k->errlen, "%s: %s has a client certificate without its key, "
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s has a client certificate without its key, "
 			    "or a key without its certificate", k->name, where);
 	return 0;
 }
@@ -231,23 +220,23 @@ static int load_doc(struct kc *k, struct kubeaccess *a)
 	int rc;
 
 	if (!root || root->type != YAML_MAPPING_NODE)
-		return fail(k->err, k->errlen, "%s: not a kubeconfig (expected a mapping)", k->name);
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: not a kubeconfig (expected a mapping)", k->name);
 	cur = scalar(member(k, root, "current-context"), NULL);
 	if (!cur || !cur[0])
-		return fail(k->err, k->errlen, "%s: no current-context", k->name);
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: no current-context", k->name);
 	ctx = named(k, root, "contexts", "context", cur);
 	if (!ctx)
-		return fail(k->err, k->errlen, "%s: current-context %.200s is not among its "
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: current-context %.200s is not among its "
 			    "contexts", k->name, cur);
 	cname = scalar(member(k, ctx, "cluster"), NULL);
 	uname = scalar(member(k, ctx, "user"), NULL);
 	cluster = cname ? named(k, root, "clusters", "cluster", cname) : NULL;
 	if (!cluster)
-		return fail(k->err, k->errlen, "%s: context %.200s names no cluster that the file "
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: context %.200s names no cluster that the file "
 			    "has", k->name, cur);
 	server = scalar(member(k, cluster, "server"), NULL);
 	if (!server || strncmp(server, "https://", 8) != 0)
-		return fail(k->err, k->errlen, "%s: cluster %.200s: server must be an https:// URL",
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: cluster %.200s: server must be an https:// URL",
 			    k->name, cname);
 	if (copy_str(k, a->server, sizeof(a->server), "the server URL", server))
 		return -EINVAL;
@@ -261,7 +250,7 @@ static int load_doc(struct kc *k, struct kubeaccess *a)
 	if (uname && uname[0]) {
 		user = named(k, root, "users", "user", uname);
 		if (!user)
-			return fail(k->err, k->errlen, "%s: context %.200s names user %.200s, which "
+			return errmsg(k->err, k->errlen, -EINVAL, "%s: context %.200s names user %.200s, which "
 				    "the file does not have", k->name, cur, uname);
 		rc = load_user(k, a, user, uname);
 		if (rc)
@@ -280,13 +269,13 @@ int kubeaccess_kubeconfig_buffer(struct kubeaccess *a, const char *name, const c
 
 	memset(a, 0, sizeof(*a));
 	if (len > KUBEACCESS_FILE_MAX)
-		return fail(err, errlen, "%s: %zu bytes, more than the %u a kubeconfig may have",
+		return errmsg(err, errlen, -EINVAL, "%s: %zu bytes, more than the %u a kubeconfig may have",
 			    name, len, KUBEACCESS_FILE_MAX);
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	if (!yaml_parser_load(&parser, &k.doc)) {
-		rc = fail(err, errlen, "%s:%zu: %s", name, parser.problem_mark.line + 1,
+		rc = errmsg(err, errlen, -EINVAL, "%s:%zu: %s", name, parser.problem_mark.line + 1,
 			  parser.problem ? parser.problem : "not YAML");
 		yaml_parser_delete(&parser);
 		return rc;
@@ -307,7 +296,7 @@ int kubeaccess_kubeconfig(struct kubeaccess *a, const char *path, char *err, siz
 
 	memset(a, 0, sizeof(*a));
 	if (strlen(path) >= sizeof(dir))
-		return fail(err, errlen, "%s: path too long", path);
+		return errmsg(err, errlen, -EINVAL, "%s: path too long", path);
 	memcpy(dir, path, strlen(path) + 1);
 	slash = strrchr(dir, '/');
 	if (slash)
@@ -333,7 +322,7 @@ int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *er
 
 	if (!a->token_file[0]) {
 		if (strlen(a->token) >= cap)
-			return fail(err, errlen, "the token is longer than %zu bytes", cap - 1);
+			return errmsg(err, errlen, -EINVAL, "the token is longer than %zu bytes", cap - 1);
 		memcpy(out, a->token, strlen(a->token) + 1);
 		return 0;
 	}
@@ -346,7 +335,7 @@ int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *er
 		if ((unsigned char)data[i] < 0x21 || (unsigned char)data[i] > 0x7e) {
 			OPENSSL_cleanse(data, len);
 			free(data);
-			return fail(err, errlen, "%s: the token has a byte that cannot go in an HTTP "
+			return errmsg(err, errlen, -EINVAL, "%s: the token has a byte that cannot go in an HTTP "
 				    "header", a->token_file);
 		}
 	memcpy(out, data, len);

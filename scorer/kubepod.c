@@ -1,29 +1,18 @@
 #include "kubepod.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "errmsg.h"
 #include "nodename.h"
 
 /* Kubernetes UIDs are 36-byte UUIDs; names and namespaces at most 253. */
 #define UID_MAX 64u
 #define NAME_MAX_LEN 253u
 #define TIME_MAX_LEN 40u
-
-__attribute__((format(printf, 3, 4)))
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* Member key of object obj as a string of at most max bytes, or absent
  * (null or missing: out->s stays NULL). A string that needs an escape is
@@ -40,14 +29,14 @@ static int get_str(const struct json *d, int obj, const char *path, const char *
 	if (v < 0 || json_is_null(d, v))
 		return 0;
 	if (json_type(d, v) != JSMN_STRING)
-		return fail(err, errlen, "%s.%s is %s, expected a string", path, key,
+		return errmsg(err, errlen, -EINVAL, "%s.%s is %s, expected a string", path, key,
 			    json_kind(d, v));
 	s = json_text(d, v, &len);
 	if (len > max)
-		return fail(err, errlen, "%s.%s is %zu bytes, longer than the %zu allowed", path, key,
+		return errmsg(err, errlen, -EINVAL, "%s.%s is %zu bytes, longer than the %zu allowed", path, key,
 			    len, max);
 	if (memchr(s, '\\', len))
-		return fail(err, errlen, "%s.%s has an escape, which no valid value needs", path,
+		return errmsg(err, errlen, -EINVAL, "%s.%s has an escape, which no valid value needs", path,
 			    key);
 	out->s = s;
 	out->len = len;
@@ -64,7 +53,7 @@ static int get_obj(const struct json *d, int obj, const char *path, const char *
 	if (v < 0 || json_is_null(d, v))
 		return 0;
 	if (json_type(d, v) != JSMN_OBJECT)
-		return fail(err, errlen, "%s.%s is %s, expected an object", path, key,
+		return errmsg(err, errlen, -EINVAL, "%s.%s is %s, expected an object", path, key,
 			    json_kind(d, v));
 	*out = v;
 	return 0;
@@ -127,12 +116,12 @@ static int scheduled_at(const struct json *d, int status, struct kubepod_str *at
 	if (conds < 0 || json_is_null(d, conds))
 		return 0;
 	if (json_type(d, conds) != JSMN_ARRAY)
-		return fail(err, errlen, "status.conditions is %s, expected an array",
+		return errmsg(err, errlen, -EINVAL, "status.conditions is %s, expected an array",
 			    json_kind(d, conds));
 	k = conds + 1;
 	for (int m = 0; m < d->t[conds].size; m++, k = json_skip(d, k)) {
 		if (json_type(d, k) != JSMN_OBJECT)
-			return fail(err, errlen, "status.conditions[%d] is %s, expected an object", m,
+			return errmsg(err, errlen, -EINVAL, "status.conditions[%d] is %s, expected an object", m,
 				    json_kind(d, k));
 		if (get_str(d, k, "status.conditions[]", "type", NAME_MAX_LEN, &type, err, errlen) ||
 		    get_str(d, k, "status.conditions[]", "status", NAME_MAX_LEN, &st, err, errlen) ||
@@ -152,13 +141,13 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 
 	memset(p, 0, sizeof(*p));
 	if (json_type(d, obj) != JSMN_OBJECT)
-		return fail(err, errlen, "the pod is %s, expected an object", json_kind(d, obj));
+		return errmsg(err, errlen, -EINVAL, "the pod is %s, expected an object", json_kind(d, obj));
 	if (get_obj(d, obj, "pod", "metadata", &md, err, errlen) ||
 	    get_obj(d, obj, "pod", "spec", &spec, err, errlen) ||
 	    get_obj(d, obj, "pod", "status", &status, err, errlen))
 		return -EINVAL;
 	if (md < 0)
-		return fail(err, errlen, "the pod has no metadata");
+		return errmsg(err, errlen, -EINVAL, "the pod has no metadata");
 	if (get_str(d, md, "metadata", "uid", UID_MAX, &p->uid, err, errlen) ||
 	    get_str(d, md, "metadata", "namespace", NAME_MAX_LEN, &p->ns, err, errlen) ||
 	    get_str(d, md, "metadata", "name", NAME_MAX_LEN, &p->name, err, errlen) ||
@@ -182,7 +171,7 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 		char why[160];
 
 		if (nodename_check(p->node.s, p->node.len, why, sizeof(why)))
-			return fail(err, errlen, "spec.nodeName: %s", why);
+			return errmsg(err, errlen, -EINVAL, "spec.nodeName: %s", why);
 	}
 	if (status >= 0 &&
 	    (get_str(d, status, "status", "phase", NAME_MAX_LEN, &phase, err, errlen) ||
@@ -193,7 +182,7 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 	if (status < 0 || !sched.s)
 		sched = created;
 	if (sched.s && kubepod_parse_time(sched.s, sched.len, &p->scheduled_unix_s))
-		return fail(err, errlen, "the pod's scheduling time is not an RFC 3339 time");
+		return errmsg(err, errlen, -EINVAL, "the pod's scheduling time is not an RFC 3339 time");
 	return 0;
 }
 
@@ -207,7 +196,7 @@ static int read_status(const struct json *d, int obj, struct kubepod_status *st,
 
 	memset(st, 0, sizeof(*st));
 	if (json_type(d, obj) != JSMN_OBJECT)
-		return fail(err, errlen, "the Status is %s, expected an object", json_kind(d, obj));
+		return errmsg(err, errlen, -EINVAL, "the Status is %s, expected an object", json_kind(d, obj));
 	/* Messages are for logs: long ones are cut by the caller, never refused. */
 	if (get_str(d, obj, "Status", "reason", NAME_MAX_LEN, &st->reason, err, errlen) ||
 	    get_str(d, obj, "Status", "message", 64u * 1024u, &st->message, err, errlen))
@@ -218,12 +207,12 @@ static int read_status(const struct json *d, int obj, struct kubepod_status *st,
 	num = json_text(d, code, &len);
 	if (json_type(d, code) != JSMN_PRIMITIVE || !num || len == 0 || len > 3 || num[0] < '1' ||
 	    num[0] > '9')
-		return fail(err, errlen, "Status.code is not an HTTP status code");
+		return errmsg(err, errlen, -EINVAL, "Status.code is not an HTTP status code");
 	memcpy(buf, num, len);
 	buf[len] = '\0';
 	for (size_t i = 0; i < len; i++)
 		if (buf[i] < '0' || buf[i] > '9')
-			return fail(err, errlen, "Status.code is not an HTTP status code");
+			return errmsg(err, errlen, -EINVAL, "Status.code is not an HTTP status code");
 	st->code = strtol(buf, NULL, 10);
 	return 0;
 }
@@ -241,13 +230,13 @@ int kubepod_read_event(const struct json *d, struct kubepod_event *ev, char *err
 
 	memset(ev, 0, sizeof(*ev));
 	if (json_type(d, 0) != JSMN_OBJECT)
-		return fail(err, errlen, "the watch event is %s, expected an object",
+		return errmsg(err, errlen, -EINVAL, "the watch event is %s, expected an object",
 			    json_kind(d, 0));
 	if (get_str(d, 0, "event", "type", 16, &type, err, errlen) ||
 	    get_obj(d, 0, "event", "object", &obj, err, errlen))
 		return -EINVAL;
 	if (obj < 0)
-		return fail(err, errlen, "the watch event has no object");
+		return errmsg(err, errlen, -EINVAL, "the watch event has no object");
 	if (str_is(&type, "ERROR")) {
 		ev->type = KUBEPOD_ERROR;
 		return read_status(d, obj, &ev->status, err, errlen);
@@ -261,12 +250,12 @@ int kubepod_read_event(const struct json *d, struct kubepod_event *ev, char *err
 	else if (str_is(&type, "BOOKMARK"))
 		ev->type = KUBEPOD_BOOKMARK;
 	else
-		return fail(err, errlen, "the watch event's type is %s, expected ADDED, MODIFIED, "
+		return errmsg(err, errlen, -EINVAL, "the watch event's type is %s, expected ADDED, MODIFIED, "
 			    "DELETED, BOOKMARK or ERROR", type.s ? "unknown" : "missing");
 	if (kubepod_read(d, obj, &ev->pod, err, errlen))
 		return -EINVAL;
 	if (ev->type != KUBEPOD_BOOKMARK && (!ev->pod.uid.s || ev->pod.uid.len == 0))
-		return fail(err, errlen, "the watch event's pod has no metadata.uid");
+		return errmsg(err, errlen, -EINVAL, "the watch event's pod has no metadata.uid");
 	return 0;
 }
 
@@ -277,25 +266,25 @@ int kubepod_read_list(const struct json *d, struct kubepod_list *l, char *err, s
 	memset(l, 0, sizeof(*l));
 	l->items = -1;
 	if (json_type(d, 0) != JSMN_OBJECT)
-		return fail(err, errlen, "the pod list is %s, expected an object", json_kind(d, 0));
+		return errmsg(err, errlen, -EINVAL, "the pod list is %s, expected an object", json_kind(d, 0));
 	if (get_obj(d, 0, "list", "metadata", &md, err, errlen))
 		return -EINVAL;
 	if (md < 0)
-		return fail(err, errlen, "the pod list has no metadata");
+		return errmsg(err, errlen, -EINVAL, "the pod list has no metadata");
 	if (get_str(d, md, "list.metadata", "resourceVersion", KUBEPOD_RV_MAX, &l->rv, err,
 		    errlen) ||
 	    get_str(d, md, "list.metadata", "continue", KUBEPOD_CONTINUE_MAX, &l->cont, err,
 		    errlen))
 		return -EINVAL;
 	if (!l->rv.s || l->rv.len == 0)
-		return fail(err, errlen, "the pod list has no metadata.resourceVersion");
+		return errmsg(err, errlen, -EINVAL, "the pod list has no metadata.resourceVersion");
 	l->items = json_member(d, 0, "items", false);
 	if (l->items < 0 || json_is_null(d, l->items)) {
 		l->items = -1; /* an empty list may say "items": null */
 		return 0;
 	}
 	if (json_type(d, l->items) != JSMN_ARRAY)
-		return fail(err, errlen, "the pod list's items is %s, expected an array",
+		return errmsg(err, errlen, -EINVAL, "the pod list's items is %s, expected an array",
 			    json_kind(d, l->items));
 	l->n = d->t[l->items].size;
 	return 0;
