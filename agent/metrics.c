@@ -13,14 +13,23 @@
 #include <microhttpd.h>
 
 #include "buf.h"
+#include "clock.h"
+#include "httpguard.h"
 #include "log.h"
 
-#define METRICS_MAX_CONNECTIONS 8
+/* Prometheus and the kubelet's probes need a few connections; slow or
+ * hostile clients get a few per address, and must send their headers
+ * within the header deadline (common/httpguard.h), so they cannot hold
+ * every slot and fail the liveness probe. */
+#define METRICS_MAX_CONNECTIONS 32
+#define METRICS_PER_CLIENT 4
+#define METRICS_HEADER_TIMEOUT_S 3
 #define METRICS_TIMEOUT_S 5
 #define METRICS_MAX_BODY (256u * 1024u)
 
 struct agent_metrics {
 	struct MHD_Daemon *daemon;
+	struct httpguard *guard;
 	uint16_t port;
 	pthread_mutex_t lock;
 	/* The snapshot, guarded by lock. */
@@ -193,6 +202,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version, (void)data;
 	if (!*req) { /* first call: headers only */
+		httpguard_headers_done(c);
 		*req = m;
 		return MHD_YES;
 	}
@@ -217,14 +227,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return respond(c, MHD_HTTP_NOT_FOUND, "text/plain", &b);
 }
 
+static void on_completed(void *cls, struct MHD_Connection *c, void **req,
+			 enum MHD_RequestTerminationCode why)
+{
+	(void)cls, (void)req, (void)why;
+	httpguard_request_done(c);
+}
+
+/* A client can make libmicrohttpd warn at will (aborted connections, the
+ * per-address cap): a line a second at most. */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
+	static struct log_limit limit;
 	char line[256];
 
 	(void)cls;
 	vsnprintf(line, sizeof(line), fmt, ap);
 	line[strcspn(line, "\n")] = '\0';
-	log_warn("metrics", "%s", line);
+	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "metrics", "%s", line);
 }
 
 struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char *err, size_t errlen)
@@ -233,7 +253,9 @@ struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char 
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	/* poll(), not epoll: level-triggered, so a client that closes is
+	 * forgotten at once (see scorer/http.c). */
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	struct agent_metrics *m;
 
 	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
@@ -253,22 +275,34 @@ struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char 
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
+	m->guard = httpguard_start("metrics", METRICS_HEADER_TIMEOUT_S, METRICS_TIMEOUT_S, err,
+				   errlen);
+	if (!m->guard)
+		goto out_free;
 	m->daemon = MHD_start_daemon(flags, port, NULL, NULL, on_request, m,
 				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				     MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNECTIONS,
+				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, METRICS_PER_CLIENT,
 				     MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT_S,
+				     MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, m->guard,
+				     MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,
+				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				     MHD_OPTION_END);
 	if (!m->daemon) {
 		snprintf(err, errlen, "--metrics %s:%u: cannot listen (in use? see the log above)",
 			 addr, port);
-		pthread_mutex_destroy(&m->lock);
-		free(m);
-		return NULL;
+		goto out_free;
 	}
 	info = MHD_get_daemon_info(m->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	m->port = info ? info->port : port;
 	return m;
+
+out_free:
+	httpguard_stop(m->guard);
+	pthread_mutex_destroy(&m->lock);
+	free(m);
+	return NULL;
 }
 
 void agent_metrics_stop(struct agent_metrics *m)
@@ -276,6 +310,7 @@ void agent_metrics_stop(struct agent_metrics *m)
 	if (!m)
 		return;
 	MHD_stop_daemon(m->daemon);
+	httpguard_stop(m->guard);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

@@ -4,8 +4,9 @@
  * The sampling loop publishes a snapshot after every report with
  * agent_metrics_publish(); the HTTP thread renders only from that snapshot, under
  * a mutex, so a slow or hostile scraper can never touch or delay sampling.
- * Served by libmicrohttpd from one internal thread, a few connections at
- * most, each with a short timeout. */
+ * Served by libmicrohttpd from one internal thread (poll()), 32 connections
+ * at most and 4 per client address, each of which must send its headers
+ * within 3 s and is closed after 5 s idle. */
 #ifndef NETSCHED_AGENT_METRICS_H
 #define NETSCHED_AGENT_METRICS_H
 

@@ -4,17 +4,20 @@
 # they get only --connections-per-client slots, and each is closed when its
 # headers are not complete within the header deadline (5 s), so a real
 # request from another address still gets in while they hold on.
+# The agent's /metrics likewise: slow clients do not starve the kubelet's
+# liveness probe.
 set -u
 . "$(dirname "$0")/lib.sh"
 
-# slowloris PORT N SECONDS: N connections from 127.0.0.2, each sending a
-# request line and then a header line every 2 s for SECONDS. Prints how
-# many the server accepted (took a first header line) and how many were
-# still open at the end.
+# slowloris PORT N SECONDS [EVERY]: N connections from 127.0.0.2, each
+# sending a request line and then a header line every EVERY (2) s for
+# SECONDS. Prints how many the server accepted (were still open at the
+# first header line) and how many were still open at the end.
 slowloris() {
 	python3 - "$@" <<'PY'
 import socket, sys, time
 port, n, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+every = float(sys.argv[4]) if len(sys.argv) > 4 else 2.0
 conns = []
 for i in range(n):
     try:
@@ -40,7 +43,7 @@ def alive(s):
 end = time.monotonic() + secs
 accepted = None
 while time.monotonic() < end:
-    time.sleep(2)
+    time.sleep(every)
     conns = [s for s in conns if alive(s)]
     if accepted is None:
         accepted = len(conns)
@@ -80,3 +83,28 @@ expect "slow-header connections still open after 9 s (header deadline 5 s)" "$op
 grep -q 'closed a connection from 127.0.0.2: no complete request headers within 5 s' \
 	"$WORK/scorer.log" || fail "no log line for the connections closed at the deadline"
 echo "ok: the closed connections are logged"
+
+# The agent's /metrics: 8 slow clients (the old connection limit) while the
+# kubelet probes /healthz every 0.5 s with a 1 s timeout (its default).
+M=$(free_port)
+start agent "$BIN/netsched-agent" --node node-slow --interfaces lo --sample-interval 100ms \
+	--window 1s --report-interval 200ms --scorer "tcp://127.0.0.1:$(free_port)" \
+	--metrics "127.0.0.1:$M"
+wait_for 10 "agent /healthz" curl -sf "http://127.0.0.1:$M/healthz"
+slowloris "$M" 8 5 1 >"$WORK/agent-slow.out" &
+SLOW=$!
+PIDS+=("$SLOW")
+codes=()
+for _ in 1 2 3 4 5 6 7 8; do
+	sleep 0.5
+	codes+=("$(curl -s -m 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$M/healthz")")
+done
+expect "agent liveness probes while 8 slow clients hold on" "${codes[*]}" \
+	"200 200 200 200 200 200 200 200"
+wait "$SLOW"
+read -r accepted open <"$WORK/agent-slow.out"
+expect "slow clients one address got at the agent (4 per address)" "$accepted" 4
+expect "slow clients still open after 5 s (header deadline 3 s)" "$open" 0
+curl -s "http://127.0.0.1:$M/metrics" | grep -q '^netsched_agent_log_lines_dropped_total 0$' ||
+	fail "the agent's /metrics has no netsched_agent_log_lines_dropped_total"
+echo "ok: the agent counts dropped log lines"
