@@ -37,6 +37,8 @@
  * sending after this long is trickling them on purpose (httpguard.h). */
 #define HTTP_HEADER_TIMEOUT_S 5u
 #define HTTP_BACKLOG 128
+/* The probe listener's: the kubelet probes one at a time. */
+#define HTTP_HEALTH_CONNECTIONS 64u
 /* Per-connection pool for headers and the read buffer; more than ~128 KiB
  * buys nothing (MHD's own advice). */
 #define HTTP_CONN_MEMORY (128u * 1024u)
@@ -57,6 +59,7 @@ struct http_server {
 	struct tls_rotation *rotation;
 	struct log_limit refused_log;	/* mTLS refusals */
 	struct httpguard *guard;	/* header and idle deadlines, all daemons */
+	bool health_only;		/* /healthz and /readyz, nothing else */
 };
 
 enum route {
@@ -231,6 +234,9 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 	if (rq->forbidden)
 		return respond_error(h, conn, 403, NULL, NULL,
 				     "a client certificate signed by the configured CA is required");
+	if (h->health_only && rq->route != ROUTE_HEALTHZ && rq->route != ROUTE_READYZ)
+		return respond_error(h, conn, 404, NULL, NULL,
+				     "no such path here; this port serves only GET /healthz and /readyz");
 	switch (rq->route) {
 	case ROUTE_NONE:
 		return respond_error(h, conn, 404, NULL, NULL,
@@ -295,6 +301,8 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	if (!rq)
 		return MHD_NO;
 	rq->route = route_of(url);
+	if (h->health_only && rq->route != ROUTE_HEALTHZ && rq->route != ROUTE_READYZ)
+		rq->route = ROUTE_NONE;
 	if (is_post_route(rq->route))
 		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_POST);
 	else
@@ -468,26 +476,29 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 			      h->s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
 			 MHD_USE_ITC;
-	struct MHD_OptionItem tls[4];
+	struct MHD_OptionItem more[5];
 	size_t n = 0;
 
 	if (h->v6)
 		flags |= MHD_USE_IPv6;
+	/* The probe listener makes do with MHD's one internal thread. */
+	if (!h->health_only)
+		more[n++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS, NULL };
 	if (p) {
 		flags |= MHD_USE_TLS;
-		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, p->key };
-		tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, p->cert };
+		more[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, p->key };
+		more[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, p->cert };
 		/* A trust list makes GnuTLS ask for a client certificate;
 		 * begin() then verifies it on every request. */
 		if (p->ca)
-			tls[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, p->ca };
+			more[n++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_TRUST, 0, p->ca };
 	}
-	tls[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+	more[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
 				MHD_OPTION_LISTEN_SOCKET, fd,
-				MHD_OPTION_THREAD_POOL_SIZE, HTTP_THREADS,
-				MHD_OPTION_CONNECTION_LIMIT, HTTP_MAX_CONNECTIONS,
+				MHD_OPTION_CONNECTION_LIMIT,
+				h->health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
 				/* One address cannot take every slot. */
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
 				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
@@ -495,7 +506,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-				MHD_OPTION_ARRAY, tls,
+				MHD_OPTION_ARRAY, more,
 				MHD_OPTION_END);
 }
 
@@ -505,8 +516,9 @@ static struct MHD_Daemon *restart_daemon(void *ctx, int fd, const struct tls_pem
 	return start_daemon(ctx, fd, p);
 }
 
-struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
-			       const struct tls_files *tls, char *err, size_t errlen)
+static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
+				 const struct tls_files *tls, bool health_only, char *err,
+				 size_t errlen)
 {
 	size_t max = s->limits.max_body_bytes;
 	struct tls_pems pems = { 0 };
@@ -519,6 +531,7 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 		return NULL;
 	}
 	h->s = s;
+	h->health_only = health_only;
 	h->budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
 	atomic_init(&h->buffered, 0);
 	if (tls && tls->cert[0]) {
@@ -555,6 +568,18 @@ out_free_server:
 	httpguard_stop(h->guard);
 	free(h);
 	return NULL;
+}
+
+struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
+			       const struct tls_files *tls, char *err, size_t errlen)
+{
+	return serve(s, addr, port, tls, false, err, errlen);
+}
+
+struct http_server *http_start_health(struct scorer *s, const char *addr, uint16_t port, char *err,
+				      size_t errlen)
+{
+	return serve(s, addr, port, NULL, true, err, errlen);
 }
 
 uint16_t http_port(const struct http_server *h)

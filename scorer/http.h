@@ -40,6 +40,12 @@ struct http_server;
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
 			       const struct tls_files *tls, char *err, size_t errlen);
 
+/* Plain HTTP serving GET /healthz and /readyz only (404 for anything
+ * else), for the kubelet's probes whatever the main port's TLS mode: a
+ * probe cannot present a client certificate. Same ownership as above. */
+struct http_server *http_start_health(struct scorer *s, const char *addr, uint16_t port, char *err,
+				      size_t errlen);
+
 /* The port actually listened on. */
 uint16_t http_port(const struct http_server *h);
 

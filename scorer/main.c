@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	static struct scorer s;
 	struct scorer_options o;
 	struct ingest *in = NULL;
-	struct http_server *http = NULL;
+	struct http_server *http = NULL, *health = NULL;
 	struct worker *ticker = NULL;
 	struct kubeaccess access;
 	int watch_rc = -ENOENT;
@@ -213,6 +213,15 @@ int main(int argc, char **argv)
 		log_error("scorer", "%s", err);
 		goto out;
 	}
+	if (o.health_addr[0]) {
+		health = http_start_health(&s, o.health_addr, o.health_port, err, sizeof(err));
+		if (!health) {
+			log_error("scorer", "--health-listen: %s", err);
+			goto out;
+		}
+		log_info("scorer", "probes: GET /healthz and /readyz on http://%s:%u", o.health_addr,
+			 http_port(health));
+	}
 	if (s.keys.n)
 		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
 			 s.keys.n, o.key_file);
@@ -232,6 +241,7 @@ int main(int argc, char **argv)
 	log_info("scorer", "%s: stopping", strsignal(sig));
 	rc = 0;
 out:
+	http_stop(health);
 	http_stop(http);
 	ingest_stop(in);
 	podwatch_stop(s.podwatch);

@@ -34,6 +34,17 @@ static int set_http(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_health_listen(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	if (hostport_parse(v, o->health_addr, sizeof(o->health_addr), &o->health_port)) {
+		snprintf(why, len, "expected ADDR:PORT, e.g. 0.0.0.0:8471 or [::]:8471");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_policy(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -439,6 +450,8 @@ static int set_help(void *ctx, const char *v, char *why, size_t len)
 static const struct cli_opt opts[] = {
 	{ "listen", CLI_VALUE, set_listen, "URL   where agents send reports (tcp://0.0.0.0:7470)" },
 	{ "http", CLI_VALUE, set_http, "ADDR:PORT extender and status HTTP (0.0.0.0:8470)" },
+	{ "health-listen", CLI_VALUE, set_health_listen,
+	  "ADDR:PORT plain HTTP, /healthz and /readyz only, for probes under HTTPS (off)" },
 	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization | pressure (relative)" },
 	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
 	{ "max-utilization", CLI_VALUE, set_max_utilization,

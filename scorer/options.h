@@ -20,6 +20,9 @@ struct scorer_options {
 	char listen[SCORER_OPT_URL_MAX];
 	char http_addr[64];
 	uint16_t http_port;
+	/* Plain-HTTP /healthz and /readyz only, for probes; "" = off. */
+	char health_addr[64];
+	uint16_t health_port;
 	enum policy_kind policy;
 	enum policy_direction direction;
 	struct filter_config filter;

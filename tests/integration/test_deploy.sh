@@ -31,13 +31,17 @@ for b in netsched-agent netsched-scorer; do
 	[ -x "$BIN/$b" ] || fail "$BIN/$b not built (run make)"
 done
 
-# Free loopback ports for the manifests' 7470 (reports), 8470 (HTTP), 9470 (agent).
-export P_REPORTS P_HTTP P_METRICS
+# Free loopback ports for the manifests' 7470 (reports), 8470 (HTTP), 8471 (the
+# scorer's probes), 9470 (agent).
+export P_REPORTS P_HTTP P_HEALTH P_METRICS
 P_REPORTS=$(free_port)
 P_HTTP=$(free_port)
+P_HEALTH=$(free_port)
 P_METRICS=$(free_port)
 while [ "$P_HTTP" = "$P_REPORTS" ]; do P_HTTP=$(free_port); done
-while [ "$P_METRICS" = "$P_REPORTS" ] || [ "$P_METRICS" = "$P_HTTP" ]; do P_METRICS=$(free_port); done
+while [ "$P_HEALTH" = "$P_REPORTS" ] || [ "$P_HEALTH" = "$P_HTTP" ]; do P_HEALTH=$(free_port); done
+while [ "$P_METRICS" = "$P_REPORTS" ] || [ "$P_METRICS" = "$P_HTTP" ] ||
+	[ "$P_METRICS" = "$P_HEALTH" ]; do P_METRICS=$(free_port); done
 
 # ---------------------------------------------------------------- 1. the manifests
 python3 - "$ROOT/deploy" "$WORK" <<'PY' || fail "the manifests are not right (see above)"
@@ -46,7 +50,7 @@ import yaml
 
 DEPLOY, WORK = sys.argv[1], sys.argv[2]
 PORTS = {7470: int(os.environ["P_REPORTS"]), 8470: int(os.environ["P_HTTP"]),
-         9470: int(os.environ["P_METRICS"])}
+         8471: int(os.environ["P_HEALTH"]), 9470: int(os.environ["P_METRICS"])}
 errors = []
 
 
@@ -346,12 +350,15 @@ check(flag(sargs, "--listen") == ["tcp://0.0.0.0:7470"], "scorer: --listen tcp:/
 check(flag(sargs, "--http") == ["0.0.0.0:8470"], "scorer: --http 0.0.0.0:8470")
 check(container_port(scorer, "reports") == 7470, "scorer: containerPort reports 7470")
 check(container_port(scorer, "http") == 8470, "scorer: containerPort http 8470")
+# Probes on their own plain-HTTP port, so they work whatever TLS the extender uses.
+check(flag(sargs, "--health-listen") == ["0.0.0.0:8471"], "scorer: --health-listen 0.0.0.0:8471")
+check(container_port(scorer, "health") == 8471, "scorer: containerPort health 8471")
 lg = scorer.get("livenessProbe", {}).get("httpGet", {})
 rg = scorer.get("readinessProbe", {}).get("httpGet", {})
-check(lg.get("path") == "/healthz" and container_port(scorer, lg.get("port")) == 8470,
-      "scorer: liveness /healthz on 8470")
-check(rg.get("path") == "/readyz" and container_port(scorer, rg.get("port")) == 8470,
-      "scorer: readiness /readyz on 8470")
+check(lg.get("path") == "/healthz" and container_port(scorer, lg.get("port")) == 8471,
+      "scorer: liveness /healthz on 8471")
+check(rg.get("path") == "/readyz" and container_port(scorer, rg.get("port")) == 8471,
+      "scorer: readiness /readyz on 8471")
 collect("scorer", stmpl, scorer)
 for who, a in (("agent", aargs), ("scorer", sargs)):
     check(not any(x.startswith("--key-file") for x in a),
@@ -729,7 +736,7 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null && command -v dpkg-query
 		/usr/local/bin/netsched-agent "${AGENT_ARGS[@]}" --check-config 2>&1) ||
 		fail "agent --check-config in the glibc-only root: $out"
 	P2=$(free_port)
-	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/")
+	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/;s/:$P_HEALTH\$/:$(free_port)/")
 	start scorer-chroot env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
 		/usr/local/bin/netsched-scorer "${CR_ARGS[@]}"
 	wait_for 10 "the staged scorer's /healthz" curl -sf "http://127.0.0.1:$P2/healthz"

@@ -77,7 +77,23 @@ expect "exit status after a refused rotation" "$rc" 0
 cp "$C/server2.key" "$C/live.key"
 
 # 3. mTLS: only a client certificate from the configured CA is answered.
-start_scorer_https --tls-client-ca "$C/ca.pem"
+# The kubelet's probes have none: they go to --health-listen, plain HTTP
+# with /healthz and /readyz and nothing else.
+PROBE_PORT=$(free_port)
+start_scorer_https --tls-client-ca "$C/ca.pem" --health-listen "127.0.0.1:$PROBE_PORT"
+PROBE="http://127.0.0.1:$PROBE_PORT"
+wait_for 10 "plain-HTTP /healthz on --health-listen beside mTLS" curl -sf "$PROBE/healthz"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/client.pem" \
+	--key "$C/client.key" "$URL/readyz")
+expect "probe port /readyz answers as the mTLS port does" \
+	"$(curl -s -o /dev/null -w '%{http_code}' "$PROBE/readyz")" "$code"
+for path in /metrics /v1/nodes /nope; do
+	expect "probe port GET $path" "$(curl -s -o /dev/null -w '%{http_code}' "$PROBE$path")" 404
+done
+code=$(curl -s -o "$WORK/out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	--data-binary "@$PRIO" "$PROBE/prioritize")
+expect "probe port POST /prioritize (no extender without a client certificate)" "$code" 404
+grep -q 'serves only GET /healthz and /readyz' "$WORK/out" || fail "404 does not say why: $(cat "$WORK/out")"
 wait_for 10 "mTLS /healthz" curl -sf --cacert "$C/ca.pem" --cert "$C/client.pem" \
 	--key "$C/client.key" "$URL/healthz"
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/client.pem" \

@@ -72,6 +72,7 @@ static const struct bad_flag bad_flags[] = {
 	{ "--stale-after", "5", "--stale-after 5: expected a duration" },
 	{ "--stale-after", "10ms", "--stale-after 10ms: expected a duration from 100ms" },
 	{ "--http", "8470", "--http 8470: expected ADDR:PORT" },
+	{ "--health-listen", "localhost:8471", "--health-listen localhost:8471: expected ADDR:PORT" },
 	{ "--http", "1.2.3.4:99999", "--http 1.2.3.4:99999: expected ADDR:PORT" },
 	{ "--listen", "http://x", "--listen http://x: expected tcp://" },
 	{ "--max-nodes", "0", "--max-nodes 0: expected a count from 1" },
