@@ -28,6 +28,7 @@ struct counters {
 	atomic_ulong reports_forged;	/* unknown key or a signature that does not match */
 	atomic_ulong reports_replayed;	/* signed, but an old sequence or outside the time window */
 	atomic_ulong reports_outdated;	/* a window ending before the node's latest */
+	atomic_ulong reports_oversize;	/* over REPORT_MAX_BYTES (ingest.h) */
 	atomic_ulong reports_table_full;
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;

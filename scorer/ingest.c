@@ -52,6 +52,16 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 	char err[512];
 	int rc;
 
+	if (len > REPORT_MAX_BYTES) {
+		/* Its own line a second: a flood of garbage must not hide it. */
+		static struct log_limit limit;
+
+		atomic_fetch_add(&s->counters.reports_oversize, 1);
+		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ingest",
+			    "report rejected: a message of %zu bytes, over the report limit of %u "
+			    "bytes", len, REPORT_MAX_BYTES);
+		return -EMSGSIZE;
+	}
 	rc = report_decode_verified(data, len, s->keys.n ? &s->keys : NULL, &r, err, sizeof(err));
 	if (rc) {
 		atomic_fetch_add(rc == -EPROTO	      ? &s->counters.reports_version :
@@ -214,8 +224,8 @@ struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_
 		snprintf(err, errlen, "open pull socket: %s", nng_strerror(rv));
 		goto out_free;
 	}
-	/* NNG drops anything larger before we see it: the first size bound. */
-	rv = nng_socket_set_size(in->sock, NNG_OPT_RECVMAXSZ, REPORT_MAX_BYTES);
+	/* NNG drops anything larger before we see it (ingest.h). */
+	rv = nng_socket_set_size(in->sock, NNG_OPT_RECVMAXSZ, INGEST_WIRE_MAX_BYTES);
 	if (rv) {
 		snprintf(err, errlen, "set receive limit: %s", nng_strerror(rv));
 		goto out_close;

@@ -31,6 +31,17 @@ void ingest_stop(struct ingest *in);
  * in the future holds the order for a second, not for the skew allowed. */
 #define INGEST_ORDER_AHEAD_MS 1000ULL
 
+/* Reports over REPORT_MAX_BYTES are counted as oversize, never decoded.
+ * NNG refuses a message over its receive limit (NNG_OPT_RECVMAXSZ) before
+ * allocating it and closes the connection without telling us; libnng 1.5
+ * offers no way to tell that close from any other (its listener statistic
+ * "other" counts normal closes too, measured). So NNG's limit is set four
+ * times above ours: a report too large by up to that much (a newer agent
+ * with more interfaces, a bug) arrives and is counted and logged with its
+ * size; only larger messages are still dropped unseen. Not higher, because
+ * NNG reserves the declared size for each connection's message up front. */
+#define INGEST_WIRE_MAX_BYTES (4u * REPORT_MAX_BYTES)
+
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */
 int ingest_message(struct scorer *s, const uint8_t *data, size_t len);

@@ -181,6 +181,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"forged\"} %lu\n", get(&c->reports_forged));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
 
 	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"
 		     "# TYPE netsched_scorer_requests_total counter\n");
