@@ -60,6 +60,14 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.inflight_max_pods, 0);
 	assert_int_equal(o.inflight_estimate_bps, 50000000);
 	assert_int_equal(o.inflight_hold_ms, 0);
+	/* The maxUtilization hysteresis: 10 points and 30 s unless told. */
+	assert_int_equal(o.filter.margin_pct, 10);
+	assert_int_equal(o.filter.hold_ms, 30000);
+	assert_int_equal(parse(&o, err, sizeof(err), "--filter-margin", "0", "--filter-hold", "0",
+			       "--policy", "pressure", NULL), 0);
+	assert_int_equal(o.filter.margin_pct, 0);
+	assert_int_equal(o.filter.hold_ms, 0);
+	assert_int_equal(o.policy, POLICY_PRESSURE);
 }
 
 struct bad_flag {
@@ -69,6 +77,10 @@ struct bad_flag {
 static const struct bad_flag bad_flags[] = {
 	{ "--policy", "fastest", "--policy fastest: expected relative, utilization or pressure" },
 	{ "--direction", "up", "--direction up: expected rx, tx, both or max" },
+	{ "--filter-margin", "101", "--filter-margin 101: expected percentage points of the link from 0 to 100" },
+	{ "--filter-margin", "10%", "--filter-margin 10%: expected percentage points" },
+	{ "--filter-hold", "30", "--filter-hold 30: expected a duration" },
+	{ "--filter-hold", "2d", "--filter-hold 2d: expected a duration" },
 	{ "--stale-after", "5", "--stale-after 5: expected a duration" },
 	{ "--stale-after", "10ms", "--stale-after 10ms: expected a duration from 100ms" },
 	{ "--http", "8470", "--http 8470: expected ADDR:PORT" },
