@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "agent/window.h"
@@ -263,6 +265,50 @@ static void test_window_burst_gap(void **state)
 	window_free(&w);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The p95 against a sorted reference, over windows of 1 to 300 samples
+ * whose rates repeat a lot, rise, fall or are random: the selection must
+ * give exactly the nearest-rank value every time. */
+static void test_window_p95_matches_sorting(void **state)
+{
+	static uint64_t rates[301], sorted[301];
+	uint64_t seed = 88172645463325252ULL;
+
+	(void)state;
+	for (uint32_t round = 0; round < 600; round++) {
+		uint32_t n = 1 + round % 300, shape = round % 4;
+		struct counters c = { 0 };
+		struct window_stats st;
+		struct window w;
+		uint64_t want;
+
+		assert_int_equal(window_init(&w, n + 1), 0);
+		window_add(&w, 0, &c, 2000 * MS, 0);
+		for (uint32_t i = 0; i < n; i++) {
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			rates[i] = shape == 0 ? seed % 4 : shape == 1 ? i : shape == 2 ? n - i : seed;
+			rates[i] %= 1ULL << 40;
+			c.rx_bytes += rates[i];
+			window_add(&w, (i + 1) * 1000 * MS, &c, 2000 * MS, 0);
+		}
+		memcpy(sorted, rates, n * sizeof(*rates));
+		qsort(sorted, n, sizeof(*sorted), by_value);
+		want = sorted[(n * 95 + 99) / 100 - 1];
+		window_stats(&w, n * 1000 * MS, (n + 1) * 1000 * MS, 1000 * MS, &st);
+		if (st.rx_p95_bytes_per_second != want)
+			fail_msg("round %u: %u samples, shape %u: p95 %llu, want %llu", round, n, shape,
+				 (unsigned long long)st.rx_p95_bytes_per_second,
+				 (unsigned long long)want);
+		window_free(&w);
+	}
+}
+
 static void test_window_init_rejects_zero(void **state)
 {
 	struct window w;
@@ -280,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_window_burst),
 		cmocka_unit_test(test_window_burst_gap),
+		cmocka_unit_test(test_window_p95_matches_sorting),
 		cmocka_unit_test(test_window_init_rejects_zero),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
