@@ -94,14 +94,15 @@ API = {
     "Namespace": "v1", "ServiceAccount": "v1", "Service": "v1", "Secret": "v1",
     "ConfigMap": "v1", "DaemonSet": "apps/v1", "Deployment": "apps/v1",
     "PodDisruptionBudget": "policy/v1",
-    "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+    "ClusterRoleBinding": "rbac.authorization.k8s.io/v1", "ClusterRole": "rbac.authorization.k8s.io/v1",
     "RoleBinding": "rbac.authorization.k8s.io/v1", "Role": "rbac.authorization.k8s.io/v1",
+    "NetworkPolicy": "networking.k8s.io/v1",
     "Kustomization": "kustomize.config.k8s.io/v1beta1",
 }
 KSC_VERSIONS = ("kubescheduler.config.k8s.io/v1", "kubescheduler.config.k8s.io/v1beta3",
                 "kubescheduler.config.k8s.io/v1beta1")
 NAMESPACED = {"ServiceAccount", "Service", "Secret", "ConfigMap", "DaemonSet", "Deployment",
-              "PodDisruptionBudget", "Role", "RoleBinding"}
+              "PodDisruptionBudget", "Role", "RoleBinding", "NetworkPolicy"}
 
 for name, docs in files.items():
     # monitoring/ is a kit of its own (the Prometheus operator's kinds, a
@@ -203,7 +204,8 @@ for o in rendered:
     kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
 for k, n in (("Namespace", 1), ("ServiceAccount", 3), ("DaemonSet", 1), ("Deployment", 2),
              ("Service", 2), ("PodDisruptionBudget", 1), ("ConfigMap", 1),
-             ("ClusterRoleBinding", 2), ("Role", 1), ("RoleBinding", 2)):
+             ("ClusterRoleBinding", 3), ("ClusterRole", 1), ("Role", 1), ("RoleBinding", 2),
+             ("NetworkPolicy", 1)):
     check(kinds.get(k) == n, "kustomize renders %d %s (got %s)" % (n, k, kinds.get(k, 0)))
 ns = one("Namespace", "netsched")
 for o in rendered:
@@ -241,8 +243,9 @@ def check_pod(owner, tmpl, want_token):
     vols = {v["name"]: v for v in spec.get("volumes", [])}
     for v in vols.values():
         if "secret" in v:
-            check(v["secret"].get("optional") is True,
-                  "%s: Secret volume %s is optional (the Secret is a template)" % (owner, v["name"]))
+            # Signing is on: the pod waits for the Secret rather than start unsigned.
+            check(not v["secret"].get("optional"),
+                  "%s: Secret volume %s is not optional (--key-file needs it)" % (owner, v["name"]))
             check(v["secret"].get("defaultMode") == 0o440,
                   "%s: Secret volume %s is mode 0440" % (owner, v["name"]))
         if "configMap" in v:
@@ -336,7 +339,8 @@ stmpl = sspec.get("template", {})
 check(sspec.get("replicas") == 2, "scorer: 2 replicas")
 check(sspec.get("selector", {}).get("matchLabels", {}).items() <=
       stmpl.get("metadata", {}).get("labels", {}).items(), "scorer: selector matches its pods")
-scorer_labels, scorer_uid = check_pod("scorer", stmpl, False)
+# The scorer watches pods (its ClusterRole: get, list, watch pods): it needs its token.
+scorer_labels, scorer_uid = check_pod("scorer", stmpl, True)
 spod = stmpl.get("spec", {})
 spread = [t for t in spod.get("topologySpreadConstraints", [])
           if t.get("topologyKey") == "kubernetes.io/hostname" and
@@ -360,9 +364,21 @@ check(lg.get("path") == "/healthz" and container_port(scorer, lg.get("port")) ==
 check(rg.get("path") == "/readyz" and container_port(scorer, rg.get("port")) == 8471,
       "scorer: readiness /readyz on 8471")
 collect("scorer", stmpl, scorer)
-for who, a in (("agent", aargs), ("scorer", sargs)):
-    check(not any(x.startswith("--key-file") for x in a),
-          "%s: no --key-file by default (the key Secret is optional)" % who)
+# -- secure by default (issue 14): signed reports ------------------------------------
+# Both sign/verify with the key file the Secret template names, at the path where
+# each pod mounts that Secret.
+tpl = (files.get("report-key-secret.template.yaml") or [{}])[0]
+key_names = list((tpl.get("stringData") or {}).keys()) + list((tpl.get("data") or {}).keys())
+check(len(key_names) == 1, "the Secret template holds one file (%s)" % key_names)
+for who, a, t, c in (("agent", aargs, tmpl, agent), ("scorer", sargs, stmpl, scorer)):
+    kf = flag(a, "--key-file")
+    vols = {v["name"]: v for v in t.get("spec", {}).get("volumes", [])}
+    paths = ["%s/%s" % (m["mountPath"].rstrip("/"), k) for m in c.get("volumeMounts", [])
+             for k in key_names
+             if (vols.get(m["name"], {}).get("secret") or {}).get("secretName") ==
+             tpl.get("metadata", {}).get("name")]
+    check(len(kf) == 1 and kf[0] in paths,
+          "%s: signing on: --key-file %s is the mounted Secret's file %s" % (who, kf, paths))
 check(agent_uid == scorer_uid, "agent and scorer run as the same UID (the image's)")
 
 pdb = one("PodDisruptionBudget", "netsched-scorer")
@@ -398,6 +414,52 @@ check(m and m.group(1) in (hl_host, hl_host + ".cluster.local") and int(m.group(
       "agent: --scorer %s is the headless Service %s:7470" % (scorer_urls, hl_host))
 url_prefix = "http://%s.%s.svc:%d" % (cip["metadata"]["name"], cip["metadata"]["namespace"],
                                       cip["spec"]["ports"][0]["port"])
+
+# -- secure by default (issue 14): the NetworkPolicy ---------------------------------
+# It selects the scorer pods and admits: to the report port only ipBlocks (hostNetwork
+# agents), to the extender port only the scheduler's pods (and a monitoring namespace,
+# to scrape), to the health port only ipBlocks (the kubelet); no rule is open to all.
+def port_num(ref):
+    return container_port(scorer, ref)
+
+
+nps = [n for n in objs("NetworkPolicy")
+       if n.get("spec", {}).get("podSelector", {}).get("matchLabels", {}).items() <= scorer_labels.items()
+       and n.get("spec", {}).get("podSelector", {}).get("matchLabels")]
+check(len(nps) == 1, "a NetworkPolicy selects the scorer pods")
+np_spec = (nps or [{}])[0].get("spec", {})
+check("Ingress" in np_spec.get("policyTypes", []), "NetworkPolicy: restricts ingress")
+check(not np_spec.get("podSelector", {}).get("matchLabels", {}).items() <= agent_labels.items(),
+      "NetworkPolicy: does not select the agents (hostNetwork: it could not apply)")
+admitted = {}  # port -> list of peers
+for r in np_spec.get("ingress", []):
+    check(r.get("from"), "NetworkPolicy: every rule names its peers (none admits everyone)")
+    check(r.get("ports"), "NetworkPolicy: every rule names its ports")
+    for pt in r.get("ports", []):
+        admitted.setdefault(port_num(pt.get("port")), []).extend(r.get("from") or [{}])
+sched = one("Deployment", "netsched-scheduler")
+sched_labels = sched.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
+check(set(admitted) == {7470, 8470, 8471},
+      "NetworkPolicy: admits to the reports, http and health ports only (%s)" % sorted(map(str, admitted)))
+for peer in sum(admitted.values(), []):
+    cidr = (peer.get("ipBlock") or {}).get("cidr", "")
+    check(not cidr.endswith("/0"), "NetworkPolicy: no ipBlock %s admits every address" % cidr)
+check(admitted.get(7470) and all(set(p) == {"ipBlock"} for p in admitted[7470]),
+      "NetworkPolicy: reports only from ipBlocks (the nodes: agents are hostNetwork)")
+check(admitted.get(8471) and all(set(p) == {"ipBlock"} for p in admitted[8471]),
+      "NetworkPolicy: health only from ipBlocks (the kubelet)")
+http_peers = admitted.get(8470, [])
+check(any(set(p) == {"podSelector"} and
+          p["podSelector"].get("matchLabels", {}).items() <= sched_labels.items() and
+          p["podSelector"].get("matchLabels") for p in http_peers),
+      "NetworkPolicy: http from the netsched-scheduler pods")
+check(all(set(p) == {"podSelector"} or
+          (set(p) == {"namespaceSelector"} and p["namespaceSelector"].get("matchLabels"))
+          for p in http_peers),
+      "NetworkPolicy: http from the scheduler's pods or one named namespace only")
+np_text = open(os.path.join(DEPLOY, "networkpolicy.yaml")).read()
+check("NODE_CIDR" in np_text and "192.0.2.0/24" in np_text,
+      "NetworkPolicy: the node CIDR placeholder is marked NODE_CIDR")
 
 # -- KubeSchedulerConfiguration ----------------------------------------------------
 EXT_KEYS = {"urlPrefix", "filterVerb", "prioritizeVerb", "weight", "nodeCacheCapable",
@@ -589,6 +651,8 @@ check(os.access(os.path.join(DEPLOY, "container", "build.sh"), os.X_OK), "build.
 def local(args):
     out = []
     for a in args:
+        if a.startswith("/etc/netsched/key/"):
+            a = os.path.join(WORK, "report.key")
         a = a.replace(hl_host + ".cluster.local", "127.0.0.1").replace(hl_host, "127.0.0.1")
         a = a.replace("0.0.0.0", "127.0.0.1")
         for mport, lport in PORTS.items():
@@ -638,15 +702,17 @@ check_config() { # WHAT BINARY ARGS...
 		fail "$what: --check-config with the manifest's args: exit $rc: $out"
 	echo "ok: $what accepts every flag (--check-config)"
 }
+# Signing is on in the manifests: the Secret's file format (one hex key per line)
+# stands in for the mounted Secret (/etc/netsched/key/report.key, a path that does
+# not exist here: the binaries would exit 2, as they should).
+printf '# netsched report keys\n%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$WORK/report.key"
+AGENT_MANIFEST=("${AGENT_ARGS[@]}")
+AGENT_ARGS=("${AGENT_ARGS[@]//\/etc\/netsched\/key\/report.key/$WORK/report.key}")
+SCORER_ARGS=("${SCORER_ARGS[@]//\/etc\/netsched\/key\/report.key/$WORK/report.key}")
 check_config "agent (manifest args)" "$BIN/netsched-agent" "${AGENT_ARGS[@]}"
 check_config "scorer (manifest args)" "$BIN/netsched-scorer" "${SCORER_ARGS[@]}"
 check_config "agent (loopback args)" "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
 check_config "scorer (loopback args)" "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
-# Signing, as the manifests' comments and docs/operating.md turn it on: the Secret's
-# file format (one hex key per line) at the mounted path's file name.
-printf '# netsched report keys\n%s\n' "$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n')" >"$WORK/report.key"
-check_config "agent (manifest args + --key-file)" "$BIN/netsched-agent" "${AGENT_ARGS[@]}" --key-file "$WORK/report.key"
-check_config "scorer (manifest args + --key-file)" "$BIN/netsched-scorer" "${SCORER_ARGS[@]}" --key-file "$WORK/report.key"
 
 start scorer "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
 HTTP_PORT=$P_HTTP
@@ -667,6 +733,9 @@ done <"$WORK/probes.tsv"
 wait_for 15 "the agent's node in /v1/nodes" bash -c \
 	"curl -s http://127.0.0.1:$P_HTTP/v1/nodes | jq -e '.nodes[] | select(.name == \"$NODE\" and .source == \"agent\")'"
 echo "ok: the agent's reports reach the scorer through the manifest's --scorer"
+grep -q "accepting only reports signed" "$WORK/scorer.log" ||
+	fail "the scorer started with the manifest's args does not require signed reports"
+echo "ok: the agent's reports are signed and the scorer takes only signed ones"
 curl -s "http://127.0.0.1:$P_METRICS/metrics" | grep -q '^netsched_agent_reports_failed_total{scorer="tcp://127.0.0.1:'"$P_REPORTS"'"} ' ||
 	fail "agent /metrics lacks netsched_agent_reports_failed_total for its scorer"
 echo "ok: agent /metrics counts failed reports per scorer"
@@ -732,11 +801,15 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null && command -v dpkg-query
 			"/usr/local/bin/$b" --help >/dev/null 2>&1 || fail "$b does not run in a glibc-only root"
 	done
 	echo "ok: both binaries run in a root holding only glibc and the staged tree, as UID $IMAGE_UID"
+	# The key where the Secret volume puts it: mode 0440 (defaultMode 288), group
+	# 65532 (fsGroup), read by the image's UID.
+	install -D -m 0440 -o root -g "$IMAGE_UID" "$WORK/report.key" "$CR/etc/netsched/key/report.key"
 	out=$(env -i NODE_NAME=$NODE LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
-		/usr/local/bin/netsched-agent "${AGENT_ARGS[@]}" --check-config 2>&1) ||
+		/usr/local/bin/netsched-agent "${AGENT_MANIFEST[@]}" --check-config 2>&1) ||
 		fail "agent --check-config in the glibc-only root: $out"
+	echo "ok: the staged agent reads the key at the manifest's path as UID $IMAGE_UID"
 	P2=$(free_port)
-	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/;s/:$P_HEALTH\$/:$(free_port)/")
+	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/;s/:$P_HEALTH\$/:$(free_port)/;s|^$WORK/report.key\$|/etc/netsched/key/report.key|")
 	start scorer-chroot env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
 		/usr/local/bin/netsched-scorer "${CR_ARGS[@]}"
 	wait_for 10 "the staged scorer's /healthz" curl -sf "http://127.0.0.1:$P2/healthz"
