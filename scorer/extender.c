@@ -28,6 +28,7 @@ _Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
 #define EXT_DEBUG_NODES 100u
 
 static struct log_limit bad_request_log;
+static struct log_limit busy_log;
 
 /* Parses the request, or answers it with 400 (or 500 when memory ran out).
  * 0 when the caller goes on with *rq. */
@@ -44,6 +45,13 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 	if (rc == -ENOMEM) {
 		log_error("ext", "%s: %s", verb, err);
 		reply_error(500, err, out);
+		return rc;
+	}
+	if (rc == -EBUSY) {
+		/* Not the client's fault: the budget is full (http.h). */
+		log_limited(&busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext", "%s: %s",
+			    verb, err);
+		reply_error(503, err, out);
 		return rc;
 	}
 	/* A misconfigured client repeats the same mistake at scheduling

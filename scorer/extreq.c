@@ -191,7 +191,8 @@ int extreq_parse(const char *body, size_t len, const struct extreq_limits *limit
 	bool has_nodes, has_names;
 	char why[200];
 
-	rc = json_parse(&c.d, body, len, limits->max_json_tokens, why, sizeof(why));
+	rc = json_parse_budget(&c.d, body, len, limits->max_json_tokens, limits->budget, why,
+			       sizeof(why));
 	if (rc)
 		return fail(&c, rc, "%s%s", rc == -E2BIG ? "request has " : "", why);
 	if (json_type(&c.d, 0) != JSMN_OBJECT) {

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "membudget.h"
 #include "nodename.h"
 
 #define EXTREQ_MAX_NAME_LEN NODENAME_MAX_LEN
@@ -27,6 +28,7 @@
 struct extreq_limits {
 	size_t max_nodes;		/* more nodes in one request -> -E2BIG */
 	size_t max_json_tokens;		/* more JSON tokens -> -E2BIG */
+	struct membudget *budget;	/* tokens' memory; no room -> -EBUSY; NULL: none */
 };
 
 #define EXTREQ_DEFAULT_MAX_NODES 10000u

@@ -42,22 +42,30 @@
 /* Per-connection pool for headers and the read buffer; more than ~128 KiB
  * buys nothing (MHD's own advice). */
 #define HTTP_CONN_MEMORY (128u * 1024u)
-/* Bodies held by all connections together: room for this many requests of
- * the largest allowed size. */
+/* Request memory, all connections together (bodies and their JSON tokens,
+ * s->request_memory): four bodies of the largest allowed size. The
+ * largest body of the densest JSON (32 MiB of [1,1,...]) needs 64 MiB of
+ * tokens besides, so at most one such request parses at a time; with the
+ * table, in-flight pods and connection buffers this keeps peak RSS under
+ * deploy/'s 256Mi (tests/integration/test_memory.sh). */
 #define HTTP_BUDGET_BODIES 4u
+/* The budget's last quarter only for requests holding at most 1 MiB (the
+ * scheduler's NodeNames requests, up to 10,000 nodes): clients sending the
+ * largest bodies cannot starve them. */
+#define HTTP_BUDGET_RESERVE_DIV 4u
+#define HTTP_SMALL_REQUEST (1024u * 1024u)
 
 struct http_server {
 	struct MHD_Daemon *daemon;
 	struct scorer *s;
 	uint16_t port;
 	bool v6;
-	size_t budget;
-	atomic_size_t buffered;	/* body bytes charged by all requests */
 	/* HTTPS: the files, and the rotation that owns the daemon once it
 	 * runs (h->daemon is then NULL). */
 	const struct tls_files *tls;	/* NULL: plain HTTP */
 	struct tls_rotation *rotation;
 	struct log_limit refused_log;	/* mTLS refusals */
+	struct log_limit busy_log;	/* 503s for a full request memory budget */
 	struct httpguard *guard;	/* header and idle deadlines, all daemons */
 	bool health_only;		/* /healthz and /readyz, nothing else */
 };
@@ -128,21 +136,13 @@ static enum route route_of(const char *url)
 
 static bool charge(struct http_server *h, struct request *rq, size_t n)
 {
-	size_t now = atomic_fetch_add(&h->buffered, n) + n;
-
-	if (now > h->budget || now < n) {
-		atomic_fetch_sub(&h->buffered, n);
-		return false;
-	}
-	rq->charged += n;
-	return true;
+	return membudget_take(&h->s->request_memory, &rq->charged, n);
 }
 
 static void drop_body(struct http_server *h, struct request *rq)
 {
 	buf_free(&rq->body);
-	atomic_fetch_sub(&h->buffered, rq->charged);
-	rq->charged = 0;
+	membudget_give(&h->s->request_memory, &rq->charged);
 }
 
 /* Queues reply (taking its body) with an optional extra header. */
@@ -269,7 +269,9 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		return respond_error(h, conn, 413, NULL, NULL, "body over the limit of %zu bytes",
 				     h->s->limits.max_body_bytes);
 	if (rq->over_budget) {
-		log_warn("http", "request bodies in flight reached %zu bytes; answering 503", h->budget);
+		log_limited(&h->busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http",
+			    "request memory in use reached its limit of %zu bytes; answering 503",
+			    h->s->request_memory.limit);
 		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
 				     "too many large requests in flight; retry");
 	}
@@ -532,8 +534,14 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}
 	h->s = s;
 	h->health_only = health_only;
-	h->budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
-	atomic_init(&h->buffered, 0);
+	if (!health_only) {
+		size_t budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX :
+				max * HTTP_BUDGET_BODIES;
+
+		membudget_init(&s->request_memory, budget, budget / HTTP_BUDGET_RESERVE_DIV,
+			       HTTP_SMALL_REQUEST);
+		s->limits.request.budget = &s->request_memory;
+	}
 	if (tls && tls->cert[0]) {
 		h->tls = tls;
 		if (tls_load(tls, &pems, err, errlen))

@@ -14,8 +14,10 @@
  * Content-Length before any byte is read, and again while a chunked body
  * arrives). Every reply is application/json except /metrics (text/plain,
  * version 0.0.4); errors are {"error":"..."}.
- * Bodies buffered across all connections together are capped too (503 with
- * Retry-After when over), so no mix of clients can grow memory unbounded.
+ * Bodies buffered across all connections together, and the JSON tokens
+ * parsed from them, share one budget (s->request_memory, four bodies of the
+ * largest size, a quarter kept for requests under 1 MiB; 503 when full),
+ * so no mix of clients can grow memory past it.
  *
  * With tls->cert set it serves HTTPS only (GnuTLS through libmicrohttpd);
  * with tls->client_ca too, every request needs a client certificate that
@@ -35,7 +37,8 @@ struct http_server;
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
  * and serves from internal threads until http_stop(). s and tls (NULL for
- * plain HTTP) must outlive the server. NULL on failure, with err holding one line such as
+ * plain HTTP) must outlive the server. Sizes s->request_memory and points
+ * s->limits.request.budget at it before serving. NULL on failure, with err holding one line such as
  * "bind 0.0.0.0:8470: Address already in use". */
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
 			       const struct tls_files *tls, char *err, size_t errlen);

@@ -26,6 +26,8 @@ struct ctx {
 	int n;
 	char *err;
 	size_t errlen;
+	struct membudget *budget;	/* token memory taken from it; may be NULL */
+	size_t charged;
 };
 
 #define fail(c, rc, ...) errmsg((c)->err, (c)->errlen, (rc), __VA_ARGS__)
@@ -144,9 +146,19 @@ static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
 		cap = max_tokens;
 	jsmn_init(&p);
 	for (;;) {
+		/* Charged before it is allocated: dense input ([1,1,1]) needs
+		 * 8 bytes of tokens per byte of body. */
+		if (cap * sizeof(*t) > c->charged &&
+		    !membudget_take(c->budget, &c->charged, cap * sizeof(*t) - c->charged)) {
+			free(t);
+			membudget_give(c->budget, &c->charged);
+			return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
+				    "hold the request memory budget; retry", cap, cap * sizeof(*t));
+		}
 		bigger = realloc(t, cap * sizeof(*t));
 		if (!bigger) {
 			free(t);
+			membudget_give(c->budget, &c->charged);
 			return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
 		}
 		t = bigger;
@@ -155,12 +167,14 @@ static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
 			break;
 		if (cap == max_tokens) {
 			free(t);
+			membudget_give(c->budget, &c->charged);
 			return over_limit(c, max_tokens);
 		}
 		cap = cap > max_tokens / 2 ? max_tokens : cap * 2;
 	}
 	if (r <= 0) {
 		free(t);
+		membudget_give(c->budget, &c->charged);
 		return r < 0 ? jsmn_fail(c, r, p.pos) : no_tokens(c, p.pos);
 	}
 	/* Under the sanitizers (tests, fuzzers), exactly the tokens jsmn
@@ -334,7 +348,13 @@ static int validate(struct ctx *c)
 int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, char *err,
 	       size_t errlen)
 {
-	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen };
+	return json_parse_budget(doc, js, len, max_tokens, NULL, err, errlen);
+}
+
+int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_tokens,
+		      struct membudget *budget, char *err, size_t errlen)
+{
+	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen, .budget = budget };
 	jsmntok_t *tokens = NULL;
 	int rc;
 
@@ -347,9 +367,11 @@ int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, 
 	rc = validate(&c);
 	if (rc) {
 		free(tokens);
+		membudget_give(budget, &c.charged);
 		return rc;
 	}
-	*doc = (struct json){ .js = js, .len = len, .t = tokens, .n = c.n };
+	*doc = (struct json){ .js = js, .len = len, .t = tokens, .n = c.n, .budget = budget,
+			      .charged = c.charged };
 	return 0;
 }
 
@@ -358,6 +380,7 @@ void json_free(struct json *doc)
 	if (!doc)
 		return;
 	free(doc->t);
+	membudget_give(doc->budget, &doc->charged);
 	doc->t = NULL;
 	doc->n = 0;
 }

@@ -28,6 +28,8 @@
 #define JSMN_HEADER
 #include <jsmn.h>
 
+#include "membudget.h"
+
 /* Deeper nesting is refused (-E2BIG): Kubernetes objects nest 12 or 13
  * levels, and the tokenizer's cost grows with depth. */
 #define JSON_MAX_DEPTH 64u
@@ -37,6 +39,8 @@ struct json {
 	size_t len;
 	jsmntok_t *t;		/* n tokens; owned, freed by json_free() */
 	int n;			/* >= 1 after a successful parse */
+	struct membudget *budget;	/* the tokens' memory came from here; may be NULL */
+	size_t charged;
 };
 
 /* Tokenizes len bytes of js (need not be NUL-terminated) into at most
@@ -46,6 +50,11 @@ struct json {
  * text over INT_MAX bytes: err says how many and the limit) or -ENOMEM, with *doc untouched. */
 int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, char *err,
 	       size_t errlen);
+
+/* json_parse(), taking the token array's memory from budget as it grows
+ * (NULL: no budget): -EBUSY when the budget has no room for it. */
+int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_tokens,
+		      struct membudget *budget, char *err, size_t errlen);
 
 /* Frees the tokens; accepts a zeroed struct and NULL. */
 void json_free(struct json *doc);

@@ -10,6 +10,7 @@
 
 #include "counters.h"
 #include "extreq.h"
+#include "membudget.h"
 #include "filter.h"
 #include "keyfile.h"
 #include "policy.h"
@@ -49,6 +50,10 @@ struct scorer {
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;
+	/* Request bodies and their JSON tokens, all requests together
+	 * (membudget.h); http_start() sizes it and points
+	 * limits.request.budget at it. */
+	struct membudget request_memory;
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);
 	uint64_t started_mono_ns;

@@ -100,7 +100,8 @@ static void check_request(const struct extreq *rq, const char *body, size_t len)
  * other null) whose nodes are the kept ones: a subsequence of the request. */
 static void check_filter(const struct extreq *rq, const struct reply *out)
 {
-	struct extreq_limits lim = { EXTREQ_DEFAULT_MAX_NODES, EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+	struct extreq_limits lim = { .max_nodes = EXTREQ_DEFAULT_MAX_NODES,
+				     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 	struct extreq kept;
 	char err[256];
 	size_t j = 0;

@@ -13,8 +13,8 @@
 
 #include "scorer/extreq.h"
 
-static const struct extreq_limits limits = { EXTREQ_DEFAULT_MAX_NODES,
-					     EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+static const struct extreq_limits limits = { .max_nodes = EXTREQ_DEFAULT_MAX_NODES,
+					     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 
 struct parse_row {
 	const char *name;
@@ -115,7 +115,7 @@ static void test_extreq_annotations(void **state)
 static void test_extreq_error_codes(void **state)
 {
 	const char *body = "{\"NodeNames\":[\"a\",\"b\",\"c\"]}";
-	struct extreq_limits two = { 2, EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+	struct extreq_limits two = { .max_nodes = 2, .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 	struct extreq rq = { .n = 42 };
 	size_t len = strlen(body);
 	char err[256];

@@ -100,6 +100,34 @@ static void test_json_token_limit(void **state)
 	assert_null(d.t);
 }
 
+/* Token memory comes from the budget: dense input that needs more than it
+ * holds is -EBUSY (and takes nothing), a parse that fits holds its tokens'
+ * bytes until json_free(). */
+static void test_json_token_budget(void **state)
+{
+	static char dense[4001];
+	struct membudget b;
+	struct json d = { 0 };
+	char err[256];
+
+	(void)state;
+	dense[0] = '[';
+	for (size_t i = 0; i < 1999; i++)
+		memcpy(dense + 1 + 2 * i, "1,", 2);
+	dense[3998] = ']';
+	/* ~2,000 tokens of 16 bytes: more than a 16 KiB budget. */
+	membudget_init(&b, 16 * 1024, 0, 0);
+	assert_int_equal(json_parse_budget(&d, dense, 3999, 4096, &b, err, sizeof(err)),
+			 -EBUSY);
+	assert_non_null(strstr(err, "hold the request memory budget"));
+	assert_int_equal(membudget_used(&b), 0);
+	membudget_init(&b, 64 * 1024, 0, 0);
+	assert_int_equal(json_parse_budget(&d, dense, 3999, 4096, &b, err, sizeof(err)), 0);
+	assert_true(membudget_used(&b) >= (size_t)d.n * sizeof(d.t[0]));
+	json_free(&d);
+	assert_int_equal(membudget_used(&b), 0);
+}
+
 static void test_json_accessors(void **state)
 {
 	const char *text = "{\"Name\":\"first\",\"n\\u0061me\":\"second\",\"list\":[\"a\",{\"x\":1},\"c\"],"
@@ -215,6 +243,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_json_parse),
 		cmocka_unit_test(test_json_token_limit),
+		cmocka_unit_test(test_json_token_budget),
 		cmocka_unit_test(test_json_accessors),
 		cmocka_unit_test(test_json_deep_nesting),
 	};
