@@ -59,6 +59,16 @@ read -r code body <<<"$(http POST /prioritize "$WORK/prio.json")"
 expect "a real prioritize while six clients hold 32 MiB announcements" "$code" 200
 kill "$TRICKLE" 2>/dev/null
 
+# A body over 1 MiB is answered from the big-request thread (its HTTP
+# thread goes on serving the others): the same answer as inline.
+python3 -c "
+import sys
+t = open('$WORK/prio.json').read()
+open('$WORK/prio-padded.json', 'w').write(t[:-1] + ' ' * (1200 * 1024) + t[-1:])"
+read -r code small <<<"$(http POST /prioritize "$WORK/prio.json")"
+read -r code2 padded <<<"$(http POST /prioritize "$WORK/prio-padded.json")"
+expect "a 1.2 MB prioritize (the big-request thread)" "$code2 $padded" "$code $small"
+
 # Two 400 KB bodies nested 200,000 deep, at once: refused after one linear
 # scan, while /healthz keeps answering (they once took a minute each).
 python3 -c "
