@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# A real scheduler request's latency while hostile clients hold what they
+# can (issue: "a real scheduler request still completes within 10 ms").
+# The real scorer, its table filled with 5,000 nodes by bench/feed; the
+# scheduler is bench/extender_latency on ONE keep-alive connection from
+# 127.0.0.1, posting the captured kube-scheduler 1.20 prioritize request
+# (tests/fixtures/extender/captured-k8s-1.20) with 1,000 of the table's
+# names, 100 requests a second. The worst mix, from other loopback
+# addresses, all at once and all the time:
+#   - slow headers: 8 addresses x 32 connections (the per-address cap),
+#     a header line every 2 s, reconnecting when closed;
+#   - slow bodies: 16 connections announcing 32 MiB and sending 1 KB a second;
+#   - one byte and close: a client connecting, sending a byte and closing in
+#     a loop, and another closing without sending;
+#   - deep JSON: 2 clients posting 400 KB bodies nested 200,000 deep;
+#   - big bodies: 2 clients posting 32 MiB bodies of one-byte tokens
+#     ([1,1,...]: 64 MiB of JSON tokens each).
+# Prints p50/p99/max over HOSTILE_REQUESTS (400) requests with the mix and,
+# for reference, without it, plus what the mix did, and the machine.
+# Environment: O, BINDIR, FIXTURES, HOSTILE_REQUESTS, HOSTILE_MIX (a comma
+# list of slow-headers, slow-bodies, one-byte, deep, big; default all).
+set -u
+cd "$(dirname "$0")/.."
+O=${O:-build}
+BIN=${BINDIR:-bin}
+FIX=${FIXTURES:-tests/fixtures/extender}
+LAT=$O/rel/bench/extender_latency
+FEED=$O/rel/bench/feed
+N=${HOSTILE_REQUESTS:-400}
+MIX=${HOSTILE_MIX:-slow-headers,slow-bodies,one-byte,deep,big}
+TABLE_NODES=5000
+scorer_pid= mix_pid=
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-hostile.XXXXXX")
+cleanup() {
+	[ -n "$mix_pid" ] && kill "$mix_pid" 2>/dev/null && wait "$mix_pid" 2>/dev/null
+	[ -n "$scorer_pid" ] && kill "$scorer_pid" 2>/dev/null && wait "$scorer_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+for f in "$LAT" "$FEED" "$BIN/netsched-scorer"; do
+	[ -x "$f" ] || { echo "missing $f (run: make bench)"; exit 1; }
+done
+fix=$FIX/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json
+[ -f "$fix" ] || { echo "fixture not found: $fix"; exit 1; }
+seq 0 999 | shuf | jq -R '"node-" + .' | jq -sc . >"$tmp/order.json"
+jq -c --slurpfile names "$tmp/order.json" '.NodeNames = $names[0]' "$fix" >"$tmp/real.json"
+
+echo "== hostile worst mix: a real prioritize (1,000 names) while every kind of bad client holds on"
+echo "cpus (nproc): $(nproc); cpu model: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+echo "load average: $(cut -d ' ' -f 1-3 /proc/loadavg) (the hostile clients share these CPUs too)"
+
+port() {
+	local p
+	for _ in $(seq 50); do
+		p=$((20000 + RANDOM % 12000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+	return 1
+}
+listen_port=$(port) && http_port=$(port) || { echo "no free port"; exit 1; }
+"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$listen_port" --http "127.0.0.1:$http_port" \
+	--stale-after 1h --log-level warn 2>"$tmp/scorer.log" &
+scorer_pid=$!
+for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
+"$FEED" --scorer "tcp://127.0.0.1:$listen_port" --nodes "$TABLE_NODES" --senders 4 --once \
+	>/dev/null || { echo "feed failed"; exit 1; }
+for _ in $(seq 100); do
+	count=$(curl -s "http://127.0.0.1:$http_port/v1/nodes" | jq '.nodes | length')
+	[ "${count:-0}" -ge "$TABLE_NODES" ] && break
+	sleep 0.1
+done
+
+rc=0
+real() {
+	"$LAT" --http "127.0.0.1:$http_port" --path /prioritize --body "$tmp/real.json" \
+		--requests "$N" --warmup 20 --rate 100 --label "$1" --target-us 10000 || rc=1
+}
+real "quiet (no hostile clients)"
+
+python3 - "$http_port" "$tmp/mix.txt" "$MIX" <<'PY' &
+import os, signal, socket, sys, threading, time
+port, out, kinds = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
+stop = threading.Event()
+stats = {k: 0 for k in ("slow-header conns", "slow-body conns", "one-byte closes",
+                        "deep bodies", "big bodies", "refused connects")}
+lock = threading.Lock()
+def count(k, n=1):
+    with lock:
+        stats[k] += n
+def conn(src, timeout=5):
+    return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(src, 0))
+
+def slow_headers(src):
+    socks = []
+    while not stop.is_set():
+        while len(socks) < 32 and not stop.is_set():
+            try:
+                s = conn(src)
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                socks.append(s)
+                count("slow-header conns")
+            except OSError:
+                count("refused connects")
+                break
+        time.sleep(2)
+        alive = []
+        for s in socks:
+            try:
+                s.sendall(b"X-Slow: 1\r\n")
+                alive.append(s)
+            except OSError:
+                s.close()
+        socks = alive
+
+def slow_body(src):
+    socks = []
+    while not stop.is_set():
+        while len(socks) < 16 and not stop.is_set():
+            try:
+                s = conn(src)
+                s.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                          b"Content-Length: 33554432\r\n\r\n[")
+                socks.append(s)
+                count("slow-body conns")
+            except OSError:
+                count("refused connects")
+                break
+        time.sleep(1)
+        alive = []
+        for s in socks:
+            try:
+                s.sendall(b"1," * 512)
+                alive.append(s)
+            except OSError:
+                s.close()
+        socks = alive
+
+def one_byte(src, data):
+    while not stop.is_set():
+        try:
+            s = conn(src, 1)
+            if data:
+                s.send(data)
+            s.close()
+            count("one-byte closes")
+        except OSError:
+            count("refused connects")
+            time.sleep(0.01)
+
+def post(src, body, what):
+    head = (b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body))
+    while not stop.is_set():
+        try:
+            s = conn(src, 30)
+            s.sendall(head)
+            s.sendall(body)
+            s.recv(4096)
+            s.close()
+            count(what)
+        except OSError:
+            count("refused connects")
+            time.sleep(0.01)
+
+d = 200000
+deep = b'{"NodeNames":' + b"[" * d + b"]" * d + b"}"
+big = (b'{"NodeNames":[' + b"1," * (16 * 1024 * 1024 - 8))[:32 * 1024 * 1024 - 2] + b"]}"
+ts = []
+if "slow-headers" in kinds:
+    ts += [threading.Thread(target=slow_headers, args=("127.0.0.%d" % (10 + i),)) for i in range(8)]
+if "slow-bodies" in kinds:
+    ts.append(threading.Thread(target=slow_body, args=("127.0.0.20",)))
+if "one-byte" in kinds:
+    ts.append(threading.Thread(target=one_byte, args=("127.0.0.21", b"P")))
+    ts.append(threading.Thread(target=one_byte, args=("127.0.0.22", b"")))
+if "deep" in kinds:
+    ts += [threading.Thread(target=post, args=("127.0.0.23", deep, "deep bodies")) for _ in range(2)]
+if "big" in kinds:
+    ts += [threading.Thread(target=post, args=("127.0.0.24", big, "big bodies")) for _ in range(2)]
+for t in ts:
+    t.daemon = True
+    t.start()
+def finish(*_):
+    stop.set()
+    with lock:
+        open(out, "w").write(", ".join("%s %d" % kv for kv in stats.items()) + "\n")
+    os._exit(0)
+signal.signal(signal.SIGTERM, finish)
+while True:
+    time.sleep(1)
+PY
+mix_pid=$!
+sleep 3	# every kind of client is at it
+real "worst mix"
+kill "$mix_pid" && wait "$mix_pid" 2>/dev/null
+mix_pid=
+echo "the mix, during the run: $(cat "$tmp/mix.txt" 2>/dev/null)"
+curl -s "http://127.0.0.1:$http_port/metrics" |
+	awk '$1 ~ /^netsched_scorer_(bad_requests_total|log_lines_dropped_total)$/ { printf "%s %s  ", $1, $2 } END { print "" }'
+if ! kill -0 "$scorer_pid" 2>/dev/null; then
+	echo "scorer died:"; tail -n 20 "$tmp/scorer.log"; rc=1
+fi
+exit "$rc"
