@@ -48,15 +48,16 @@
 #define HTTP_CONN_MEMORY (128u * 1024u)
 /* Request memory, all connections together (bodies and their JSON tokens,
  * s->request_memory): four bodies of the largest allowed size. The
- * largest body of the densest JSON (32 MiB of [1,1,...]) needs 64 MiB of
- * tokens besides, so at most one such request parses at a time; with the
- * table, in-flight pods and connection buffers this keeps peak RSS under
- * deploy/'s 256Mi (tests/integration/test_memory.sh). */
+ * largest body with the most tokens allowed (32 MiB, 4 Mi tokens of 20
+ * bytes) needs 112 MiB in all, so it fits alone and at most one such
+ * request parses at a time; with the table, in-flight pods and connection
+ * buffers this keeps peak RSS under deploy/'s 256Mi
+ * (tests/integration/test_memory.sh). */
 #define HTTP_BUDGET_BODIES 4u
-/* The budget's last quarter only for requests holding at most 1 MiB (the
- * scheduler's NodeNames requests, up to 10,000 nodes): clients sending the
- * largest bodies cannot starve them. */
-#define HTTP_BUDGET_RESERVE_DIV 4u
+/* The budget's last eighth only for requests holding at most 1 MiB (the
+ * scheduler's NodeNames requests, up to 10,000 nodes: 150 KB and 300 KB of
+ * tokens): clients sending the largest bodies cannot starve them. */
+#define HTTP_BUDGET_RESERVE_DIV 8u
 #define HTTP_SMALL_REQUEST (1024u * 1024u)
 /* Bodies over this are parsed and answered on the big-request thread, not
  * on the HTTP thread that read them: 32 MiB of [1,1,...] takes 70 ms to
@@ -72,8 +73,11 @@
 struct bigq {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
+	pthread_cond_t idle;	/* nothing queued, nothing in hand */
 	struct request *head, *tail;
 	bool running;
+	bool busy;		/* the thread holds a request */
+	unsigned paused;	/* a daemon is stopping: answer inline */
 	pthread_t thread;
 };
 
@@ -273,7 +277,7 @@ static bool bigq_push(struct http_server *h, struct MHD_Connection *conn, struct
 	struct bigq *q = &h->big;
 
 	pthread_mutex_lock(&q->lock);
-	if (!q->running) {
+	if (!q->running || q->paused) {
 		pthread_mutex_unlock(&q->lock);
 		return false;
 	}
@@ -311,11 +315,15 @@ static void *bigq_main(void *arg)
 		q->head = rq->next;
 		if (!q->head)
 			q->tail = NULL;
+		q->busy = true;
 		pthread_mutex_unlock(&q->lock);
 		run_verb(h, rq, &rq->reply);
 		rq->done = true;
 		MHD_resume_connection(rq->conn);
 		pthread_mutex_lock(&q->lock);
+		q->busy = false;
+		if (!q->head)
+			pthread_cond_broadcast(&q->idle);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -352,6 +360,25 @@ static void bigq_stop(struct http_server *h)
 	pthread_cond_signal(&q->wake);
 	pthread_mutex_unlock(&q->lock);
 	pthread_join(q->thread, NULL);
+}
+
+/* MHD must not stop a daemon with a connection suspended (it aborts): new
+ * big requests are answered inline meanwhile, and the queue is emptied
+ * (every connection in it resumed) before MHD_stop_daemon(), which takes
+ * the resumed ones back first. */
+static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
+{
+	struct bigq *q = &h->big;
+
+	pthread_mutex_lock(&q->lock);
+	q->paused++;
+	while (q->head || q->busy)
+		pthread_cond_wait(&q->idle, &q->lock);
+	pthread_mutex_unlock(&q->lock);
+	MHD_stop_daemon(d);
+	pthread_mutex_lock(&q->lock);
+	q->paused--;
+	pthread_mutex_unlock(&q->lock);
 }
 
 /* Every answer, once the request is complete or as soon as it is known to be
@@ -642,10 +669,16 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_END);
 }
 
-/* The rotation's way to start a daemon with new certificates. */
+/* The rotation's way to start a daemon with new certificates, and to stop
+ * one. */
 static struct MHD_Daemon *restart_daemon(void *ctx, int fd, const struct tls_pems *p)
 {
 	return start_daemon(ctx, fd, p);
+}
+
+static void retire_daemon(void *ctx, struct MHD_Daemon *d)
+{
+	stop_daemon(ctx, d);
 }
 
 static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
@@ -679,6 +712,7 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}
 	pthread_mutex_init(&h->big.lock, NULL);
 	pthread_cond_init(&h->big.wake, NULL);
+	pthread_cond_init(&h->big.idle, NULL);
 	h->guard = httpguard_start("http", HTTP_HEADER_TIMEOUT_S, HTTP_IDLE_TIMEOUT_S, err, errlen);
 	if (!h->guard)
 		goto out_free_server;
@@ -701,7 +735,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}
 	if (h->tls) {
 		/* The rotation takes the daemon and the PEMs, even on failure. */
-		h->rotation = tls_rotation_start(tls, &pems, h->daemon, restart_daemon, h, err, errlen);
+		h->rotation = tls_rotation_start(tls, &pems, h->daemon, restart_daemon, retire_daemon,
+						 h, err, errlen);
 		h->daemon = NULL;
 		if (!h->rotation)
 			goto out_free_server;
@@ -712,6 +747,7 @@ out_free_server:
 	tls_free(&pems);
 	bigq_stop(h);
 	httpguard_stop(h->guard);
+	pthread_cond_destroy(&h->big.idle);
 	pthread_cond_destroy(&h->big.wake);
 	pthread_mutex_destroy(&h->big.lock);
 	free(h);
@@ -744,8 +780,9 @@ void http_stop(struct http_server *h)
 	bigq_stop(h);
 	tls_rotation_stop(h->rotation);
 	if (h->daemon)
-		MHD_stop_daemon(h->daemon);
+		stop_daemon(h, h->daemon);
 	httpguard_stop(h->guard);
+	pthread_cond_destroy(&h->big.idle);
 	pthread_cond_destroy(&h->big.wake);
 	pthread_mutex_destroy(&h->big.lock);
 	free(h);

@@ -16,7 +16,7 @@
  * version 0.0.4); errors are {"error":"..."}.
  * Bodies buffered across all connections together, and the JSON tokens
  * parsed from them, share one budget (s->request_memory, four bodies of the
- * largest size, a quarter kept for requests under 1 MiB; 503 when full),
+ * largest size, an eighth kept for requests under 1 MiB; 503 when full),
  * so no mix of clients can grow memory past it.
  *
  * With tls->cert set it serves HTTPS only (GnuTLS through libmicrohttpd);

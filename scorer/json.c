@@ -65,6 +65,9 @@ static int jsmn_fail(struct ctx *c, int r, unsigned pos)
  * 8 bytes means one allocation almost always, and only grows for dense
  * input such as [1,1,1]. */
 #define JSON_BYTES_PER_TOKEN_GUESS 8u
+/* Above this, tokenize() counts before it allocates; below, the guess is
+ * cheaper than a second pass (the scheduler's NodeNames requests). */
+#define JSON_COUNT_FIRST_BYTES (1024u * 1024u)
 
 /* jsmn found no token: it stops at a NUL byte as if the input ended there. */
 static int no_tokens(struct ctx *c, unsigned pos)
@@ -144,6 +147,21 @@ static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
 	cap = c->len / JSON_BYTES_PER_TOKEN_GUESS + 16;
 	if (cap > max_tokens)
 		cap = max_tokens;
+	/* A large body is counted first and gets exactly its tokens: a guess
+	 * that doubles would reserve up to twice what it needs, and dense
+	 * input over the limit is refused without any array at all (32 MiB
+	 * of [1,1,...] otherwise took 80 MiB of tokens to refuse). */
+	if (c->len > JSON_COUNT_FIRST_BYTES) {
+		jsmn_init(&p);
+		r = jsmn_parse(&p, c->js, c->len, NULL, 0);
+		if (r < 0)
+			return jsmn_fail(c, r, p.pos);
+		if (r == 0)
+			return no_tokens(c, p.pos);
+		if ((size_t)r > max_tokens)
+			return fail(c, -E2BIG, "%d JSON tokens, limit %zu", r, max_tokens);
+		cap = (size_t)r;
+	}
 	jsmn_init(&p);
 	for (;;) {
 		/* Charged before it is allocated: dense input ([1,1,1]) needs

@@ -21,6 +21,7 @@
 struct tls_rotation {
 	const struct tls_files *files;
 	tls_daemon_start start;
+	tls_daemon_stop stop;
 	void *ctx;
 	/* The daemon serving now and what it was started with; the one a
 	 * rotation replaced, stopped one check later so its requests finish. */
@@ -195,7 +196,7 @@ static uint64_t rotation_check(void *arg)
 	memset(&h->retiring_pems, 0, sizeof(h->retiring_pems));
 	pthread_mutex_unlock(&h->lock);
 	if (old) {
-		MHD_stop_daemon(old);
+		h->stop(h->ctx, old);
 		tls_free(&old_pems);
 	}
 	if (tls_changed(h->files, &h->pems))
@@ -205,7 +206,7 @@ static uint64_t rotation_check(void *arg)
 
 struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pems *pems,
 					struct MHD_Daemon *daemon, tls_daemon_start start,
-					void *ctx, char *err, size_t errlen)
+					tls_daemon_stop stop, void *ctx, char *err, size_t errlen)
 {
 	struct tls_rotation *r = calloc(1, sizeof(*r));
 
@@ -215,6 +216,7 @@ struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pe
 	}
 	r->files = f;
 	r->start = start;
+	r->stop = stop;
 	r->ctx = ctx;
 	r->daemon = daemon;
 	r->pems = *pems;
@@ -231,7 +233,7 @@ struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pe
 	return r;
 
 out_stop_daemon:
-	MHD_stop_daemon(daemon);
+	stop(ctx, daemon);
 	tls_free(pems);
 	return NULL;
 }
@@ -242,9 +244,9 @@ void tls_rotation_stop(struct tls_rotation *r)
 		return;
 	worker_stop(r->checker);
 	if (r->retiring)
-		MHD_stop_daemon(r->retiring);
+		r->stop(r->ctx, r->retiring);
 	if (r->daemon)
-		MHD_stop_daemon(r->daemon);
+		r->stop(r->ctx, r->daemon);
 	tls_free(&r->retiring_pems);
 	tls_free(&r->pems);
 	pthread_mutex_destroy(&r->lock);

@@ -53,19 +53,22 @@ struct tls_rotation;
 /* Starts a daemon serving the listening socket fd with p's certificates;
  * NULL when it cannot (fd is then still the caller's). */
 typedef struct MHD_Daemon *(*tls_daemon_start)(void *ctx, int fd, const struct tls_pems *p);
+/* Stops a daemon start() made (or the first one): MHD_stop_daemon() once
+ * the caller's own hold on its connections (suspended ones) is released. */
+typedef void (*tls_daemon_stop)(void *ctx, struct MHD_Daemon *d);
 
 /* Serves rotated certificates with no restart and no refused connection:
  * a thread checks f's files by the reload policy of filestamp.h; when they changed and load,
  * the running daemon stops accepting and hands its listening socket to a
  * daemon that start(ctx, ...) makes with the new files; the old one finishes
- * its requests and is stopped a check later. Files that changed but cannot
+ * its requests and is stopped (stop(ctx, ...)) a check later. Files that changed but cannot
  * be used are logged and not retried until they change again; the old
  * certificates stay in use.
  * Takes daemon (started with *pems) and *pems (zeroed here), even on
  * failure. f and ctx must outlive the rotation. NULL with err on failure. */
 struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pems *pems,
 					struct MHD_Daemon *daemon, tls_daemon_start start,
-					void *ctx, char *err, size_t errlen);
+					tls_daemon_stop stop, void *ctx, char *err, size_t errlen);
 
 /* Stops the thread, then every daemon the rotation holds, and frees the
  * certificates. Accepts NULL. */

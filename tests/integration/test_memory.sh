@@ -46,7 +46,7 @@ expect "pods in flight" "$(metric netsched_scorer_inflight_pods)" 10000
 echo "RSS before the mix: $(awk "/^VmRSS:/ { print int(\$2 / 1024) }" /proc/$SCORER/status) MiB"
 # The worst mix, twice over: 8 addresses x 32 connections each sending 120 KB
 # of headers (every connection's buffer full), and 12 clients each posting
-# a 32 MiB body of one-byte tokens, all at once.
+# 32 MiB bodies of tiny tokens, all at once.
 python3 - "$HTTP_PORT" <<'PY'
 import socket, sys, threading, time
 port = int(sys.argv[1])
@@ -59,9 +59,13 @@ def headers(src):
             held.append(s)
         except OSError:
             pass
-body = b'{"NodeNames":[' + b"1," * (16 * 1024 * 1024 - 16) + b'1]}'
-body = body[:32 * 1024 * 1024]
-def big():
+# Two shapes of 32 MiB: one-byte tokens (16 Mi, over the 4 Mi token limit),
+# and 9-byte ones (3.7 Mi tokens: all tokenized, 75 MiB of them, before the
+# node count refuses it).
+M = 32 * 1024 * 1024
+dense = b'{"NodeNames":[' + b",".join([b"1"] * ((M - 16) // 2)) + b"]}"
+names = b'{"NodeNames":[' + b",".join([b'"abcdef"'] * ((M - 16) // 9)) + b"]}"
+def big(body):
     for _ in range(2):
         try:
             s = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -73,7 +77,8 @@ def big():
         except OSError:
             pass
 ts = [threading.Thread(target=headers, args=("127.0.0.%d" % (2 + i),)) for i in range(8)]
-ts += [threading.Thread(target=big) for _ in range(12)]
+ts += [threading.Thread(target=big, args=(dense,)) for _ in range(6)]
+ts += [threading.Thread(target=big, args=(names,)) for _ in range(6)]
 for t in ts: t.start()
 for t in ts: t.join()
 PY

@@ -126,6 +126,25 @@ static void test_json_token_budget(void **state)
 	assert_true(membudget_used(&b) >= (size_t)d.n * sizeof(d.t[0]));
 	json_free(&d);
 	assert_int_equal(membudget_used(&b), 0);
+
+	/* Over 1 MiB the tokens are counted first: dense input over the
+	 * limit is refused before any array is asked for, so an empty
+	 * budget says E2BIG, not EBUSY. */
+	{
+		size_t n = 2u * 1024u * 1024u;
+		char *big = malloc(n);
+
+		assert_non_null(big);
+		big[0] = '[';
+		for (size_t i = 1; i + 2 < n; i += 2)
+			memcpy(big + i, "1,", 2);
+		big[n - 2] = '1';
+		big[n - 1] = ']';
+		membudget_init(&b, 0, 0, 0);
+		assert_int_equal(json_parse_budget(&d, big, n, 1000, &b, err, sizeof(err)), -E2BIG);
+		assert_non_null(strstr(err, "1048576 JSON tokens, limit 1000"));
+		free(big);
+	}
 }
 
 static void test_json_accessors(void **state)
