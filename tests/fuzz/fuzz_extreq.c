@@ -162,7 +162,7 @@ static void check_prioritize(const struct extreq *rq, const struct reply *out)
  * array's growth up to its limit is taken on small inputs too). */
 static void check_tight(const struct extreq *rq, const char *body, size_t len)
 {
-	struct extreq_limits lim = { 8, 64 };
+	struct extreq_limits lim = { .max_nodes = 8, .max_json_tokens = 64 };
 	struct extreq small;
 	char err[256];
 	int rc = extreq_parse(body, len, &lim, &small, err, sizeof(err));
