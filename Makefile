@@ -49,7 +49,7 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s clean \
-	fuzz fuzz-smoke load
+	fuzz fuzz-smoke fuzz-ci load
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
 deps:
@@ -146,7 +146,9 @@ $(O)/fuzz/fuzz_%: $(O)/fuzz/tests/fuzz/fuzz_%.o $(O)/fuzz/libfuzz.a
 	@echo "  LD      $@"
 	$(Q)$(FUZZ_CC) $(LDFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 fuzz-smoke: FUZZ_SECONDS = 5
-fuzz fuzz-smoke: $(FUZZ_BINS)
+# What `make test` runs: each harness for its own budget (tests/fuzz/run).
+fuzz-ci: FUZZ_SECONDS = ci
+fuzz fuzz-smoke fuzz-ci: $(FUZZ_BINS)
 	$(Q)tests/fuzz/run $(FUZZ_SECONDS) $(O)/fuzz $(FUZZ_BINS)
 
 # The full suite: unit tests in the release and the sanitizer build, then the
