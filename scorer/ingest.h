@@ -35,12 +35,14 @@ void ingest_stop(struct ingest *in);
  * NNG refuses a message over its receive limit (NNG_OPT_RECVMAXSZ) before
  * allocating it and closes the connection without telling us; libnng 1.5
  * offers no way to tell that close from any other (its listener statistic
- * "other" counts normal closes too, measured). So NNG's limit is set four
- * times above ours: a report too large by up to that much (a newer agent
- * with more interfaces, a bug) arrives and is counted and logged with its
- * size; only larger messages are still dropped unseen. Not higher, because
- * NNG reserves the declared size for each connection's message up front. */
-#define INGEST_WIRE_MAX_BYTES (4u * REPORT_MAX_BYTES)
+ * "other" counts normal closes too, measured). So NNG's limit is set twice
+ * ours: a report too large by up to that much (a bug, a newer agent) arrives
+ * and is counted and logged with its size; only larger messages are still
+ * dropped unseen. Not higher: a connection holding a message at the limit
+ * keeps about that much resident (measured: 19 kB at 16 KiB, 35 kB at 32 KiB,
+ * 52 kB at 64 KiB), and NNG caps no connection count: 5,000 agents at 32 KiB stay
+ * within the scorer's 256Mi (deploy/scorer.yaml) and at 64 KiB would not. */
+#define INGEST_WIRE_MAX_BYTES (2u * REPORT_MAX_BYTES)
 
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */
