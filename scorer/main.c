@@ -108,6 +108,7 @@ int main(int argc, char **argv)
 
 	s.policy = o.policy;
 	s.direction = o.direction;
+	s.max_drops_per_second = o.max_drops_per_second;
 	s.filter = o.filter;
 	s.stale_after_ns = o.stale_after_ms * NS_PER_MS;
 	/* Every live agent reports well within stale-after, so after that long

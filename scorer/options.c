@@ -67,6 +67,21 @@ static int set_direction(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_drop_threshold(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	if (strcmp(v, "off") == 0) {
+		o->max_drops_per_second = POLICY_DROPS_IGNORED;
+		return 0;
+	}
+	if (units_parse_u64(v, 1000000000, &o->max_drops_per_second)) {
+		snprintf(why, len, "expected packets a second from 0 (any drop) to 1000000000, or off");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int set_max_utilization(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -454,6 +469,8 @@ static const struct cli_opt opts[] = {
 	  "ADDR:PORT plain HTTP, /healthz and /readyz only, for probes under HTTPS (off)" },
 	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization | pressure (relative)" },
 	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
+	{ "drop-threshold", CLI_VALUE, set_drop_threshold,
+	  "N    pressure: a node dropping over N packets/s scores 0; 0 = any, off = never (10)" },
 	{ "max-utilization", CLI_VALUE, set_max_utilization,
 	  "PCT  filter out nodes above this share of their link, e.g. 80% (off)" },
 	{ "filter-margin", CLI_VALUE, set_filter_margin,
@@ -531,6 +548,7 @@ void scorer_options_defaults(struct scorer_options *o)
 	o->http_port = 8470;
 	o->policy = POLICY_RELATIVE;
 	o->direction = POLICY_DIR_RX;
+	o->max_drops_per_second = POLICY_DEFAULT_DROP_THRESHOLD;
 	o->filter.bandwidth = true;
 	o->filter.margin_pct = FILTER_DEFAULT_MARGIN_PCT;
 	o->filter.hold_ms = FILTER_DEFAULT_HOLD_MS;

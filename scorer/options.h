@@ -25,6 +25,7 @@ struct scorer_options {
 	uint16_t health_port;
 	enum policy_kind policy;
 	enum policy_direction direction;
+	uint64_t max_drops_per_second;	/* POLICY_DROPS_IGNORED = off */
 	struct filter_config filter;
 	uint64_t stale_after_ms;
 	uint64_t max_tracked_nodes;

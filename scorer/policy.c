@@ -69,6 +69,16 @@ uint64_t policy_pressure(uint64_t rate, uint64_t recent, uint64_t p95)
 	return mid;
 }
 
+bool policy_dropping(uint64_t drops, uint64_t window_ms, uint64_t max_per_second)
+{
+	if (drops == 0 || max_per_second == POLICY_DROPS_IGNORED)
+		return false;
+	if (window_ms == 0)
+		window_ms = 1000;
+	/* drops / (window_ms / 1000) > max_per_second, in integers */
+	return (unsigned __int128)drops * 1000 > (unsigned __int128)max_per_second * window_ms;
+}
+
 void policy_score(enum policy_kind kind, struct policy_node *nodes, size_t n)
 {
 	uint64_t max_rate = 0;
@@ -95,7 +105,7 @@ void policy_score(enum policy_kind kind, struct policy_node *nodes, size_t n)
 
 		if (!p->has_data)
 			p->score = POLICY_NEUTRAL_SCORE;
-		else if (kind == POLICY_PRESSURE && p->drops)
+		else if (kind == POLICY_PRESSURE && p->dropping)
 			p->score = 0; /* it already loses packets: the last place to add load */
 		else if (kind != POLICY_RELATIVE && p->link_bytes_per_second != 0)
 			p->score = utilization_score(p->pressure, p->link_bytes_per_second);

@@ -17,7 +17,7 @@ enum policy_kind {
 	POLICY_RELATIVE,	/* score = Max - rate * Max / maxRate (the Go plugin's formula) */
 	POLICY_UTILIZATION,	/* score = round(Max * (1 - min(1, rate / linkSpeed))) */
 	/* What hurts: the utilization formula on the pressure (below), and 0
-	 * for a node that dropped packets in the window. */
+	 * for a node dropping packets (policy_dropping()). */
 	POLICY_PRESSURE,
 };
 
@@ -37,6 +37,7 @@ struct policy_node {
 	uint64_t recent;		/* in: since the agent's previous report */
 	uint64_t p95;			/* in: 95th percentile of the one-sample rates */
 	uint64_t drops;			/* in: packets dropped or missed in the window */
+	bool dropping;			/* in: drops over the threshold (pressure: score 0) */
 	uint64_t link_bytes_per_second;	/* in: 0 = unknown */
 	uint64_t pressure;		/* out (pressure policy): what was scored */
 	int score;			/* out */
@@ -46,6 +47,17 @@ struct policy_node {
  * counts at once; pressure = max(level, (level + p95) / 2), so half of the
  * gap up to the bursts counts too. Never overflows. */
 uint64_t policy_pressure(uint64_t rate, uint64_t recent, uint64_t p95);
+
+/* The default --drop-threshold: what a NIC counts without any load (frames
+ * for an unknown VLAN or protocol, an active-backup bond's idle port) is far
+ * below 10 packets a second; a queue that overflows drops thousands. */
+#define POLICY_DEFAULT_DROP_THRESHOLD 10u
+/* max_per_second for a threshold that is off: drops never count. */
+#define POLICY_DROPS_IGNORED UINT64_MAX
+
+/* True when drops packets over window_ms (0: taken as one second) average
+ * more than max_per_second: 0 means any drop. Never overflows. */
+bool policy_dropping(uint64_t drops, uint64_t window_ms, uint64_t max_per_second);
 
 /* Scores every node in place. n may be 0. Never divides by zero, never
  * overflows, and always leaves score in [0, POLICY_MAX_SCORE]. */

@@ -41,6 +41,9 @@ struct scorer {
 	struct podwatch *podwatch;	/* confirms them (podwatch.h); NULL: no apiserver access */
 	enum policy_kind policy;
 	enum policy_direction direction;
+	/* --drop-threshold: packets a second a node may drop and still be
+	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
+	uint64_t max_drops_per_second;
 	struct filter_config filter;
 	/* --key-file: reports must be signed by one of these (keys.n == 0:
 	 * unsigned reports are accepted). Read and reloaded by the ingest

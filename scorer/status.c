@@ -86,6 +86,7 @@ static void put_inputs(struct buf *b, const struct scorer *s, const struct polic
 	buf_json_u64(b, p->p95);
 	buf_puts(b, ",\"drops\":");
 	buf_json_u64(b, p->drops);
+	buf_puts(b, p->dropping ? ",\"dropping\":true" : ",\"dropping\":false");
 	buf_puts(b, ",\"scoredBytesPerSecond\":");
 	buf_json_u64(b, p->pressure);
 	buf_puts(b, "}");

@@ -37,6 +37,7 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 			out->rx_dropped = tn.rx_dropped;
 			out->rx_missed = tn.rx_missed;
 			out->tx_dropped = tn.tx_dropped;
+			out->window_ms = tn.window_ms;
 			out->filter_held = tn.filter.over;
 			if (tn.filter.over && now_ns > tn.filter.since_ns)
 				out->over_for_ns = now_ns - tn.filter.since_ns;
@@ -75,6 +76,7 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 	if (v->rx_p95_bytes_per_second || v->tx_p95_bytes_per_second)
 		out->p95 = directed(s, v, v->rx_p95_bytes_per_second, v->tx_p95_bytes_per_second);
 	out->drops = sat_add(sat_add(v->rx_dropped, v->rx_missed), v->tx_dropped);
+	out->dropping = policy_dropping(out->drops, v->window_ms, s->max_drops_per_second);
 	out->link_bytes_per_second = v->link_bytes_per_second;
 }
 

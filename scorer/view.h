@@ -37,6 +37,7 @@ struct view_node {
 	uint64_t rx_p95_bytes_per_second;
 	uint64_t tx_p95_bytes_per_second;
 	uint64_t rx_dropped, rx_missed, tx_dropped;
+	uint64_t window_ms;		/* the time those counts cover */
 	/* The maxUtilization rule's hysteresis (agent data only): over since
 	 * over_for_ns ago and not released yet. */
 	bool filter_held;
@@ -53,7 +54,8 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 
 /* The policy's input for a view: no data unless some source is fresh; the
  * rates (average, recent, p95) include the in-flight pods' weight; drops
- * count every kind in both directions (either hurts a new pod). */
+ * count every kind in both directions (either hurts a new pod) and make the
+ * node dropping above the scorer's --drop-threshold. */
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out);
 
 /* One node of view_list(). */

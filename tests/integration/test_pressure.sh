@@ -2,9 +2,11 @@
 # The pressure policy on real kernel counters. Four "nodes" (namespaces) on
 # veth pairs from a hub, each agent told its eth0 is a 100 Mbit/s link, the
 # scorer on --policy pressure:
-#  - a node whose eth0 drops packets (frames bigger than its MTU, sent from a
-#    hub side with a larger one, are dropped and counted in rx_dropped)
-#    scores 0, the lowest, while the other nodes are idle;
+#  - a node whose eth0 drops a trickle of packets (frames bigger than its
+#    MTU, sent from a hub side with a larger one, are dropped and counted in
+#    rx_dropped), 2 a second, under --drop-threshold (10/s), keeps its score;
+#  - dropping 25 a second, it scores 0, the lowest, while the other nodes
+#    are idle;
 #  - a steady ~50 Mbit/s stream against 1 s on / 1 s off bursts at ~100
 #    Mbit/s with about the same average: the bursty node scores lower;
 #  - a step from idle to ~90 Mbit/s moves the node's score to the bottom
@@ -53,10 +55,20 @@ done
 
 # 1. Drops: 3028-byte frames from a 9000-byte-MTU hub side to a 1500-byte eth0.
 ip -n "$HUB" link set hub-4 mtu 9000
-ip netns exec "$HUB" ping -q -c 30 -i 0.02 -s 3000 -W 1 10.231.4.2 >/dev/null 2>&1
+# A trickle: 8 drops in 2 s, at most 2 a second over the 4 s window.
+ip netns exec "$HUB" ping -q -c 8 -i 0.25 -s 3000 -W 1 10.231.4.2 >/dev/null 2>&1
+d_counted() { nodes | jq -e '.nodes[] | select(.name == "node-d") | .scoreInputs.drops > 0' >/dev/null; }
+wait_for 4 "node-d's trickle of drops in /v1/nodes" d_counted
+d=$(nodes | jq -c '.nodes[] | select(.name == "node-d") | {score, drops: .scoreInputs.drops,
+	dropping: .scoreInputs.dropping}')
+[ "$(echo "$d" | jq '.score == 10 and .dropping == false')" = true ] ||
+	fail "node-d dropping under --drop-threshold lost its score: $d"
+echo "ok: a trickle of drops under the threshold keeps node-d's score: $d"
+# Overflowing: 100 drops in 1 s, 25 a second over the window.
+ip netns exec "$HUB" ping -q -c 100 -i 0.01 -s 3000 -W 1 10.231.4.2 >/dev/null 2>&1
 d_bottom() {
 	nodes | jq -e '(.nodes[] | select(.name == "node-d") | .score == 0 and .rxDropped > 0
-		and .scoreInputs.drops > 0) and ([.nodes[] | select(.name != "node-d") | .score]
+		and .scoreInputs.dropping) and ([.nodes[] | select(.name != "node-d") | .score]
 		| min > 0)' >/dev/null
 }
 wait_for 4 "node-d (dropping packets) to score lowest" d_bottom

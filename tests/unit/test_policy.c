@@ -68,11 +68,13 @@ static void test_policy_rows(void **state)
 }
 
 /* The pressure policy, one node per row against a 1000 B/s link unless the
- * row says 0 (unknown): average, recent, p95 and drops in; pressure and
+ * row says 0 (unknown): average, recent, p95 and dropping in; pressure and
  * score out. The worked examples in the README are rows here. */
 struct pressure_row {
 	const char *name;
-	uint64_t rate, recent, p95, drops, link;
+	uint64_t rate, recent, p95;
+	bool dropping;
+	uint64_t link;
 	uint64_t pressure;
 	int score;
 };
@@ -85,8 +87,8 @@ static const struct pressure_row pressure_rows[] = {
 	{ "a step to 90% in the last report: recent counts at once", 30, 900, 0, 0, 1000, 900, 1 },
 	{ "went quiet: the window's average still counts", 600, 0, 800, 0, 1000, 700, 3 },
 	{ "an older agent (no recent, no p95): the average", 400, 0, 0, 0, 1000, 400, 6 },
-	{ "one dropped packet: bottom, however idle", 0, 0, 0, 1, 1000, 0, 0 },
-	{ "drops with an unknown link: bottom too", 10, 10, 10, 5, 0, 10, 0 },
+	{ "dropping: bottom, however idle", 0, 0, 0, true, 1000, 0, 0 },
+	{ "dropping with an unknown link: bottom too", 10, 10, 10, true, 0, 10, 0 },
 	{ "over the link (two interfaces summed)", 900, 2500, 3000, 0, 1000, 2750, 0 },
 	{ "huge values do not overflow", UINT64_MAX - 1, 0, UINT64_MAX, 0, UINT64_MAX,
 	  UINT64_MAX - 1, 0 },
@@ -98,7 +100,7 @@ static void test_policy_pressure_rows(void **state)
 	for (size_t r = 0; r < sizeof(pressure_rows) / sizeof(pressure_rows[0]); r++) {
 		const struct pressure_row *row = &pressure_rows[r];
 		struct policy_node p = { .has_data = true, .rate = row->rate, .recent = row->recent,
-					 .p95 = row->p95, .drops = row->drops,
+					 .p95 = row->p95, .dropping = row->dropping,
 					 .link_bytes_per_second = row->link, .score = -1 };
 
 		policy_score(POLICY_PRESSURE, &p, 1);
@@ -117,9 +119,9 @@ static void test_policy_pressure_ranks(void **state)
 	struct policy_node n[5] = {
 		{ .has_data = true, .rate = 500, .recent = 500, .p95 = 520, .link_bytes_per_second = 1000 },
 		{ .has_data = true, .rate = 500, .recent = 500, .p95 = 1000, .link_bytes_per_second = 1000 },
-		{ .has_data = true, .rate = 100, .recent = 100, .p95 = 100, .drops = 3,
+		{ .has_data = true, .rate = 100, .recent = 100, .p95 = 100, .dropping = true,
 		  .link_bytes_per_second = 1000 },
-		{ .has_data = false, .drops = 9 },
+		{ .has_data = false, .dropping = true },
 		{ .has_data = true, .rate = 0, .link_bytes_per_second = 1000 },
 	};
 	struct policy_node u[2] = {
@@ -139,6 +141,40 @@ static void test_policy_pressure_ranks(void **state)
 	policy_score(POLICY_UTILIZATION, n, 5);
 	assert_int_equal(n[0].score, n[1].score);
 	assert_int_equal(n[2].score, 9);
+}
+
+/* --drop-threshold: drops per second of the window against the limit. A
+ * trickle a NIC counts at rest stays under the default; an overflowing
+ * queue does not. 0 = any drop, POLICY_DROPS_IGNORED = never. */
+struct dropping_row {
+	const char *name;
+	uint64_t drops, window_ms, max_per_second;
+	bool dropping;
+};
+
+static const struct dropping_row dropping_rows[] = {
+	{ "no drops", 0, 60000, 0, false },
+	{ "threshold 0: one drop counts", 1, 60000, 0, true },
+	{ "a trickle: 120 in 60 s is 2/s", 120, 60000, POLICY_DEFAULT_DROP_THRESHOLD, false },
+	{ "exactly at the threshold: not over", 600, 60000, 10, false },
+	{ "just over the threshold", 601, 60000, 10, true },
+	{ "an overflowing queue: 25 in a 4 s window", 100, 4000, 10, true },
+	{ "no window known: counted over one second", 11, 0, 10, true },
+	{ "no window known, under", 10, 0, 10, false },
+	{ "off: drops never count", UINT64_MAX, 1, POLICY_DROPS_IGNORED, false },
+	{ "huge counts do not overflow", UINT64_MAX, 1000, UINT64_MAX - 1, true },
+	{ "huge windows do not overflow", 1, UINT64_MAX, 0, true },
+};
+
+static void test_policy_dropping(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(dropping_rows) / sizeof(dropping_rows[0]); r++) {
+		const struct dropping_row *row = &dropping_rows[r];
+
+		if (policy_dropping(row->drops, row->window_ms, row->max_per_second) != row->dropping)
+			fail_msg("%s: dropping %d, want %d", row->name, !row->dropping, row->dropping);
+	}
 }
 
 static void test_policy_rate_directions(void **state)
@@ -177,6 +213,7 @@ int main(void)
 		cmocka_unit_test(test_policy_rows),
 		cmocka_unit_test(test_policy_pressure_rows),
 		cmocka_unit_test(test_policy_pressure_ranks),
+		cmocka_unit_test(test_policy_dropping),
 		cmocka_unit_test(test_policy_rate_directions),
 		cmocka_unit_test(test_policy_parse),
 	};

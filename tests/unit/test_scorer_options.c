@@ -68,6 +68,12 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.filter.margin_pct, 0);
 	assert_int_equal(o.filter.hold_ms, 0);
 	assert_int_equal(o.policy, POLICY_PRESSURE);
+	/* Drops: over 10 packets a second unless told; 0 = any, off = never. */
+	assert_int_equal(o.max_drops_per_second, POLICY_DEFAULT_DROP_THRESHOLD);
+	assert_int_equal(parse(&o, err, sizeof(err), "--drop-threshold", "0", NULL), 0);
+	assert_int_equal(o.max_drops_per_second, 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--drop-threshold", "off", NULL), 0);
+	assert_true(o.max_drops_per_second == POLICY_DROPS_IGNORED);
 }
 
 struct bad_flag {
@@ -77,6 +83,8 @@ struct bad_flag {
 static const struct bad_flag bad_flags[] = {
 	{ "--policy", "fastest", "--policy fastest: expected relative, utilization or pressure" },
 	{ "--direction", "up", "--direction up: expected rx, tx, both or max" },
+	{ "--drop-threshold", "-1", "--drop-threshold -1: expected packets a second from 0 (any drop)" },
+	{ "--drop-threshold", "2.5", "--drop-threshold 2.5: expected packets a second" },
 	{ "--filter-margin", "101", "--filter-margin 101: expected percentage points of the link from 0 to 100" },
 	{ "--filter-margin", "10%", "--filter-margin 10%: expected percentage points" },
 	{ "--filter-hold", "30", "--filter-hold 30: expected a duration" },

@@ -89,7 +89,7 @@ static void expect_node(char *buf, size_t len, const char *name, const char *sou
 		 "\"rxDropped\":0,\"rxMissed\":0,\"txDropped\":0,\"scoreInputs\":{\"policy\":"
 		 "\"relative\",\"direction\":\"rx\",\"averageBytesPerSecond\":%llu,"
 		 "\"recentBytesPerSecond\":0,\"p95BytesPerSecond\":0,\"drops\":0,"
-		 "\"scoredBytesPerSecond\":%llu},\"score\":%d}",
+		 "\"dropping\":false,\"scoredBytesPerSecond\":%llu},\"score\":%d}",
 		 name, source, age, (unsigned long long)rx, (unsigned long long)rx,
 		 (unsigned long long)rx, score);
 }
@@ -125,6 +125,7 @@ static void test_status_nodes_pressure_inputs(void **state)
 	struct reply r;
 
 	s->policy = POLICY_PRESSURE;
+	s->max_drops_per_second = 0; /* any drop */
 	s->filter = (struct filter_config){ .max_utilization_pct = 50, .margin_pct = 10,
 					    .hold_ms = 30000 };
 	table_filter(s->table, &s->filter, POLICY_DIR_RX);
@@ -141,7 +142,7 @@ static void test_status_nodes_pressure_inputs(void **state)
 			    "\"rxMissed\":0,\"txDropped\":3,\"scoreInputs\":{\"policy\":\"pressure\","
 			    "\"direction\":\"rx\",\"averageBytesPerSecond\":500,"
 			    "\"recentBytesPerSecond\":600,\"p95BytesPerSecond\":1000,\"drops\":3,"
-			    "\"scoredBytesPerSecond\":800},\"filterHeld\":true,\"overSeconds\":2.500,"
+			    "\"dropping\":true,\"scoredBytesPerSecond\":800},\"filterHeld\":true,\"overSeconds\":2.500,"
 			    "\"score\":0"))
 		fail_msg("unexpected /v1/nodes: %s", r.body);
 	free(r.body);
