@@ -275,8 +275,8 @@ struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char 
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	m->guard = httpguard_start("metrics", METRICS_HEADER_TIMEOUT_S, METRICS_TIMEOUT_S, err,
-				   errlen);
+	m->guard = httpguard_start("metrics", METRICS_HEADER_TIMEOUT_S, METRICS_TIMEOUT_S, NULL,
+				   err, errlen);
 	if (!m->guard)
 		goto out_free;
 	m->daemon = MHD_start_daemon(flags, port, NULL, NULL, on_request, m,

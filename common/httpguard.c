@@ -32,7 +32,8 @@ struct httpguard {
 	pthread_mutex_t lock;	/* the list and every entry's fields */
 	struct guarded *head;
 	struct worker *checker;
-	_Atomic uint64_t closed;
+	atomic_ulong own_closed;	/* when the caller keeps no count */
+	atomic_ulong *closed;
 	struct log_limit closed_log;
 };
 
@@ -66,7 +67,7 @@ static uint64_t check(void *ctx)
 			continue;
 		shutdown(e->fd, SHUT_RDWR);
 		e->shut = true;
-		n = atomic_fetch_add(&g->closed, 1) + 1;
+		n = atomic_fetch_add(g->closed, 1) + 1;
 		log_limited(&g->closed_log, now, NS_PER_SEC, LOG_LVL_WARN, g->name,
 			    "closed a connection from %s: no complete request headers within %llu s "
 			    "(or %llu s idle); %llu such connections so far", e->peer,
@@ -78,7 +79,8 @@ static uint64_t check(void *ctx)
 }
 
 struct httpguard *httpguard_start(const char *name, unsigned header_timeout_s,
-				  unsigned idle_timeout_s, char *err, size_t errlen)
+				  unsigned idle_timeout_s, atomic_ulong *closed, char *err,
+				  size_t errlen)
 {
 	struct httpguard *g = calloc(1, sizeof(*g));
 
@@ -90,7 +92,8 @@ struct httpguard *httpguard_start(const char *name, unsigned header_timeout_s,
 	g->header_ns = (uint64_t)header_timeout_s * NS_PER_SEC;
 	g->idle_ns = (uint64_t)idle_timeout_s * NS_PER_SEC;
 	pthread_mutex_init(&g->lock, NULL);
-	atomic_init(&g->closed, 0);
+	atomic_init(&g->own_closed, 0);
+	g->closed = closed ? closed : &g->own_closed;
 	g->checker = worker_start(name, check, g, GUARD_CHECK_MS, err, errlen);
 	if (!g->checker) {
 		pthread_mutex_destroy(&g->lock);
@@ -108,11 +111,6 @@ void httpguard_stop(struct httpguard *g)
 	/* Every daemon has stopped: each connection said CLOSED. */
 	pthread_mutex_destroy(&g->lock);
 	free(g);
-}
-
-uint64_t httpguard_closed(const struct httpguard *g)
-{
-	return atomic_load(&((struct httpguard *)g)->closed);
 }
 
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context,

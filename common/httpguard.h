@@ -18,6 +18,7 @@
 #ifndef NETSCHED_HTTPGUARD_H
 #define NETSCHED_HTTPGUARD_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,14 +26,14 @@
 
 struct httpguard;
 
-/* name ("http", "metrics") names the guard in its log lines. NULL with err
- * set when its thread cannot start. */
+/* name ("http", "metrics") names the guard in its log lines. closed, if
+ * not NULL, counts the connections it closes (for /metrics) and must
+ * outlive it. NULL with err set when its thread cannot start. */
 struct httpguard *httpguard_start(const char *name, unsigned header_timeout_s,
-				  unsigned idle_timeout_s, char *err, size_t errlen);
+				  unsigned idle_timeout_s, atomic_ulong *closed, char *err,
+				  size_t errlen);
 /* Accepts NULL. Only after every daemon using it has stopped. */
 void httpguard_stop(struct httpguard *g);
-/* Connections closed for missing a deadline so far. */
-uint64_t httpguard_closed(const struct httpguard *g);
 
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
 		      enum MHD_ConnectionNotificationCode code);

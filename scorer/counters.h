@@ -33,6 +33,8 @@ struct counters {
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
 	atomic_ulong requests_bad;	/* 4xx answers */
+	atomic_ulong http_busy;		/* 503s: the request memory budget was full */
+	atomic_ulong http_deadline_closes; /* no headers in time, or idle (httpguard.h) */
 	struct counters_histogram latency_filter;
 	struct counters_histogram latency_prioritize;
 	/* The Prometheus fallback (prom.h). */

@@ -49,6 +49,7 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 	}
 	if (rc == -EBUSY) {
 		/* Not the client's fault: the budget is full (http.h). */
+		atomic_fetch_add(&s->counters.http_busy, 1);
 		log_limited(&busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext", "%s: %s",
 			    verb, err);
 		reply_error(503, err, out);

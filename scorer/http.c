@@ -426,6 +426,7 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		return respond_error(h, conn, 413, NULL, NULL, "body over the limit of %zu bytes",
 				     h->s->limits.max_body_bytes);
 	if (rq->over_budget) {
+		atomic_fetch_add(&h->s->counters.http_busy, 1);
 		log_limited(&h->busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http",
 			    "request memory in use reached its limit of %zu bytes; answering 503",
 			    h->s->request_memory.limit);
@@ -713,7 +714,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	pthread_mutex_init(&h->big.lock, NULL);
 	pthread_cond_init(&h->big.wake, NULL);
 	pthread_cond_init(&h->big.idle, NULL);
-	h->guard = httpguard_start("http", HTTP_HEADER_TIMEOUT_S, HTTP_IDLE_TIMEOUT_S, err, errlen);
+	h->guard = httpguard_start("http", HTTP_HEADER_TIMEOUT_S, HTTP_IDLE_TIMEOUT_S,
+				   &s->counters.http_deadline_closes, err, errlen);
 	if (!h->guard)
 		goto out_free_server;
 	/* Without it big requests are answered inline: slower for others,

@@ -190,6 +190,12 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_puts(&b, "# HELP netsched_scorer_bad_requests_total Requests answered with a 4xx status.\n"
 		     "# TYPE netsched_scorer_bad_requests_total counter\n");
 	buf_printf(&b, "netsched_scorer_bad_requests_total %lu\n", get(&c->requests_bad));
+	buf_puts(&b, "# HELP netsched_scorer_http_busy_total Requests answered 503: bodies and their tokens in flight had used the request memory budget.\n"
+		     "# TYPE netsched_scorer_http_busy_total counter\n");
+	buf_printf(&b, "netsched_scorer_http_busy_total %lu\n", get(&c->http_busy));
+	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed without complete request headers within 5 s, or idle 120 s.\n"
+		     "# TYPE netsched_scorer_http_deadline_closes_total counter\n");
+	buf_printf(&b, "netsched_scorer_http_deadline_closes_total %lu\n", get(&c->http_deadline_closes));
 
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");

@@ -59,6 +59,47 @@ read -r code body <<<"$(http POST /prioritize "$WORK/prio.json")"
 expect "a real prioritize while six clients hold 32 MiB announcements" "$code" 200
 kill "$TRICKLE" 2>/dev/null
 
+# The budget itself (4 x --max-body, here 8 MiB, its last eighth only for
+# requests of at most 1 MiB): five clients each send 2,000,000 bytes of a
+# body and hold. Three fit, the fourth and fifth overflow it; a real request
+# still gets in meanwhile (the reserve). Once they finish, the overflowing
+# ones are answered 503 (and so may others whose JSON tokens find no room),
+# none is left waiting, and /metrics counts every 503.
+main_port=$HTTP_PORT
+start_scorer --max-body 2Mi
+python3 - "$HTTP_PORT" >"$WORK/busy.out" <<'PY' &
+import socket, sys, time
+port, n = int(sys.argv[1]), 2000000
+held = []
+for _ in range(5):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % (n + 2) + b"[" + b" " * n)
+    held.append(s)
+    time.sleep(0.2)
+time.sleep(2)
+codes = []
+for s in held:
+    s.sendall(b"]")
+    codes.append(s.recv(4096).split(b" ")[1].decode())
+print(" ".join(codes))
+PY
+BUSY=$!
+PIDS+=("$BUSY")
+sleep 1.5
+read -r code body <<<"$(http POST /prioritize "$WORK/prio.json")"
+expect "a real prioritize while five clients hold 10 MB of an 8 MiB budget" "$code" 200
+wait "$BUSY" || fail "the budget clients failed"
+codes=$(cat "$WORK/busy.out")
+echo "answers to the five held bodies: $codes"
+busy=$(tr ' ' '\n' <<<"$codes" | grep -c '^503$')
+[ "$busy" -ge 2 ] && [ -z "$(tr ' ' '\n' <<<"$codes" | grep -Ev '^(400|503)$')" ] ||
+	fail "answers to the five held bodies: got '$codes', want 400 or 503 each and at least two 503s"
+echo "ok: the bodies over the budget were answered 503 ($busy of 5)"
+expect "netsched_scorer_http_busy_total" "$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics" |
+	awk '$1 == "netsched_scorer_http_busy_total" { print $2 }')" "$busy"
+HTTP_PORT=$main_port
+
 # A body over 1 MiB is answered from the big-request thread (its HTTP
 # thread goes on serving the others): the same answer as inline.
 python3 -c "

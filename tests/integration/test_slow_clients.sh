@@ -83,6 +83,11 @@ expect "slow-header connections still open after 9 s (header deadline 5 s)" "$op
 grep -q 'closed a connection from 127.0.0.2: no complete request headers within 5 s' \
 	"$WORK/scorer.log" || fail "no log line for the connections closed at the deadline"
 echo "ok: the closed connections are logged"
+closes=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics" |
+	awk '$1 == "netsched_scorer_http_deadline_closes_total" { print $2 }')
+[ -n "$closes" ] && [ "$closes" -ge 32 ] ||
+	fail "netsched_scorer_http_deadline_closes_total is '$closes', want at least the 32 closed"
+echo "ok: /metrics counts $closes connections closed at the deadline"
 
 # The agent's /metrics: 8 slow clients (the old connection limit) while the
 # kubelet probes /healthz every 0.5 s with a 1 s timeout (its default).
