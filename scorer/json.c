@@ -61,14 +61,6 @@ static int jsmn_fail(struct ctx *c, int r, unsigned pos)
 #define JSON_TRIM_TOKENS 0
 #endif
 
-/* Kubernetes JSON averages 12-14 bytes per token; starting at one token per
- * 8 bytes means one allocation almost always, and only grows for dense
- * input such as [1,1,1]. */
-#define JSON_BYTES_PER_TOKEN_GUESS 8u
-/* Above this, tokenize() counts before it allocates; below, the guess is
- * cheaper than a second pass (the scheduler's NodeNames requests). */
-#define JSON_COUNT_FIRST_BYTES (1024u * 1024u)
-
 /* jsmn found no token: it stops at a NUL byte as if the input ended there. */
 static int no_tokens(struct ctx *c, unsigned pos)
 {
@@ -77,119 +69,104 @@ static int no_tokens(struct ctx *c, unsigned pos)
 	return fail(c, -EINVAL, "empty body: no JSON value");
 }
 
-/* The exact token count, for the message when a request is over the limit:
- * only refused requests pay for this second pass. */
-static int over_limit(struct ctx *c, size_t max_tokens)
+/* One linear scan before jsmn sees the body, for two things jsmn cannot
+ * give cheaply:
+ *  - The nesting depth. jsmn finds the container a ']' or '}' closes by
+ *    walking up from the last token, one step per container already closed
+ *    on the way, so 200,000 nested '[' took a minute. Kubernetes objects
+ *    nest 12 or 13 deep; past JSON_MAX_DEPTH the body is refused here, which
+ *    bounds jsmn at O(bytes x JSON_MAX_DEPTH).
+ *  - How many tokens jsmn will make, so the array is charged and allocated
+ *    once, at its size. The scan cuts the body where jsmn does: a token
+ *    starts at '{', '[', a string's '"', or the first character of a
+ *    primitive, which runs to whitespace, ',', ']' or '}' (JSMN_STRICT).
+ *    For any body jsmn tokenizes the count is exact, so validate() still
+ *    names what is wrong with it; for others it is at least jsmn's. A guess
+ *    that grows reserved up to twice the memory, and counting with jsmn
+ *    itself doubled the parse of a full-Node request. */
+/* Where the string opened at js[open] ends: its closing '"', the first one
+ * after an even run of backslashes; len when it is not closed. memchr()
+ * skips a string many bytes at a time, and Kubernetes objects are mostly
+ * strings: a loop over every byte made this scan half of the parse. */
+static size_t string_end(const char *js, size_t len, size_t open)
 {
-	jsmn_parser p;
-	int n;
+	size_t from = open + 1;
 
-	jsmn_init(&p);
-	n = jsmn_parse(&p, c->js, c->len, NULL, 0);
-	if (n < 0)
-		return jsmn_fail(c, n, p.pos);
-	if (n == 0)
-		return no_tokens(c, p.pos);
-	return fail(c, -E2BIG, "%d JSON tokens, limit %zu", n, max_tokens);
+	for (;;) {
+		const char *q = memchr(js + from, '"', len - from);
+		size_t at, slashes = 0;
+
+		if (!q)
+			return len;
+		at = (size_t)(q - js);
+		while (at - slashes > open + 1 && js[at - slashes - 1] == '\\')
+			slashes++;
+		if (slashes % 2 == 0)
+			return at;
+		from = at + 1;
+	}
 }
 
-/* jsmn finds the container a ']' or '}' closes by walking up from the last
- * token, one step per container already closed on the way: its cost per
- * closing bracket grows with the nesting depth, so 200,000 nested '[' took
- * a minute. Kubernetes objects nest 12 or 13 deep; past JSON_MAX_DEPTH the
- * body is refused by one linear scan before jsmn sees it, which bounds the
- * parse at O(bytes x JSON_MAX_DEPTH). */
-static int check_depth(struct ctx *c)
+static int scan(struct ctx *c, size_t *tokens)
 {
 	unsigned depth = 0;
-	bool in_string = false;
+	size_t n = 0;
+	bool in_primitive = false;
 
 	for (size_t i = 0; i < c->len; i++) {
 		char ch = c->js[i];
 
-		if (in_string) {
-			if (ch == '\\')
-				i++;
-			else if (ch == '"')
-				in_string = false;
-			continue;
+		if (in_primitive) {
+			if (!is_space(ch) && ch != ',' && ch != ']' && ch != '}')
+				continue;
+			in_primitive = false;
 		}
 		if (ch == '"') {
-			in_string = true;
+			n++;
+			i = string_end(c->js, c->len, i);
 		} else if (ch == '[' || ch == '{') {
 			if (++depth > JSON_MAX_DEPTH)
 				return fail(c, -E2BIG, "JSON nested deeper than %u levels at byte %zu",
 					    JSON_MAX_DEPTH, i);
-		} else if ((ch == ']' || ch == '}') && depth) {
-			depth--;
+			n++;
+		} else if (ch == ']' || ch == '}') {
+			if (depth)
+				depth--;
+		} else if (!is_space(ch) && ch != ',' && ch != ':') {
+			n++;
+			in_primitive = true;
 		}
 	}
+	*tokens = n;
 	return 0;
 }
 
-/* One pass into a guessed number of tokens, growing (jsmn resumes where it
- * ran out) up to max_tokens. A separate counting pass cost as much as
- * tokenizing itself: 40% of a 500-node request. */
-static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
+/* One jsmn pass into exactly the tokens scan() counted, charged to the
+ * budget before they are allocated: dense input ([1,1,1]) needs 8 bytes of
+ * tokens per byte of body, and input over the limit gets no array at all. */
+static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **out)
 {
 	jsmn_parser p;
-	jsmntok_t *t = NULL, *bigger;
-	size_t cap;
+	jsmntok_t *t, *smaller;
 	int r;
 
 	/* jsmn keeps offsets and counts in int. */
 	if (c->len >= INT_MAX)
 		return fail(c, -E2BIG, "body of %zu bytes is too large to parse", c->len);
-	if (max_tokens > INT_MAX)
-		max_tokens = INT_MAX;
-	if (max_tokens == 0)
-		return over_limit(c, max_tokens);
-	cap = c->len / JSON_BYTES_PER_TOKEN_GUESS + 16;
-	if (cap > max_tokens)
-		cap = max_tokens;
-	/* A large body is counted first and gets exactly its tokens: a guess
-	 * that doubles would reserve up to twice what it needs, and dense
-	 * input over the limit is refused without any array at all (32 MiB
-	 * of [1,1,...] otherwise took 80 MiB of tokens to refuse). */
-	if (c->len > JSON_COUNT_FIRST_BYTES) {
-		jsmn_init(&p);
-		r = jsmn_parse(&p, c->js, c->len, NULL, 0);
-		if (r < 0)
-			return jsmn_fail(c, r, p.pos);
-		if (r == 0)
-			return no_tokens(c, p.pos);
-		if ((size_t)r > max_tokens)
-			return fail(c, -E2BIG, "%d JSON tokens, limit %zu", r, max_tokens);
-		cap = (size_t)r;
+	if (cap > max_tokens || cap > INT_MAX)
+		return fail(c, -E2BIG, "%zu JSON tokens, limit %zu", cap, max_tokens);
+	if (cap == 0)
+		cap = 1; /* jsmn says why there is nothing: empty, or a NUL */
+	if (!membudget_take(c->budget, &c->charged, cap * sizeof(*t)))
+		return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
+			    "hold the request memory budget; retry", cap, cap * sizeof(*t));
+	t = malloc(cap * sizeof(*t));
+	if (!t) {
+		membudget_give(c->budget, &c->charged);
+		return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
 	}
 	jsmn_init(&p);
-	for (;;) {
-		/* Charged before it is allocated: dense input ([1,1,1]) needs
-		 * 8 bytes of tokens per byte of body. */
-		if (cap * sizeof(*t) > c->charged &&
-		    !membudget_take(c->budget, &c->charged, cap * sizeof(*t) - c->charged)) {
-			free(t);
-			membudget_give(c->budget, &c->charged);
-			return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
-				    "hold the request memory budget; retry", cap, cap * sizeof(*t));
-		}
-		bigger = realloc(t, cap * sizeof(*t));
-		if (!bigger) {
-			free(t);
-			membudget_give(c->budget, &c->charged);
-			return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
-		}
-		t = bigger;
-		r = jsmn_parse(&p, c->js, c->len, t, (unsigned)cap);
-		if (r != JSMN_ERROR_NOMEM)
-			break;
-		if (cap == max_tokens) {
-			free(t);
-			membudget_give(c->budget, &c->charged);
-			return over_limit(c, max_tokens);
-		}
-		cap = cap > max_tokens / 2 ? max_tokens : cap * 2;
-	}
+	r = jsmn_parse(&p, c->js, c->len, t, (unsigned)cap);
 	if (r <= 0) {
 		free(t);
 		membudget_give(c->budget, &c->charged);
@@ -197,12 +174,11 @@ static int tokenize(struct ctx *c, size_t max_tokens, jsmntok_t **out)
 	}
 	/* Under the sanitizers (tests, fuzzers), exactly the tokens jsmn
 	 * filled, so a read past the last one is a heap overflow they catch,
-	 * not a stale token. Not in release: the copy costs a third of a
-	 * 5,000-node request's parse. */
+	 * not a stale token. */
 	if (JSON_TRIM_TOKENS && (size_t)r < cap) {
-		bigger = realloc(t, (size_t)r * sizeof(*t));
-		if (bigger)
-			t = bigger;
+		smaller = realloc(t, (size_t)r * sizeof(*t));
+		if (smaller)
+			t = smaller;
 	}
 	c->t = t;
 	c->n = r;
@@ -374,12 +350,13 @@ int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_t
 {
 	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen, .budget = budget };
 	jsmntok_t *tokens = NULL;
+	size_t n = 0;
 	int rc;
 
-	rc = check_depth(&c);
+	rc = scan(&c, &n);
 	if (rc)
 		return rc;
-	rc = tokenize(&c, max_tokens, &tokens);
+	rc = tokenize(&c, n, max_tokens, &tokens);
 	if (rc)
 		return rc;
 	rc = validate(&c);

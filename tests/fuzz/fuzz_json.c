@@ -4,12 +4,22 @@
  * literal or string, nothing but whitespace after the value; and when an
  * accessor, given any index (inside, -1, n, n + 1), returns anything but a
  * token of the document or "absent". The token array is exactly as long as
- * the document, so a read past the last token is a heap overflow here. */
+ * the document, so a read past the last token is a heap overflow here; and
+ * the tokens were counted before the parse: the memory charged for them is
+ * exactly what the document needed, and a body jsmn itself tokenizes within
+ * the limit is never refused for its token count. */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+/* A jsmn of our own, built as json.c builds its. */
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#define JSMN_STATIC
+#include <jsmn.h>
 
 #include "scorer/json.h"
 
@@ -19,6 +29,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Small, so the over-limit path runs too. */
 #define MAX_TOKENS 512
+
+/* What jsmn itself makes of the body with room for any number of tokens
+ * (jsmn stops at a NUL byte; json.c counts past it): INT_MAX when it
+ * refuses the body or holds a NUL. */
+static size_t jsmn_tokens(const char *js, size_t size)
+{
+	static jsmntok_t t[MAX_TOKENS + 1];
+	jsmn_parser p;
+	int r;
+
+	if (memchr(js, '\0', size))
+		return INT_MAX;
+	jsmn_init(&p);
+	r = jsmn_parse(&p, js, size, t, MAX_TOKENS + 1);
+	if (r == JSMN_ERROR_NOMEM)
+		return MAX_TOKENS + 1;
+	return r > 0 ? (size_t)r : INT_MAX;
+}
 
 static bool in_doc(const struct json *d, int i)
 {
@@ -52,17 +80,23 @@ static void probe(const struct json *d, int i)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *js = (const char *)data;
+	struct membudget budget;
 	struct json d;
 	char err[256];
 	int rc, end;
 
 	memset(err, 0x55, sizeof(err));
-	rc = json_parse(&d, js, size, MAX_TOKENS, err, sizeof(err));
+	membudget_init(&budget, SIZE_MAX, 0, 0);
+	rc = json_parse_budget(&d, js, size, MAX_TOKENS, &budget, err, sizeof(err));
 	if (rc) {
 		check(rc == -EINVAL || rc == -E2BIG || rc == -ENOMEM);
 		check(memchr(err, '\0', sizeof(err)) && err[0]);
+		check(membudget_used(&budget) == 0);
+		if (rc == -E2BIG && strstr(err, "JSON tokens"))
+			check(jsmn_tokens(js, size) > MAX_TOKENS);
 		return 0;
 	}
+	check(membudget_used(&budget) == (size_t)d.n * sizeof(d.t[0]));
 	check(d.n >= 1 && d.n <= MAX_TOKENS && d.js == js && d.len == size);
 	check(d.t[0].parent == -1);
 	for (int i = 0; i < d.n; i++) {

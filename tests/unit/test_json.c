@@ -13,6 +13,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/file.h"
 #include "scorer/json.h"
 
 #define MAX_TOKENS 1024
@@ -70,8 +71,11 @@ static void test_json_parse(void **state)
 		size_t len = row->len ? row->len : strlen(row->text);
 		struct json d = { 0 };
 		char err[256] = "";
-		int rc = json_parse(&d, row->text, len, MAX_TOKENS, err, sizeof(err));
+		struct membudget b;
+		int rc;
 
+		membudget_init(&b, SIZE_MAX, 0, 0);
+		rc = json_parse_budget(&d, row->text, len, MAX_TOKENS, &b, err, sizeof(err));
 		if (rc != row->rc)
 			fail_msg("%s: json_parse gave %d (%s), want %d", row->name, rc, err, row->rc);
 		if (rc == 0 && d.n != row->tokens)
@@ -80,7 +84,13 @@ static void test_json_parse(void **state)
 			fail_msg("%s: error \"%s\" does not say \"%s\"", row->name, err, row->error);
 		if (rc && d.t)
 			fail_msg("%s: the document was touched on error", row->name);
+		/* The tokens were counted before the array was sized: exactly
+		 * what the document holds, nothing while an error holds none. */
+		if (membudget_used(&b) != (size_t)d.n * sizeof(d.t[0]))
+			fail_msg("%s: %zu bytes charged for %d tokens", row->name,
+				 membudget_used(&b), d.n);
 		json_free(&d);
+		assert_int_equal(membudget_used(&b), 0);
 	}
 }
 
@@ -101,8 +111,8 @@ static void test_json_token_limit(void **state)
 }
 
 /* Token memory comes from the budget: dense input that needs more than it
- * holds is -EBUSY (and takes nothing), a parse that fits holds its tokens'
- * bytes until json_free(). */
+ * holds is -EBUSY (and takes nothing), a parse that fits holds exactly its
+ * tokens' bytes until json_free(). */
 static void test_json_token_budget(void **state)
 {
 	static char dense[4001];
@@ -123,13 +133,13 @@ static void test_json_token_budget(void **state)
 	assert_int_equal(membudget_used(&b), 0);
 	membudget_init(&b, 64 * 1024, 0, 0);
 	assert_int_equal(json_parse_budget(&d, dense, 3999, 4096, &b, err, sizeof(err)), 0);
-	assert_true(membudget_used(&b) >= (size_t)d.n * sizeof(d.t[0]));
+	assert_int_equal(membudget_used(&b), (size_t)d.n * sizeof(d.t[0]));
 	json_free(&d);
 	assert_int_equal(membudget_used(&b), 0);
 
-	/* Over 1 MiB the tokens are counted first: dense input over the
-	 * limit is refused before any array is asked for, so an empty
-	 * budget says E2BIG, not EBUSY. */
+	/* Tokens are counted before any array is asked for: dense input over
+	 * the limit is refused first, so an empty budget says E2BIG, not
+	 * EBUSY. */
 	{
 		size_t n = 2u * 1024u * 1024u;
 		char *big = malloc(n);
@@ -144,6 +154,39 @@ static void test_json_token_budget(void **state)
 		assert_int_equal(json_parse_budget(&d, big, n, 1000, &b, err, sizeof(err)), -E2BIG);
 		assert_non_null(strstr(err, "1048576 JSON tokens, limit 1000"));
 		free(big);
+	}
+}
+
+/* The scheduler's real requests (the captured and synthetic fixtures, full
+ * Node objects and names; run from the repository root): tokens counted
+ * before the parse are exactly the tokens jsmn makes. */
+static void test_json_counts_real_requests(void **state)
+{
+	static const char *const files[] = {
+		"tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-false.json",
+		"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json",
+		"tests/fixtures/extender/captured-k8s-1.20/bind-request.json",
+		"tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json",
+		"tests/fixtures/extender/synthetic/responses.json",
+	};
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct membudget b;
+		struct json d = { 0 };
+		char err[256], *text;
+		size_t len;
+
+		if (file_read_small(files[f], 1 << 24, &text, &len, NULL, err, sizeof(err)))
+			fail_msg("%s", err);
+		membudget_init(&b, SIZE_MAX, 0, 0);
+		if (json_parse_budget(&d, text, len, 1 << 20, &b, err, sizeof(err)))
+			fail_msg("%s: %s", files[f], err);
+		if (d.n < 5 || membudget_used(&b) != (size_t)d.n * sizeof(d.t[0]))
+			fail_msg("%s: %zu bytes charged for %d tokens", files[f], membudget_used(&b),
+				 d.n);
+		json_free(&d);
+		free(text);
 	}
 }
 
@@ -263,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_json_parse),
 		cmocka_unit_test(test_json_token_limit),
 		cmocka_unit_test(test_json_token_budget),
+		cmocka_unit_test(test_json_counts_real_requests),
 		cmocka_unit_test(test_json_accessors),
 		cmocka_unit_test(test_json_deep_nesting),
 	};
