@@ -18,14 +18,8 @@ TOOL=$O/rel/bench/agent_sample
 AGENT_SECONDS=${AGENT_SECONDS:-10}
 SCRAPES=${SCRAPES:-200}
 P="nsbench$$"
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	ip netns del "$P-4" 2>/dev/null
-	ip netns del "$P-200" 2>/dev/null
-}
-trap cleanup EXIT
+. tests/integration/lib.sh
+. bench/lib.sh
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "(agent benchmark skipped: it needs root for network namespaces)"
@@ -36,6 +30,7 @@ fi
 # make_ns NAME PAIRS: a namespace with lo and PAIRS veth pairs (2 x PAIRS + 1 links).
 make_ns() {
 	ip netns add "$1" || exit 1
+	NETNS+=("$1")
 	ip -n "$1" link set lo up
 	for i in $(seq 0 $(($2 - 1))); do echo "link add v${i}a type veth peer name v${i}b"; done |
 		ip -n "$1" -batch - || exit 1
@@ -47,6 +42,7 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { printf "%d",
 rss_kb() { awk -v k="$2" '$1 == k":" { print $2 }' "/proc/$1/status"; }
 
 echo "== agent: CPU per sample (sampler only, 20000 samples)"
+bench_machine
 make_ns "$P-4" 2     # lo + 2 veth pairs = 5 links; 4 measured
 make_ns "$P-200" 100 # lo + 100 veth pairs = 201 links; 8 measured
 eight=v0a,v0b,v1a,v1b,v2a,v2b,v3a,v3b
@@ -57,15 +53,11 @@ done
 
 echo
 echo "== agent process: $AGENT_SECONDS s sampling 8 of 201 links every 100 ms, reporting every 1 s"
-port=$((20000 + RANDOM % 12000))
-"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$port" --http "127.0.0.1:$((port + 1))" \
-	--log-level error &
-pids+=($!)
-"$BIN/netsched-agent" --node bench --netns "$P-200" --interfaces "$eight" \
-	--scorer "tcp://127.0.0.1:$port" --sample-interval 100ms --report-interval 1s \
-	--window 60s --log-level error &
-agent=$!
-pids+=("$agent")
+start_scorer --log-level error
+start agent "$BIN/netsched-agent" --node bench --netns "$P-200" --interfaces "$eight" \
+	--scorer "tcp://127.0.0.1:$LISTEN_PORT" --sample-interval 100ms --report-interval 1s \
+	--window 60s --log-level error
+agent=$LAST_PID
 sleep 1
 c0=$(cpu_ns "$agent")
 sleep "$AGENT_SECONDS"
@@ -80,7 +72,7 @@ echo "== prometheus-node-exporter $(prometheus-node-exporter --version 2>&1 | se
 ip netns exec "$P-200" prometheus-node-exporter --web.listen-address=127.0.0.1:9100 \
 	--collector.disable-defaults --collector.netdev >/dev/null 2>&1 &
 ne=$!
-pids+=("$ne")
+PIDS+=("$ne")
 for _ in $(seq 50); do
 	ip netns exec "$P-200" curl -sf -o /dev/null http://127.0.0.1:9100/metrics && break
 	sleep 0.1

@@ -23,13 +23,9 @@ FEED=$O/rel/bench/feed
 NAMES_N=${EXT_REQUESTS:-2000}
 FULL_N=${EXT_FULL_REQUESTS:-300}
 TABLE_NODES=5000
-scorer_pid=
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-extbench.XXXXXX")
-cleanup() {
-	[ -n "$scorer_pid" ] && kill "$scorer_pid" 2>/dev/null && wait "$scorer_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. tests/integration/lib.sh
+. bench/lib.sh
+tmp=$WORK
 
 for f in "$LAT" "$FEED" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || { echo "missing $f (run: make bench)"; exit 1; }
@@ -52,33 +48,14 @@ jq -c '.Nodes.items as $src | .Nodes.items = [range(500) as $i | $src[$i % ($src
 	| .metadata.name = "node-\($i)" | .metadata.labels["kubernetes.io/hostname"] = "node-\($i)"]' \
 	"$full_fix" >"$tmp/full500.json"
 
-port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	return 1
-}
-listen_port=$(port) && http_port=$(port) || { echo "no free port"; exit 1; }
-"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$listen_port" --http "127.0.0.1:$http_port" \
-	--stale-after 1h --log-level warn 2>"$tmp/scorer.log" &
-scorer_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
-# Send every node's report twice a second for 2 s, then wait until the
-# table holds all of them: the benchmark needs real data, not neutral scores.
-"$FEED" --scorer "tcp://127.0.0.1:$listen_port" --nodes "$TABLE_NODES" --senders 8 \
-	--rate 2 --duration 2s >/dev/null || { echo "feed failed"; exit 1; }
-count=0
-for _ in $(seq 100); do
-	count=$(curl -s "http://127.0.0.1:$http_port/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length')
-	[ "${count:-0}" -ge "$TABLE_NODES" ] && break
-	sleep 0.1
-done
-[ "${count:-0}" -ge "$TABLE_NODES" ] || { echo "table holds ${count:-0} of $TABLE_NODES nodes"; exit 1; }
+start_scorer --stale-after 1h --log-level warn
+scorer_pid=$LAST_PID http_port=$HTTP_PORT
+# Every node's report twice a second for 2 s.
+bench_fill_table "$FEED" "$TABLE_NODES" --senders 8 --rate 2 --duration 2s
 
 echo "== extender latency: one keep-alive connection, scorer table holding $TABLE_NODES fresh nodes"
-echo "(load average now: $(cut -d ' ' -f 1-3 /proc/loadavg); latency is wall-clock, so other work shows in it)"
+bench_machine
+echo "(latency is wall-clock, so other work on the machine shows in it)"
 rc=0
 # CPU time of every thread of a process, in ns (schedstat's first field).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ t += $1 } END { printf "%.0f", t }'; }

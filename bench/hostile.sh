@@ -29,14 +29,9 @@ FEED=$O/rel/bench/feed
 N=${HOSTILE_REQUESTS:-400}
 MIX=${HOSTILE_MIX:-slow-headers,slow-bodies,one-byte,deep,big}
 TABLE_NODES=5000
-scorer_pid= mix_pid=
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-hostile.XXXXXX")
-cleanup() {
-	[ -n "$mix_pid" ] && kill "$mix_pid" 2>/dev/null && wait "$mix_pid" 2>/dev/null
-	[ -n "$scorer_pid" ] && kill "$scorer_pid" 2>/dev/null && wait "$scorer_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. tests/integration/lib.sh
+. bench/lib.sh
+tmp=$WORK
 
 for f in "$LAT" "$FEED" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || { echo "missing $f (run: make bench)"; exit 1; }
@@ -47,29 +42,12 @@ seq 0 999 | shuf | jq -R '"node-" + .' | jq -sc . >"$tmp/order.json"
 jq -c --slurpfile names "$tmp/order.json" '.NodeNames = $names[0]' "$fix" >"$tmp/real.json"
 
 echo "== hostile worst mix: a real prioritize (1,000 names) while every kind of bad client holds on"
-echo "cpus (nproc): $(nproc); cpu model: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
-echo "load average: $(cut -d ' ' -f 1-3 /proc/loadavg) (the hostile clients share these CPUs too)"
+bench_machine
+echo "(the hostile clients share these CPUs too)"
 
-port() {
-	local p
-	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % 12000))
-		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-	return 1
-}
-listen_port=$(port) && http_port=$(port) || { echo "no free port"; exit 1; }
-"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$listen_port" --http "127.0.0.1:$http_port" \
-	--stale-after 1h --log-level warn 2>"$tmp/scorer.log" &
-scorer_pid=$!
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$http_port/healthz" >/dev/null && break; sleep 0.1; done
-"$FEED" --scorer "tcp://127.0.0.1:$listen_port" --nodes "$TABLE_NODES" --senders 4 --once \
-	>/dev/null || { echo "feed failed"; exit 1; }
-for _ in $(seq 100); do
-	count=$(curl -s "http://127.0.0.1:$http_port/v1/nodes" | jq '.nodes | length')
-	[ "${count:-0}" -ge "$TABLE_NODES" ] && break
-	sleep 0.1
-done
+start_scorer --stale-after 1h --log-level warn
+scorer_pid=$LAST_PID http_port=$HTTP_PORT
+bench_fill_table "$FEED" "$TABLE_NODES" --senders 4 --once
 
 rc=0
 real() {
@@ -191,13 +169,13 @@ while True:
     time.sleep(1)
 PY
 mix_pid=$!
+PIDS+=("$mix_pid")
 sleep 3	# every kind of client is at it
 real "worst mix"
 kill "$mix_pid" && wait "$mix_pid" 2>/dev/null
-mix_pid=
 echo "the mix, during the run: $(cat "$tmp/mix.txt" 2>/dev/null)"
 curl -s "http://127.0.0.1:$http_port/metrics" |
-	awk '$1 ~ /^netsched_scorer_(bad_requests_total|log_lines_dropped_total)$/ { printf "%s %s  ", $1, $2 } END { print "" }'
+	awk '$1 ~ /^netsched_scorer_(bad_requests_total|http_busy_total|http_deadline_closes_total|log_lines_dropped_total)$/ { printf "%s %s  ", $1, $2 } END { print "" }'
 if ! kill -0 "$scorer_pid" 2>/dev/null; then
 	echo "scorer died:"; tail -n 20 "$tmp/scorer.log"; rc=1
 fi

@@ -14,36 +14,30 @@ NODES=5000
 RATE=200
 FEED=$O/rel/bench/feed
 LAT=$O/rel/bench/extender_latency
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-load.XXXXXX")
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+. tests/integration/lib.sh
+. bench/lib.sh
+tmp=$WORK
 for f in "$FEED" "$LAT" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || { echo "missing $f (run: make bench-tools)"; exit 1; }
 done
-port() { echo $((20000 + RANDOM % 12000)); }
-lp=$(port) hp=$(port)
 
 echo "== load: $NODES agents at 1 report/s + $RATE prioritize/s ($NODES names) for ${SECS}s"
-echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)," \
-	"load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
-"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$lp" --http "127.0.0.1:$hp" --stale-after 6s \
-	--log-level warn 2>"$tmp/scorer.log" &
-scorer=$!
-pids+=("$scorer")
-for _ in $(seq 100); do curl -sf "http://127.0.0.1:$hp/healthz" >/dev/null && break; sleep 0.1; done
+bench_machine
+start_scorer --stale-after 6s --log-level warn
+scorer=$LAST_PID lp=$LISTEN_PORT hp=$HTTP_PORT
 seq 0 $((NODES - 1)) | shuf | jq -R '"node-" + .' | jq -sc . >"$tmp/names.json"
 jq -c --slurpfile n "$tmp/names.json" '.NodeNames = $n[0]' \
 	tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json >"$tmp/prio.json"
 
 "$FEED" --scorer "tcp://127.0.0.1:$lp" --nodes "$NODES" --senders 8 --rate 1 \
 	--duration "$((SECS + 5))s" >"$tmp/feed.txt" &
-pids+=($!)
+PIDS+=($!)
 feed=$!
 sleep 5 # every node reported once: the table is full, RSS should be flat from here
 "$LAT" --http "127.0.0.1:$hp" --path /prioritize --body "$tmp/prio.json" --rate "$RATE" \
 	--requests $((RATE * SECS)) --label "prioritize at ${RATE}/s" >"$tmp/lat.txt" 2>&1 &
 lat=$!
-pids+=("$lat")
+PIDS+=("$lat")
 rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$scorer/status"; }
 first=$(rss) last=$first
 echo "RSS after warm-up: $first kB"

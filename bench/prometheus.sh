@@ -9,15 +9,14 @@ BIN=${BINDIR:-bin}
 NODES=${NODES:-100}
 DECISIONS=${DECISIONS:-20}
 TOOL=$O/rel/bench/prom_vs_plugin
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/netsched-bench-prom.XXXXXX")
-pids=()
-trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+. tests/integration/lib.sh
+. bench/lib.sh
+tmp=$WORK
 [ -x "$TOOL" ] || { echo "missing $TOOL (run: make bench)"; exit 1; }
-port() { echo $((20000 + RANDOM % 12000)); }
-exp=$(port) prom=$(port) lp=$(port) hp=$(port)
+exp=$(free_port) prom=$(free_port)
 
 for i in $(seq 0 $((NODES - 1))); do echo "node-$i $((i * 10000)) 0"; done >"$tmp/rates"
-python3 tests/tools/node_exporter_sim.py "$exp" "$tmp/rates" & pids+=($!)
+python3 tests/tools/node_exporter_sim.py "$exp" "$tmp/rates" & PIDS+=($!)
 {
 	echo "global: {scrape_interval: 1s}"
 	echo "scrape_configs:"
@@ -32,11 +31,12 @@ python3 tests/tools/node_exporter_sim.py "$exp" "$tmp/rates" & pids+=($!)
 	echo "  - {source_labels: [node], target_label: kubernetes_node}"
 } >"$tmp/prometheus.yml"
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" \
-	--web.listen-address="127.0.0.1:$prom" --log.level=error & pids+=($!)
-"$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$lp" --http "127.0.0.1:$hp" \
-	--prometheus "http://127.0.0.1:$prom" --prometheus-refresh 1s --prometheus-range 4s \
-	--prometheus-device eth0 --log-level error & pids+=($!)
+	--web.listen-address="127.0.0.1:$prom" --log.level=error & PIDS+=($!)
+start_scorer --prometheus "http://127.0.0.1:$prom" --prometheus-refresh 1s --prometheus-range 4s \
+	--prometheus-device eth0 --log-level error
+hp=$HTTP_PORT
 echo "== Prometheus fallback: the Go plugin's method beside netsched, $NODES nodes"
+bench_machine
 for _ in $(seq 300); do
 	n=$(curl -s "http://127.0.0.1:$hp/v1/nodes" | jq '[.nodes[] | select(.source == "prometheus")] | length' 2>/dev/null)
 	[ "${n:-0}" = "$NODES" ] && break
