@@ -69,25 +69,10 @@ static int no_tokens(struct ctx *c, unsigned pos)
 	return fail(c, -EINVAL, "empty body: no JSON value");
 }
 
-/* One linear scan before jsmn sees the body, for two things jsmn cannot
- * give cheaply:
- *  - The nesting depth. jsmn finds the container a ']' or '}' closes by
- *    walking up from the last token, one step per container already closed
- *    on the way, so 200,000 nested '[' took a minute. Kubernetes objects
- *    nest 12 or 13 deep; past JSON_MAX_DEPTH the body is refused here, which
- *    bounds jsmn at O(bytes x JSON_MAX_DEPTH).
- *  - How many tokens jsmn will make, so the array is charged and allocated
- *    once, at its size. The scan cuts the body where jsmn does: a token
- *    starts at '{', '[', a string's '"', or the first character of a
- *    primitive, which runs to whitespace, ',', ']' or '}' (JSMN_STRICT).
- *    For any body jsmn tokenizes the count is exact, so validate() still
- *    names what is wrong with it; for others it is at least jsmn's. A guess
- *    that grows reserved up to twice the memory, and counting with jsmn
- *    itself doubled the parse of a full-Node request. */
 /* Where the string opened at js[open] ends: its closing '"', the first one
  * after an even run of backslashes; len when it is not closed. memchr()
  * skips a string many bytes at a time, and Kubernetes objects are mostly
- * strings: a loop over every byte made this scan half of the parse. */
+ * strings: a loop over every byte made the scan below half of the parse. */
 static size_t string_end(const char *js, size_t len, size_t open)
 {
 	size_t from = open + 1;
@@ -107,6 +92,21 @@ static size_t string_end(const char *js, size_t len, size_t open)
 	}
 }
 
+/* One linear scan before jsmn sees the body, for two things jsmn cannot
+ * give cheaply:
+ *  - The nesting depth. jsmn finds the container a ']' or '}' closes by
+ *    walking up from the last token, one step per container already closed
+ *    on the way, so 200,000 nested '[' took a minute. Kubernetes objects
+ *    nest 12 or 13 deep; past JSON_MAX_DEPTH the body is refused here, which
+ *    bounds jsmn at O(bytes x JSON_MAX_DEPTH).
+ *  - How many tokens jsmn will make, so the array is charged and allocated
+ *    once, at its size. The scan cuts the body where jsmn does: a token
+ *    starts at '{', '[', a string's '"', or the first character of a
+ *    primitive, which runs to whitespace, ',', ']' or '}' (JSMN_STRICT).
+ *    For any body jsmn tokenizes the count is exact, so validate() still
+ *    names what is wrong with it; for others it is at least jsmn's. A guess
+ *    that grows reserved up to twice the memory, and counting with jsmn
+ *    itself doubled the parse of a full-Node request. */
 static int scan(struct ctx *c, size_t *tokens)
 {
 	unsigned depth = 0;
