@@ -244,10 +244,13 @@ static int tok_after(const jsmntok_t *t)
 
 /* jsmn checks tokens and bracket pairs but not the punctuation between
  * tokens: it takes [1 2], [1,,2], [1,], {"a":1,} and {"a":1 "b":2}. Between
- * two tokens only whitespace may appear, then the closing brackets of the
- * containers that ended (jsmn has matched those), then exactly the
- * separator the grammar expects there (none, ',' or ':'). */
-static int check_gap(struct ctx *c, int from, int to, char sep)
+ * two tokens only whitespace may appear, then, where closed allows, the
+ * closing brackets of the containers that ended (jsmn has matched those),
+ * then exactly the separator the grammar expects there (none, ',' or ':').
+ * Nothing closes between a container and its first member, or between a
+ * key and its value: jsmn makes whatever follows a ':' the value of the
+ * last string it saw, so [{"k"}:1] gave the closed object's "k" a value. */
+static int check_gap(struct ctx *c, int from, int to, char sep, bool closed)
 {
 	bool seen = false;
 
@@ -256,7 +259,7 @@ static int check_gap(struct ctx *c, int from, int to, char sep)
 
 		if (is_space(ch))
 			continue;
-		if ((ch == '}' || ch == ']') && !seen)
+		if ((ch == '}' || ch == ']') && closed && !seen)
 			continue;
 		if (ch == sep && !seen) {
 			seen = true;
@@ -315,7 +318,7 @@ static int validate(struct ctx *c)
 		default:
 			return fail(c, -EINVAL, "invalid JSON near byte %d", tok_begin(&t[i]));
 		}
-		if (check_gap(c, pos, tok_begin(&t[i]), sep))
+		if (check_gap(c, pos, tok_begin(&t[i]), sep, sep == ','))
 			return -EINVAL;
 		if (t[i].type == JSMN_PRIMITIVE &&
 		    !is_literal(c->js + t[i].start, (size_t)(t[i].end - t[i].start)))
@@ -324,7 +327,7 @@ static int validate(struct ctx *c)
 		pos = tok_after(&t[i]);
 	}
 	if (t[0].type == JSMN_OBJECT || t[0].type == JSMN_ARRAY) {
-		if (check_gap(c, pos, t[0].end - 1, 0))
+		if (check_gap(c, pos, t[0].end - 1, 0, true))
 			return -EINVAL;
 		pos = t[0].end;
 	} else if (t[0].type == JSMN_PRIMITIVE &&

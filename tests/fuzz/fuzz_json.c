@@ -1,11 +1,12 @@
 /* libFuzzer: the JSON layer (scorer/json.h) on any bytes. Traps when a
  * document that parses breaks the header's promises: tokens in document
- * order inside the text, each with an earlier parent, every scalar a JSON
- * literal or string, nothing but whitespace after the value; and when an
- * accessor, given any index (inside, -1, n, n + 1), returns anything but a
- * token of the document or "absent". The token array is exactly as long as
- * the document, so a read past the last token is a heap overflow here; and
- * the tokens were counted before the parse: the memory charged for them is
+ * order inside the text, each with an earlier parent and inside the text of
+ * the container that holds it, every scalar a JSON literal or string,
+ * nothing but whitespace after the value; and when an accessor, given any
+ * index (inside, -1, n, n + 1), returns anything but a token of the
+ * document or "absent". The token array is exactly as long as the
+ * document, so a read past the last token is a heap overflow here; and the
+ * tokens were counted before the parse: the memory charged for them is
  * exactly what the document needed, and a body jsmn itself tokenizes within
  * the limit is never refused for its token count. */
 #include <errno.h>
@@ -104,6 +105,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		check(t->start >= 0 && t->start <= t->end && (size_t)t->end <= size);
 		check(i == 0 || (t->parent >= 0 && t->parent < i && t->start >= d.t[i - 1].start));
+		/* Inside the container that holds it (a value's is its key's). */
+		if (i > 0) {
+			int box = d.t[t->parent].type == JSMN_STRING ? d.t[t->parent].parent : t->parent;
+
+			check(box >= 0 && d.t[box].start < t->start && t->end < d.t[box].end);
+		}
 		if (t->type == JSMN_PRIMITIVE)
 			check(js[t->start] == '-' || (js[t->start] >= '0' && js[t->start] <= '9') ||
 			      json_is_null(&d, i) || json_text_is(&d, i, "true") ||
