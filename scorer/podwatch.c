@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 #include <openssl/crypto.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "filter.h"
 #include "inflight.h"
@@ -30,13 +31,6 @@
 
 enum { WATCH_ENDED = 0, WATCH_EXPIRED = 1 };
 
-/* A bounded, growing buffer for one response or one watch line. */
-struct sink {
-	char *data;
-	size_t len, cap, max;
-	bool over;
-};
-
 struct podwatch {
 	struct podwatch_config cfg;
 	struct kubeaccess access;
@@ -54,7 +48,8 @@ struct podwatch {
 	uint32_t page_pods;
 	uint64_t backoff_ms;
 	unsigned int seed;
-	struct sink body;		/* a list page, an error body, or a watch line */
+	struct buf body;		/* a list page, an error body, or a watch line */
+	bool body_over;			/* it would have passed its maximum */
 	bool skipping;			/* inside a watch line over max_event_bytes */
 	bool expired;			/* the watch said 410 */
 	bool watching;			/* the transfer is a watch, not a list */
@@ -101,45 +96,27 @@ void podwatch_stats(struct podwatch *w, struct podwatch_stats *out)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* ------------------------------------------------------------------ sink */
+/* ------------------------------------------------------------------ body */
 
-static int sink_add(struct sink *s, const char *p, size_t n)
+/* Appends to the body; false when it would pass its maximum (body_over) or
+ * memory ran out. */
+static bool body_add(struct podwatch *w, const char *p, size_t n)
 {
-	if (n > s->max - s->len) {
-		s->over = true;
-		return -E2BIG;
-	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 64u * 1024u;
-		char *d;
-
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		if (cap > s->max + 1)
-			cap = s->max + 1;
-		d = realloc(s->data, cap);
-		if (!d)
-			return -ENOMEM;
-		s->data = d;
-		s->cap = cap;
-	}
-	memcpy(s->data + s->len, p, n);
-	s->len += n;
-	s->data[s->len] = '\0';
-	return 0;
+	if (n > w->body.max - w->body.len)
+		w->body_over = true;
+	buf_append(&w->body, p, n);
+	return !buf_failed(&w->body);
 }
 
-static void sink_reset(struct sink *s, size_t max)
+/* Empties the body for a new transfer of at most max bytes. A page's worth
+ * of memory is not kept between rounds. */
+static void body_reset(struct podwatch *w, size_t max)
 {
-	s->len = 0;
-	s->max = max;
-	s->over = false;
-	/* A page's worth of memory is not kept between rounds. */
-	if (s->cap > 1024u * 1024u) {
-		free(s->data);
-		s->data = NULL;
-		s->cap = 0;
-	}
+	if (w->body.cap > 1024u * 1024u)
+		buf_free(&w->body);
+	buf_reset(&w->body);
+	w->body.max = max;
+	w->body_over = false;
 }
 
 /* -------------------------------------------------------- applying pods */
@@ -251,7 +228,7 @@ static size_t page_cb(char *p, size_t size, size_t n, void *ctx)
 {
 	struct podwatch *w = ctx;
 
-	return sink_add(&w->body, p, size * n) ? 0 : size * n;
+	return body_add(w, p, size * n) ? size * n : 0;
 }
 
 static size_t watch_cb(char *p, size_t size, size_t n, void *ctx)
@@ -265,7 +242,7 @@ static size_t watch_cb(char *p, size_t size, size_t n, void *ctx)
 		const char *nl = memchr(p + i, '\n', total - i);
 		size_t chunk = nl ? (size_t)(nl - (p + i)) : total - i;
 
-		if (!w->skipping && sink_add(&w->body, p + i, chunk)) {
+		if (!w->skipping && !body_add(w, p + i, chunk)) {
 			w->skipping = true;
 			count(w, &w->st.skipped);
 			log_limited(&w->err_limit, w->now_ns(), LOG_EVERY_NS, LOG_LVL_WARN,
@@ -281,7 +258,7 @@ static size_t watch_cb(char *p, size_t size, size_t n, void *ctx)
 			return 0; /* ends the transfer */
 		}
 		w->skipping = false;
-		w->body.len = 0;
+		buf_reset(&w->body);
 	}
 	return total;
 }
@@ -342,7 +319,7 @@ static int get(struct podwatch *w, const char *path, bool watch, long *code)
 	*code = http_code(w);
 	if (cc == CURLE_OK || (watch && w->expired))
 		rc = 0;
-	else if (cc == CURLE_WRITE_ERROR && w->body.over)
+	else if (cc == CURLE_WRITE_ERROR && w->body_over)
 		snprintf(w->why, sizeof(w->why), "the reply is larger than %zu bytes",
 			 w->body.max);
 	else
@@ -392,9 +369,9 @@ static int list(struct podwatch *w)
 		snprintf(path, sizeof(path), "/api/v1/pods?limit=%u&%s%s%s", w->page_pods,
 			 SELECTOR, esc ? "&continue=" : "", esc ? esc : "");
 		curl_free(esc);
-		sink_reset(&w->body, w->cfg.max_page_bytes);
+		body_reset(w, w->cfg.max_page_bytes);
 		rc = get(w, path, false, &code);
-		if (rc && w->body.over && w->page_pods > 1) {
+		if (rc && w->body_over && w->page_pods > 1) {
 			w->page_pods = w->page_pods > 8 ? w->page_pods / 8 : 1;
 			snprintf(w->why, sizeof(w->why), "a page of pods is larger than %zu bytes: "
 				 "asking for %u a page", w->cfg.max_page_bytes, w->page_pods);
@@ -463,7 +440,7 @@ static int watch(struct podwatch *w)
 	snprintf(path, sizeof(path), "/api/v1/pods?watch=1&allowWatchBookmarks=true&"
 		 "resourceVersion=%s&timeoutSeconds=%u&%s", esc, w->cfg.watch_timeout_s, SELECTOR);
 	curl_free(esc);
-	sink_reset(&w->body, w->cfg.max_event_bytes);
+	body_reset(w, w->cfg.max_event_bytes);
 	count(w, &w->st.watches);
 	rc = get(w, path, true, &code);
 	if (rc)
@@ -630,7 +607,7 @@ void podwatch_stop(struct podwatch *w)
 	worker_stop(w->worker);
 	curl_easy_cleanup(w->curl);
 	kubeaccess_free(&w->access);
-	free(w->body.data);
+	buf_free(&w->body);
 	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
