@@ -16,7 +16,9 @@
 #     the same etcd: the watch resumes or lists again and sees new pods;
 #  5. a token the apiserver refuses: a clear error, backoff, no sync;
 #     a kubeconfig that cannot work stops the scorer at start;
-#  6. SIGTERM ends the scorer promptly while a watch is open.
+#  6. SIGTERM ends the scorer promptly while a watch is open;
+#  7. a list page over the 8 MiB a page may have (60 pods of 190 KB): the
+#     watch asks for fewer pods a page until they fit, then syncs.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -177,4 +179,29 @@ case $out in
 *) fail "unclear error for a broken kubeconfig: $out" ;;
 esac
 out=$("$BIN/netsched-scorer" --check-config 2>&1) || fail "without access: $out"
+
+# ------------------------------------------- 7. a list page over its bound
+# Annotations may hold 256 KiB: 60 bound pods of ~190 KB make the first page
+# (500 pods asked) 11 MB.
+python3 - >"$WORK/big-pods.json" <<'PY'
+import json
+pad = "x" * (190 * 1024)
+print(json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+    {"apiVersion": "v1", "kind": "Pod",
+     "metadata": {"name": "big-%d" % i, "annotations": {"netsched.test/pad": pad}},
+     "spec": {"nodeName": "w1", "containers": [{"name": "c", "image": "netsched.invalid/pause"}]}}
+    for i in range(60)]}))
+PY
+kc create -f "$WORK/big-pods.json" >/dev/null || fail "cannot create 60 pods of 190 KB"
+start_scorer --kubeconfig "$WORK/kubeconfig-sa"
+wait_for 30 "the pod watch in sync past pages over 8 MiB" metric_is netsched_scorer_pod_watch_synced 1
+for n in 62 7; do
+	grep -q "a page of pods is larger than 8388608 bytes: asking for $n a page" \
+		"$WORK/scorer.log" || fail "no smaller pages ($n) after a page over 8 MiB"
+done
+listed=$(sed -n 's/.*listed \([0-9]*\) bound pods in \([0-9]*\) page.*/\1 \2/p' "$WORK/scorer.log")
+read -r pods pages <<<"$listed"
+[ "${pods:-0}" -ge 60 ] && [ "${pages:-0}" -ge 9 ] ||
+	fail "after pages over 8 MiB: listed '$listed' (pods, pages), want 60+ pods in 9+ pages"
+echo "ok: pages over 8 MiB: asked for 62, then 7 pods a page; listed $pods pods in $pages pages"
 echo "PASS: k8s-watch"
