@@ -258,6 +258,18 @@ void log_stop(void)
 		pthread_detach(lg.thread);
 }
 
+const char *log_printable(const char *s, size_t len, char *out, size_t cap)
+{
+	size_t n = s ? len : 0;
+
+	if (n >= cap)
+		n = cap - 1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	out[n] = '\0';
+	return out;
+}
+
 uint64_t log_dropped_total(void)
 {
 	return atomic_load(&dropped_total);

@@ -14,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum log_level {
@@ -55,6 +56,12 @@ struct log_limit {
  * the line as suppressed. Returns whether the line was written. */
 bool log_limited(struct log_limit *l, uint64_t now_ns, uint64_t interval_ns, enum log_level level,
 		 const char *module, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+/* Up to cap - 1 bytes of an outside string (len bytes, s may be NULL) for a
+ * log line or a JSON field: anything but printable ASCII becomes '?', so no
+ * client, apiserver or Prometheus can forge or split a line. cap >= 1.
+ * Returns out. */
+const char *log_printable(const char *s, size_t len, char *out, size_t cap);
 
 #define log_error(mod, ...) log_msg(LOG_LVL_ERROR, mod, __VA_ARGS__)
 #define log_warn(mod, ...)  log_msg(LOG_LVL_WARN, mod, __VA_ARGS__)

@@ -64,18 +64,9 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 	return rc;
 }
 
-/* Up to cap - 1 bytes of an outside string for a log line: anything but
- * printable ASCII becomes '?', so no request can forge or split log lines. */
 static const char *printable(const struct extreq_str *v, char *out, size_t cap)
 {
-	size_t n = v->s ? v->len : 0;
-
-	if (n >= cap)
-		n = cap - 1;
-	for (size_t i = 0; i < n; i++)
-		out[i] = v->s[i] >= 0x20 && v->s[i] < 0x7f ? v->s[i] : '?';
-	out[n] = '\0';
-	return out;
+	return log_printable(v->s, v->len, out, cap);
 }
 
 /* "namespace/name" of the pod, for logs. */

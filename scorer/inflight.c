@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 /* A weight's share of itself while it fades, in 1/65536ths. */
 #define FULL 65536u
 #define NONE (-1)
@@ -350,15 +352,11 @@ static void pod_weights(const struct inflight *in, struct ipod *p, const struct 
 	p->r_tx = pod->egress_bps / 8;
 	p->w_rx = sat_add(pod->ingress_bps ? p->r_rx : est, pen);
 	p->w_tx = sat_add(pod->egress_bps ? p->r_tx : est, pen);
-	if (pod->label) { /* else keep the label it has (the watch may not send one) */
-		size_t i = 0;
-
-		/* Printable ASCII only: it ends up in logs and JSON. */
-		for (; pod->label[i] && i < INFLIGHT_LABEL_MAX; i++)
-			p->label[i] = pod->label[i] >= 0x20 && pod->label[i] < 0x7f ?
-					      pod->label[i] : '?';
-		p->label[i] = '\0';
-	}
+	/* Else keep the label it has (the watch may not send one). It ends
+	 * up in logs and JSON. */
+	if (pod->label)
+		log_printable(pod->label, strnlen(pod->label, INFLIGHT_LABEL_MAX), p->label,
+			      sizeof(p->label));
 }
 
 static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint32_t h)

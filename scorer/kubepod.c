@@ -298,14 +298,3 @@ int kubepod_list_item(const struct json *d, const struct kubepod_list *l, int at
 	/* The array ends where the token after it begins. */
 	return at < json_skip(d, l->items) ? at : -1;
 }
-
-const char *kubepod_printable(const struct kubepod_str *v, char *out, size_t cap)
-{
-	size_t n = 0;
-
-	if (v->s)
-		for (; n < v->len && n + 1 < cap; n++)
-			out[n] = v->s[n] >= 0x20 && v->s[n] < 0x7f ? v->s[n] : '?';
-	out[n] = '\0';
-	return out;
-}

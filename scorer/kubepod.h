@@ -99,8 +99,4 @@ int kubepod_read_status(const struct json *doc, struct kubepod_status *st, char 
  * instead of Z, fractional seconds ignored) into Unix seconds. 0 or -EINVAL. */
 int kubepod_parse_time(const char *s, size_t len, int64_t *out);
 
-/* Copies a string for a log line: printable ASCII only (anything else
- * becomes '?'), truncated to fit out (cap >= 1). Returns out. */
-const char *kubepod_printable(const struct kubepod_str *v, char *out, size_t cap);
-
 #endif

@@ -200,8 +200,10 @@ static int watch_line(struct podwatch *w, const char *line, size_t len)
 		count(w, &w->st.errors);
 		log_limited(&w->err_limit, w->now_ns(), LOG_EVERY_NS, LOG_LVL_WARN, "podwatch",
 			    "the watch sent an error: %lld %s: %s", (long long)ev.status.code,
-			    kubepod_printable(&ev.status.reason, reason, sizeof(reason)),
-			    kubepod_printable(&ev.status.message, msg, sizeof(msg)));
+			    log_printable(ev.status.reason.s, ev.status.reason.len, reason,
+					  sizeof(reason)),
+			    log_printable(ev.status.message.s, ev.status.message.len, msg,
+					  sizeof(msg)));
 		goto out;
 	}
 	if (ev.type != KUBEPOD_BOOKMARK) {
@@ -339,7 +341,7 @@ static void http_error(struct podwatch *w, const char *what, long code)
 	if (w->body.len && json_parse(&doc, w->body.data, w->body.len, TOKENS_FOR(w->body.len),
 				      err, sizeof(err)) == 0 &&
 	    kubepod_read_status(&doc, &st, err, sizeof(err)) == 0)
-		kubepod_printable(&st.message, msg, sizeof(msg));
+		log_printable(st.message.s, st.message.len, msg, sizeof(msg));
 	json_free(&doc);
 	snprintf(w->why, sizeof(w->why), "%s: HTTP %ld%s%s", what, code, msg[0] ? ": " : "", msg);
 }

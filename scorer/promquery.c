@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "log.h"
 #include "nodename.h"
 
 /* A reply is 7 tokens per series ({"metric":{...},"value":[t,"v"]}) plus
@@ -195,13 +196,10 @@ static int by_node(const void *a, const void *b)
 static void quote_error(const struct json *d, int obj, char *out, size_t cap)
 {
 	int e = json_member(d, obj, "error", false);
-	size_t len = 0, n = 0;
+	size_t len = 0;
 	const char *s = json_text(d, e, &len);
 
-	if (json_type(d, e) == JSMN_STRING)
-		for (size_t k = 0; k < len && n + 1 < cap; k++)
-			out[n++] = s[k] >= 0x20 && s[k] < 0x7f ? s[k] : '?';
-	out[n] = '\0';
+	log_printable(s, json_type(d, e) == JSMN_STRING ? len : 0, out, cap);
 }
 
 int promquery_parse(const char *body, size_t len, const char *node_label, size_t max_nodes,

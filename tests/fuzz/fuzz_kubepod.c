@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/nodename.h"
 #include "scorer/kubepod.h"
 
@@ -73,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check(n == l.n);
 	}
 	if (kubepod_read_status(&doc, &st, err, sizeof(err)) == 0) {
-		kubepod_printable(&st.message, out, sizeof(out));
+		log_printable(st.message.s, st.message.len, out, sizeof(out));
 		check(strlen(out) < sizeof(out));
 	}
 	json_free(&doc);

@@ -265,17 +265,6 @@ static void test_kubepod_time(void **state)
 	assert_int_equal(kubepod_parse_time(NULL, 0, &t), -EINVAL);
 }
 
-static void test_kubepod_printable(void **state)
-{
-	struct kubepod_str v = { "ok\x01\xff" "done", 8 };
-	char out[6];
-
-	(void)state;
-	assert_string_equal(kubepod_printable(&v, out, sizeof(out)), "ok??d");
-	v.s = NULL;
-	assert_string_equal(kubepod_printable(&v, out, sizeof(out)), "");
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,7 +273,6 @@ int main(void)
 		cmocka_unit_test(test_kubepod_events),
 		cmocka_unit_test(test_kubepod_list),
 		cmocka_unit_test(test_kubepod_time),
-		cmocka_unit_test(test_kubepod_printable),
 	};
 	return cmocka_run_group_tests_name("kubepod", tests, NULL, NULL);
 }

@@ -113,6 +113,18 @@ static bool read_until(int fd, const char *want)
  * what does not fit, count it, and say so once the reader is back. With a
  * blocking write the 20,000th call would never come back (the alarm then
  * ends the test as a failure). */
+/* Outside strings for a log line: printable ASCII or '?', cut to fit. */
+static void test_log_printable(void **state)
+{
+	char out[6];
+
+	(void)state;
+	assert_string_equal(log_printable("ok\x01\xff" "done", 8, out, sizeof(out)), "ok??d");
+	assert_string_equal(log_printable("a\nb", 3, out, sizeof(out)), "a?b");
+	assert_string_equal(log_printable(NULL, 5, out, sizeof(out)), "");
+	assert_string_equal(log_printable("abc", 3, out, 1), "");
+}
+
 static void test_log_stalled_reader(void **state)
 {
 	int p[2], saved = dup(STDERR_FILENO);
@@ -144,6 +156,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_limited),
+		cmocka_unit_test(test_log_printable),
 		cmocka_unit_test(test_log_stalled_reader),
 	};
 	return cmocka_run_group_tests_name("log", tests, setup, teardown);
