@@ -1,4 +1,5 @@
-/* Strict parsing and human formatting of durations and quantities.
+/* Strict parsing and human formatting of durations and quantities, and
+ * their saturating sums.
  * Every parser takes the whole string (no trailing junk, no sign, no
  * whitespace), checks overflow, and writes *out only on success.
  * Returns 0, or -EINVAL (malformed) / -ERANGE (overflow or out of range). */
@@ -19,6 +20,13 @@ int units_parse_duration_ms(const char *s, uint64_t *out_ms);
  * Decimal suffixes k M G T P E, binary Ki Mi Gi Ti Pi Ei; up to 9 fraction
  * digits; the result is rounded up to an integer (Kubernetes rounds up too). */
 int units_parse_quantity(const char *s, uint64_t *out);
+
+/* a + b, or UINT64_MAX where that would overflow: rates and packet counts
+ * from outside add up without wrapping to small numbers. */
+static inline uint64_t units_add_sat(uint64_t a, uint64_t b)
+{
+	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 /* "1.5 GB/s", "812 MB/s", "0 B/s": bytes per second, SI prefixes. */
 void units_format_bytes_rate(char *buf, size_t len, double bytes_per_second);

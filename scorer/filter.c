@@ -84,7 +84,7 @@ static bool check_bandwidth(const struct filter_node *n, const char *which, uint
 			    struct filter_why *why)
 {
 	uint64_t link = n->link_bytes_per_second;
-	uint64_t used = rate > UINT64_MAX - reserved ? UINT64_MAX : rate + reserved;
+	uint64_t used = units_add_sat(rate, reserved);
 	uint64_t free_bytes = link > used ? link - used : 0;
 	char r[32], l[32], f[32], a[32], res[32];
 

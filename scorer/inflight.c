@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "units.h"
 
 /* A weight's share of itself while it fades, in 1/65536ths. */
 #define FULL 65536u
@@ -224,11 +225,6 @@ static uint64_t mul_div(uint64_t v, uint64_t num, uint64_t den)
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* How much of its weight pod p still carries at now: all of it for
  * hold_ns from t0, then linearly less over fade_ns. */
 static uint32_t factor(const struct inflight *in, const struct ipod *p, uint64_t now)
@@ -263,12 +259,12 @@ static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 
 static void load_add(struct inflight_load *sum, const struct inflight_load *l)
 {
-	sum->rx_bytes_per_second = sat_add(sum->rx_bytes_per_second, l->rx_bytes_per_second);
-	sum->tx_bytes_per_second = sat_add(sum->tx_bytes_per_second, l->tx_bytes_per_second);
+	sum->rx_bytes_per_second = units_add_sat(sum->rx_bytes_per_second, l->rx_bytes_per_second);
+	sum->tx_bytes_per_second = units_add_sat(sum->tx_bytes_per_second, l->tx_bytes_per_second);
 	sum->reserved_rx_bytes_per_second =
-		sat_add(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
+		units_add_sat(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
 	sum->reserved_tx_bytes_per_second =
-		sat_add(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
+		units_add_sat(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
 	sum->milli_pods += l->milli_pods;
 }
 
@@ -350,8 +346,8 @@ static void pod_weights(const struct inflight *in, struct ipod *p, const struct 
 
 	p->r_rx = pod->ingress_bps / 8;
 	p->r_tx = pod->egress_bps / 8;
-	p->w_rx = sat_add(pod->ingress_bps ? p->r_rx : est, pen);
-	p->w_tx = sat_add(pod->egress_bps ? p->r_tx : est, pen);
+	p->w_rx = units_add_sat(pod->ingress_bps ? p->r_rx : est, pen);
+	p->w_tx = units_add_sat(pod->egress_bps ? p->r_tx : est, pen);
 	/* Else keep the label it has (the watch may not send one). It ends
 	 * up in logs and JSON. */
 	if (pod->label)

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "units.h"
+
 static const char *const kind_names[] = {
 	[POLICY_RELATIVE] = "relative",
 	[POLICY_UTILIZATION] = "utilization",
@@ -22,7 +24,7 @@ uint64_t policy_rate(enum policy_direction dir, uint64_t rx, uint64_t tx)
 	case POLICY_DIR_TX:
 		return tx;
 	case POLICY_DIR_BOTH:
-		return rx > UINT64_MAX - tx ? UINT64_MAX : rx + tx;
+		return units_add_sat(rx, tx);
 	case POLICY_DIR_MAX:
 		return rx > tx ? rx : tx;
 	case POLICY_DIR_RX:

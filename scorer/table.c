@@ -7,6 +7,7 @@
 
 #include "hash.h"
 #include "log.h"
+#include "units.h"
 
 /* Open addressing with linear probing over a power-of-two index at most half
  * full, so a probe sequence always ends at an empty entry. Nodes leave only
@@ -104,11 +105,6 @@ static size_t home_of(const struct table *t, uint32_t e)
 	return hash_name(name, strlen(name)) & t->mask;
 }
 
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 static void summarize(const struct report *r, struct table_node *n)
 {
 	uint64_t rx = 0, tx = 0, link = 0, window = 0;
@@ -132,9 +128,9 @@ static void summarize(const struct report *r, struct table_node *n)
 		n->rx_p95_bytes_per_second += ifc->rx_p95_bytes_per_second;
 		n->tx_p95_bytes_per_second += ifc->tx_p95_bytes_per_second;
 		/* Packet counts have no bound but 64 bits. */
-		n->rx_dropped = sat_add(n->rx_dropped, ifc->rx_dropped);
-		n->rx_missed = sat_add(n->rx_missed, ifc->rx_missed);
-		n->tx_dropped = sat_add(n->tx_dropped, ifc->tx_dropped);
+		n->rx_dropped = units_add_sat(n->rx_dropped, ifc->rx_dropped);
+		n->rx_missed = units_add_sat(n->rx_missed, ifc->rx_missed);
+		n->tx_dropped = units_add_sat(n->tx_dropped, ifc->tx_dropped);
 		if (ifc->link_speed_bps == 0)
 			link_known = false;
 		link += ifc->link_speed_bps / 8;

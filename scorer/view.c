@@ -8,11 +8,7 @@
 #include "prom.h"
 #include "scorer.h"
 #include "table.h"
-
-static uint64_t sat_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
+#include "units.h"
 
 void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	      struct view_node *out)
@@ -57,8 +53,8 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 /* One rate pair in the scorer's direction, with the in-flight pods added. */
 static uint64_t directed(const struct scorer *s, const struct view_node *v, uint64_t rx, uint64_t tx)
 {
-	return policy_rate(s->direction, sat_add(rx, v->inflight.rx_bytes_per_second),
-			   sat_add(tx, v->inflight.tx_bytes_per_second));
+	return policy_rate(s->direction, units_add_sat(rx, v->inflight.rx_bytes_per_second),
+			   units_add_sat(tx, v->inflight.tx_bytes_per_second));
 }
 
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out)
@@ -75,7 +71,7 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 				       v->tx_recent_bytes_per_second);
 	if (v->rx_p95_bytes_per_second || v->tx_p95_bytes_per_second)
 		out->p95 = directed(s, v, v->rx_p95_bytes_per_second, v->tx_p95_bytes_per_second);
-	out->drops = sat_add(sat_add(v->rx_dropped, v->rx_missed), v->tx_dropped);
+	out->drops = units_add_sat(units_add_sat(v->rx_dropped, v->rx_missed), v->tx_dropped);
 	out->dropping = policy_dropping(out->drops, v->window_ms, s->max_drops_per_second);
 	out->link_bytes_per_second = v->link_bytes_per_second;
 }

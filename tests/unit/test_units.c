@@ -100,6 +100,15 @@ static void test_units_u64(void **state)
 	assert_int_equal(units_parse_u64(NULL, 100, &v), -EINVAL);
 }
 
+static void test_units_add_sat(void **state)
+{
+	(void)state;
+	assert_true(units_add_sat(2, 3) == 5);
+	assert_true(units_add_sat(UINT64_MAX - 1, 1) == UINT64_MAX);
+	assert_true(units_add_sat(UINT64_MAX - 1, 2) == UINT64_MAX);
+	assert_true(units_add_sat(UINT64_MAX, UINT64_MAX) == UINT64_MAX);
+}
+
 static void test_units_format(void **state)
 {
 	char b[32];
@@ -125,6 +134,7 @@ int main(void)
 		cmocka_unit_test(test_units_duration),
 		cmocka_unit_test(test_units_quantity),
 		cmocka_unit_test(test_units_u64),
+		cmocka_unit_test(test_units_add_sat),
 		cmocka_unit_test(test_units_format),
 	};
 	return cmocka_run_group_tests_name("units", tests, NULL, NULL);
