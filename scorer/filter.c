@@ -12,7 +12,7 @@
 #define QUANTITY_MAX_LEN 32
 
 /* rate * 100 > link * pct, in 128 bits. */
-static bool above(uint64_t rate, uint64_t link, unsigned pct)
+bool filter_above(uint64_t rate, uint64_t link, unsigned pct)
 {
 	return (unsigned __int128)rate * 100 > (unsigned __int128)link * pct;
 }
@@ -56,7 +56,7 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), n->link_bytes_per_second);
-	if (above(rate, n->link_bytes_per_second, cfg->max_utilization_pct)) {
+	if (filter_above(rate, n->link_bytes_per_second, cfg->max_utilization_pct)) {
 		snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link",
 			 which, cfg->max_utilization_pct);
 		snprintf(why->detail, sizeof(why->detail),

@@ -83,6 +83,10 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  const struct filter_pod *pod, const struct filter_node *node,
 		  struct filter_why *why);
 
+/* rate above pct percent of link (bytes per second), exactly, in 128 bits:
+ * the maxUtilization rule's test, and its hysteresis's. */
+bool filter_above(uint64_t rate, uint64_t link, unsigned pct);
+
 /* What the maxUtilization rule judges: per direction the larger of the
  * average and the recent rate, then the configured direction or the busier
  * one ("both" and "max": each direction has the whole link). *which gets

@@ -1,6 +1,6 @@
 #include "hysteresis.h"
 
-#define NS_PER_MS_U 1000000ULL
+#include "clock.h"
 
 unsigned hysteresis_release_pct(const struct filter_config *cfg)
 {
@@ -11,7 +11,6 @@ unsigned hysteresis_release_pct(const struct filter_config *cfg)
 enum hysteresis_event hysteresis_step(const struct filter_config *cfg, struct hysteresis_state *st,
 				      uint64_t rate, uint64_t link, uint64_t now_ns)
 {
-	unsigned __int128 r = (unsigned __int128)rate * 100;
 	uint64_t held;
 
 	if (cfg->max_utilization_pct == 0 || link == 0) {
@@ -21,15 +20,14 @@ enum hysteresis_event hysteresis_step(const struct filter_config *cfg, struct hy
 		return was ? HYSTERESIS_RELEASED : HYSTERESIS_SAME;
 	}
 	if (!st->over) {
-		if (r <= (unsigned __int128)link * cfg->max_utilization_pct)
+		if (!filter_above(rate, link, cfg->max_utilization_pct))
 			return HYSTERESIS_SAME;
 		st->over = true;
 		st->since_ns = now_ns;
 		return HYSTERESIS_CROSSED;
 	}
 	held = now_ns > st->since_ns ? now_ns - st->since_ns : 0;
-	if (r > (unsigned __int128)link * hysteresis_release_pct(cfg) ||
-	    held < cfg->hold_ms * NS_PER_MS_U)
+	if (filter_above(rate, link, hysteresis_release_pct(cfg)) || held < cfg->hold_ms * NS_PER_MS)
 		return HYSTERESIS_SAME;
 	st->over = false;
 	return HYSTERESIS_RELEASED;
