@@ -12,7 +12,7 @@ int window_init(struct window *w, uint32_t cap)
 	if (cap == 0)
 		return -EINVAL;
 	w->slots = calloc(cap, sizeof(*w->slots));
-	w->scratch = calloc(cap, sizeof(*w->scratch));
+	w->scratch = calloc(2 * (size_t)cap, sizeof(*w->scratch));
 	if (!w->slots || !w->scratch) {
 		window_free(w);
 		return -ENOMEM;
@@ -218,6 +218,7 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 		if (rate > st.rx_peak_bytes_per_second)
 			st.rx_peak_bytes_per_second = rate;
 		rate = per_second(s->tx_bytes, s->dur_ns);
+		w->scratch[w->cap + st.samples - 1] = rate;
 		if (rate > st.tx_peak_bytes_per_second)
 			st.tx_peak_bytes_per_second = rate;
 	}
@@ -225,16 +226,7 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 		st.rx_recent_bytes_per_second = per_second(recent_rx, st.recent_covered_ns);
 		st.tx_recent_bytes_per_second = per_second(recent_tx, st.recent_covered_ns);
 		st.rx_p95_bytes_per_second = percentile(w->scratch, st.samples);
-		/* The same samples again for tx (valid slots have dur_ns > 0). */
-		for (uint32_t k = 0, i = 0; k < w->count && i < st.samples; k++) {
-			const struct window_slot *s = &w->slots[(w->head + w->cap - 1 - k) % w->cap];
-
-			if (s->end_ns > now_ns)
-				continue;
-			if (s->valid)
-				w->scratch[i++] = per_second(s->tx_bytes, s->dur_ns);
-		}
-		st.tx_p95_bytes_per_second = percentile(w->scratch, st.samples);
+		st.tx_p95_bytes_per_second = percentile(w->scratch + w->cap, st.samples);
 	}
 	*out = st;
 }

@@ -12,8 +12,8 @@
  * absurd and the window re-primes from the new reading.
  *
  * Times are monotonic nanoseconds supplied by the caller (tests drive them).
- * The window owns its slot array and a scratch array of as many rates (for
- * the percentile); window_free() releases both. Not thread-safe: even
+ * The window owns its slot array and a scratch array of twice as many
+ * rates (rx and tx, for the percentiles); window_free() releases both. Not thread-safe: even
  * window_stats() writes the scratch array. */
 #ifndef NETSCHED_WINDOW_H
 #define NETSCHED_WINDOW_H
@@ -38,7 +38,7 @@ struct window_slot {
 
 struct window {
 	struct window_slot *slots;
-	uint64_t *scratch;	/* cap entries: per-sample rates, sorted for the percentile */
+	uint64_t *scratch;	/* 2 x cap: rx rates, then tx rates, reordered by the percentile */
 	uint32_t cap;
 	uint32_t head;		/* next slot to write */
 	uint32_t count;		/* slots in use, <= cap */
