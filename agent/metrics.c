@@ -13,7 +13,6 @@
 #include <microhttpd.h>
 
 #include "buf.h"
-#include "clock.h"
 #include "httpguard.h"
 #include "log.h"
 
@@ -234,19 +233,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req,
 	httpguard_request_done(c);
 }
 
-/* A client can make libmicrohttpd warn at will (aborted connections, the
- * per-address cap): a line a second at most. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	static struct log_limit limit;
-	char line[256];
-
-	(void)cls;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	line[strcspn(line, "\n")] = '\0';
-	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "metrics", "%s", line);
-}
-
 struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss = { 0 };
@@ -280,7 +266,7 @@ struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char 
 	if (!m->guard)
 		goto out_free;
 	m->daemon = MHD_start_daemon(flags, port, NULL, NULL, on_request, m,
-				     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				     MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "metrics",
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				     MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNECTIONS,
 				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, METRICS_PER_CLIENT,

@@ -188,6 +188,19 @@ void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	return NULL;
 }
 
+void httpguard_mhd_log(void *module, const char *fmt, va_list ap)
+{
+	static struct log_limit limit;
+	char line[512];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		line[--n] = '\0';
+	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, module, "%s", line);
+}
+
 void httpguard_headers_done(struct MHD_Connection *c)
 {
 	set_deadline(c, 0, false);

@@ -14,10 +14,12 @@
  * MHD_OPTION_NOTIFY_CONNECTION (httpguard_notify, guard),
  * MHD_OPTION_URI_LOG_CALLBACK (httpguard_uri_log, NULL), and call
  * httpguard_headers_done() and httpguard_request_done() from their handlers.
+ * httpguard_mhd_log is the daemons' libmicrohttpd error log.
  * A guard may serve several daemons and must outlive all of them. */
 #ifndef NETSCHED_HTTPGUARD_H
 #define NETSCHED_HTTPGUARD_H
 
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +42,10 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context
 /* Returns NULL: the request's con_cls starts out NULL as without it. */
 void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
 void httpguard_headers_done(struct MHD_Connection *c);
+/* MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "module": a client can make
+ * libmicrohttpd warn at will (every aborted connection, the per-address
+ * cap), so its lines share one budget of a line a second per process. */
+void httpguard_mhd_log(void *module, const char *fmt, va_list ap);
 void httpguard_request_done(struct MHD_Connection *c);
 
 #endif

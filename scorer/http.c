@@ -125,22 +125,6 @@ struct request {
 	struct request *next;
 };
 
-/* libmicrohttpd warns once per aborted connection: a client can make lines
- * at will, so they share one budget of a line a second. */
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	static struct log_limit limit;
-	char line[512];
-	size_t n;
-
-	(void)cls;
-	vsnprintf(line, sizeof(line), fmt, ap);
-	n = strlen(line);
-	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		line[--n] = '\0';
-	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http", "%s", line);
-}
-
 static bool ends_with(const char *s, size_t n, const char *suffix)
 {
 	size_t m = strlen(suffix);
@@ -655,7 +639,7 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 	}
 	more[n] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
-				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "http",
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_CONNECTION_LIMIT,
 				h->health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
