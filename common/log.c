@@ -2,13 +2,14 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "worker.h"
 
 static const char *log_prog = "netsched";
 static enum log_level log_level = LOG_LVL_INFO;
@@ -199,7 +200,6 @@ static void *writer(void *arg)
 
 int log_start(void)
 {
-	sigset_t all, old;
 	int rc;
 
 	pthread_mutex_lock(&lg.lock);
@@ -216,12 +216,7 @@ int log_start(void)
 	fflush(stderr);
 	lg.stopping = false;
 	lg.head = lg.len = 0;
-	/* The writer takes no signal: the binaries wait for theirs with
-	 * sigwait() or handlers on the main thread. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = -pthread_create(&lg.thread, NULL, writer, NULL);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = worker_thread_create(&lg.thread, writer, NULL);
 	lg.running = rc == 0;
 	pthread_mutex_unlock(&lg.lock);
 	return rc;

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,18 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		w->wait_ms = w->fn(w->ctx);
 	}
+}
+
+int worker_thread_create(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(t, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
 }
 
 struct worker *worker_start(const char *name, worker_fn fn, void *ctx, uint64_t first_delay_ms,

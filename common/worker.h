@@ -7,8 +7,14 @@
 #ifndef NETSCHED_WORKER_H
 #define NETSCHED_WORKER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* pthread_create() for a thread that takes no signal (the log writer, the
+ * big-request thread): the binaries take theirs on the main thread, with
+ * sigwait() or handlers. 0 or -errno. */
+int worker_thread_create(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* Runs one round; returns the milliseconds to wait before the next. */
 typedef uint64_t (*worker_fn)(void *ctx);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <signal.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -28,6 +27,7 @@
 #include "scorer.h"
 #include "status.h"
 #include "tls.h"
+#include "worker.h"
 
 /* Worker threads, each with its own epoll set over all connections. */
 #define HTTP_THREADS 2u
@@ -316,17 +316,13 @@ static void *bigq_main(void *arg)
 static int bigq_start(struct http_server *h)
 {
 	struct bigq *q = &h->big;
-	sigset_t all, old;
 	int rc;
 
 	q->running = true;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&q->thread, NULL, bigq_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = worker_thread_create(&q->thread, bigq_main, h);
 	if (rc)
 		q->running = false;
-	return -rc;
+	return rc;
 }
 
 /* Answers what is queued (resuming those connections) and stops the
