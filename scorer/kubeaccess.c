@@ -28,6 +28,16 @@ void kubeaccess_free(struct kubeaccess *a)
 	OPENSSL_cleanse(a->token, sizeof(a->token));
 }
 
+/* A token goes into an Authorization header: visible ASCII only, so none
+ * can end the header or add another. */
+static bool header_safe(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
+			return false;
+	return true;
+}
+
 /* dir/path, or path itself when it is absolute or dir is empty. */
 static int join(char *out, size_t cap, const char *dir, const char *path)
 {
@@ -195,10 +205,9 @@ static int load_user(struct kc *k, struct kubeaccess *a, yaml_node_t *user, cons
 	v = scalar(member(k, user, "token"), NULL);
 	if (v && copy_str(k, a->token, sizeof(a->token), "the token", v))
 		return -EINVAL;
-	for (const char *c = a->token; *c; c++)
-		if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e)
-			return errmsg(k->err, k->errlen, -EINVAL, "%s: %s token has a byte that cannot go in "
-				    "an HTTP header", k->name, where);
+	if (!header_safe(a->token, strlen(a->token)))
+		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s token has a byte that cannot go in "
+			    "an HTTP header", k->name, where);
 	v = scalar(member(k, user, "tokenFile"), NULL);
 	if (v && v[0] && join(a->token_file, sizeof(a->token_file), k->dir, v))
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s tokenFile: path too long", k->name, where);
@@ -331,13 +340,12 @@ int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *er
 		return rc;
 	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' '))
 		len--;
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)data[i] < 0x21 || (unsigned char)data[i] > 0x7e) {
-			OPENSSL_cleanse(data, len);
-			free(data);
-			return errmsg(err, errlen, -EINVAL, "%s: the token has a byte that cannot go in an HTTP "
-				    "header", a->token_file);
-		}
+	if (!header_safe(data, len)) {
+		OPENSSL_cleanse(data, len);
+		free(data);
+		return errmsg(err, errlen, -EINVAL, "%s: the token has a byte that cannot go in an HTTP "
+			    "header", a->token_file);
+	}
 	memcpy(out, data, len);
 	out[len] = '\0';
 	OPENSSL_cleanse(data, len);
