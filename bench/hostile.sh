@@ -69,50 +69,37 @@ def count(k, n=1):
 def conn(src, timeout=5):
     return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(src, 0))
 
-def slow_headers(src):
+def trickle(src, limit, opening, every, more, what):
+    """Holds `limit` connections from src, each sending `opening` once and
+    then `more` every `every` seconds; reconnects those the scorer closes."""
     socks = []
     while not stop.is_set():
-        while len(socks) < 32 and not stop.is_set():
+        while len(socks) < limit and not stop.is_set():
             try:
                 s = conn(src)
-                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                s.sendall(opening)
                 socks.append(s)
-                count("slow-header conns")
+                count(what)
             except OSError:
                 count("refused connects")
                 break
-        time.sleep(2)
+        time.sleep(every)
         alive = []
         for s in socks:
             try:
-                s.sendall(b"X-Slow: 1\r\n")
+                s.sendall(more)
                 alive.append(s)
             except OSError:
                 s.close()
         socks = alive
 
+def slow_headers(src):
+    trickle(src, 32, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", 2, b"X-Slow: 1\r\n",
+            "slow-header conns")
+
 def slow_body(src):
-    socks = []
-    while not stop.is_set():
-        while len(socks) < 16 and not stop.is_set():
-            try:
-                s = conn(src)
-                s.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                          b"Content-Length: 33554432\r\n\r\n[")
-                socks.append(s)
-                count("slow-body conns")
-            except OSError:
-                count("refused connects")
-                break
-        time.sleep(1)
-        alive = []
-        for s in socks:
-            try:
-                s.sendall(b"1," * 512)
-                alive.append(s)
-            except OSError:
-                s.close()
-        socks = alive
+    trickle(src, 16, b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 33554432\r\n\r\n[", 1, b"1," * 512, "slow-body conns")
 
 def one_byte(src, data):
     while not stop.is_set():
