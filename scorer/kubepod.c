@@ -2,12 +2,12 @@
 
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "errmsg.h"
 #include "nodename.h"
+#include "units.h"
 
 /* Kubernetes UIDs are 36-byte UUIDs; names and namespaces at most 253. */
 #define UID_MAX 64u
@@ -193,6 +193,7 @@ static int read_status(const struct json *d, int obj, struct kubepod_status *st,
 	const char *num;
 	size_t len;
 	char buf[8];
+	uint64_t v;
 
 	memset(st, 0, sizeof(*st));
 	if (json_type(d, obj) != JSMN_OBJECT)
@@ -205,15 +206,13 @@ static int read_status(const struct json *d, int obj, struct kubepod_status *st,
 	if (code < 0)
 		return 0;
 	num = json_text(d, code, &len);
-	if (json_type(d, code) != JSMN_PRIMITIVE || !num || len == 0 || len > 3 || num[0] < '1' ||
-	    num[0] > '9')
+	if (json_type(d, code) != JSMN_PRIMITIVE || !num || len == 0 || len > 3 || num[0] == '0')
 		return errmsg(err, errlen, -EINVAL, "Status.code is not an HTTP status code");
 	memcpy(buf, num, len);
 	buf[len] = '\0';
-	for (size_t i = 0; i < len; i++)
-		if (buf[i] < '0' || buf[i] > '9')
-			return errmsg(err, errlen, -EINVAL, "Status.code is not an HTTP status code");
-	st->code = strtol(buf, NULL, 10);
+	if (units_parse_u64(buf, 999, &v))
+		return errmsg(err, errlen, -EINVAL, "Status.code is not an HTTP status code");
+	st->code = (int64_t)v;
 	return 0;
 }
 

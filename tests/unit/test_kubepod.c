@@ -188,6 +188,9 @@ static void test_kubepod_events(void **state)
 		{ "{\"type\":\"DELETED\",\"object\":[]}", "object is an array" },
 		{ "{\"type\":\"ERROR\",\"object\":{\"code\":\"410\"}}", "not an HTTP status" },
 		{ "{\"type\":\"ERROR\",\"object\":{\"code\":4100}}", "not an HTTP status" },
+		{ "{\"type\":\"ERROR\",\"object\":{\"code\":0}}", "not an HTTP status" },
+		{ "{\"type\":\"ERROR\",\"object\":{\"code\":-1}}", "not an HTTP status" },
+		{ "{\"type\":\"ERROR\",\"object\":{\"code\":4e2}}", "not an HTTP status" },
 		{ "[]", "expected an object" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
