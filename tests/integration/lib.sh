@@ -37,15 +37,20 @@ need_root() {
 # A TCP port no socket on this machine uses, from a range tests own: below
 # the kernel's ephemeral range (ip_local_port_range, 32768 up by default),
 # so an outgoing connection (the apiserver's, etcd's, another test's) can
-# never be holding it when a server of ours binds it.
+# never be holding it when a server of ours binds it. Never one this test
+# was already given: several are often picked before any is bound (etcd,
+# apiserver, scheduler), and a repeat failed a run with "address already in
+# use". The list is a file because callers run this in $(...).
 free_port() {
 	local p low
 	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 	[ "$low" -gt 21000 ] 2>/dev/null || low=32768
 	for _ in $(seq 50); do
 		p=$((20000 + RANDOM % (low - 20000)))
-		if [ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] &&
+		if ! grep -qx "$p" "$WORK/ports.given" 2>/dev/null &&
+			[ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p" >>"$WORK/ports.given"
 			echo "$p"
 			return
 		fi
