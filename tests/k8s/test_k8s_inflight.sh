@@ -8,8 +8,9 @@
 #  1. without in-flight counting, a burst of 10 pods piles onto n6;
 #  2. with it, no node gets more than 3 and the saturated ones none;
 #     then 10 pods spaced 1 s apart: still none on the saturated ones;
-#  3. traffic changes: n6 at 50% (50M free), n3-n5 at 75%: ten pods asking
-#     30M each: at most one lands on n6 (the reservation), none elsewhere.
+#  3. traffic changes: n6 at about 50% (room for one 30M pod, not two),
+#     n3-n5 over 70% (under 30M free): ten pods asking 30M each: at most
+#     one lands on n6 (the reservation), none elsewhere.
 # Bounded: iperf3 runs at most 90 s per phase, each cluster is fresh.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -110,12 +111,16 @@ n6=$(curl -s "http://127.0.0.1:$ON_HTTP/v1/nodes" | jq '.nodes[] | select(.name 
 echo "ok: /v1/nodes shows $n6 pods in flight on n6"
 
 # ------------------------------------------- 3. declared bandwidth reserves
-traffic 5202 95M 95M 75M 75M 75M 50M
+# Targets are set above what they must measure: iperf3 here delivers 85-95%
+# of its rate. n3-n5 must keep under the 30M a pod asks (over 70%: at 75M one
+# measured 68%, and a pod went there); n6 must have room for one pod and not
+# for two (between 40% and 70%; at 50M it measured 42%).
+traffic 5202 95M 95M 85M 85M 85M 55M
 freed() {
-	between n1 83 100 && between n2 83 100 && between n3 68 82 && between n4 68 82 &&
-		between n5 68 82 && between n6 42 58
+	between n1 83 100 && between n2 83 100 && between n3 71 95 && between n4 71 95 &&
+		between n5 71 95 && between n6 42 58
 }
-wait_for 20 "n6 at 50% and n3-n5 at 75% in /v1/nodes" freed
+wait_for 20 "n6 at about 50% and n3-n5 over 70% in /v1/nodes" freed
 echo "ok: traffic measured: $(utils)"
 k8s_pods asks 10 kubernetes.io/ingress-bandwidth=30M
 k8s_wait_bound 20 asks 1
