@@ -1,5 +1,6 @@
 # netsched — see README.md. `make`, `make test`, `make demo`, `make bench`.
-# V=1 shows the commands; SAN=1 builds with AddressSanitizer + UBSan into build/san.
+# V=1 shows the commands; SAN=1 builds with AddressSanitizer + UBSan into build/san;
+# COV=1 with gcov's counters into build/cov (`make coverage`).
 
 CC ?= cc
 PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1 libcurl libcrypto gnutls
@@ -17,6 +18,11 @@ BUILD := $(O)/san
 BINDIR ?= $(O)/san/bin
 CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(COV),1)
+BUILD := $(O)/cov
+BINDIR ?= $(O)/cov/bin
+CFLAGS += -O0 --coverage
+LDFLAGS += --coverage
 else
 BUILD := $(O)/rel
 BINDIR ?= bin
@@ -49,7 +55,7 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s clean \
-	fuzz fuzz-smoke fuzz-ci load
+	fuzz fuzz-smoke fuzz-ci load coverage
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
 deps:
@@ -114,6 +120,15 @@ unit: unit-build
 		$$t >$$log 2>&1 || { cat $$log; failed="$$failed $${t##*/}"; }; done; \
 	if [ -n "$$failed" ]; then echo "unit tests failed:$$failed"; exit 1; fi; \
 	echo "unit: $(words $(TESTS)) tests passed ($(BUILD))"
+
+# Line coverage of the production code by the unit tests alone (gcov): a
+# build with counters in $(O)/cov, counters zeroed, every unit test run,
+# then a table per folder and per module (tests/coverage).
+coverage: deps
+	$(Q)$(MAKE) --no-print-directory COV=1 unit-build
+	$(Q)find $(O)/cov -name '*.gcda' -delete
+	$(Q)$(MAKE) --no-print-directory COV=1 unit
+	$(Q)tests/coverage $(O)/cov
 
 # Benchmark tools (bench/*.c with a main, except the hand-built JSON comparison).
 BENCH_SRC := $(filter-out bench/json_candidates.c,$(wildcard bench/*.c))
