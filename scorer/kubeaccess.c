@@ -10,6 +10,7 @@
 #include <openssl/evp.h>
 #include <yaml.h>
 
+#include "bearertoken.h"
 #include "errmsg.h"
 #include "file.h"
 
@@ -26,16 +27,6 @@ void kubeaccess_free(struct kubeaccess *a)
 		pems[i]->len = 0;
 	}
 	OPENSSL_cleanse(a->token, sizeof(a->token));
-}
-
-/* A token goes into an Authorization header: visible ASCII only, so none
- * can end the header or add another. */
-static bool header_safe(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		if ((unsigned char)s[i] < 0x21 || (unsigned char)s[i] > 0x7e)
-			return false;
-	return true;
 }
 
 /* dir/path, or path itself when it is absolute or dir is empty. */
@@ -205,7 +196,7 @@ static int load_user(struct kc *k, struct kubeaccess *a, yaml_node_t *user, cons
 	v = scalar(member(k, user, "token"), NULL);
 	if (v && copy_str(k, a->token, sizeof(a->token), "the token", v))
 		return -EINVAL;
-	if (!header_safe(a->token, strlen(a->token)))
+	if (a->token[0] && !bearertoken_valid(a->token, strlen(a->token)))
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s token has a byte that cannot go in "
 			    "an HTTP header", k->name, where);
 	v = scalar(member(k, user, "tokenFile"), NULL);
@@ -325,30 +316,10 @@ int kubeaccess_kubeconfig(struct kubeaccess *a, const char *path, char *err, siz
 int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *err,
 		     size_t errlen)
 {
-	char *data;
-	size_t len;
-	int rc;
-
-	if (!a->token_file[0]) {
-		if (strlen(a->token) >= cap)
-			return errmsg(err, errlen, -EINVAL, "the token is longer than %zu bytes", cap - 1);
-		memcpy(out, a->token, strlen(a->token) + 1);
-		return 0;
-	}
-	rc = file_read_small(a->token_file, cap - 1, &data, &len, NULL, err, errlen);
-	if (rc)
-		return rc;
-	while (len && (data[len - 1] == '\n' || data[len - 1] == '\r' || data[len - 1] == ' '))
-		len--;
-	if (!header_safe(data, len)) {
-		OPENSSL_cleanse(data, len);
-		free(data);
-		return errmsg(err, errlen, -EINVAL, "%s: the token has a byte that cannot go in an HTTP "
-			    "header", a->token_file);
-	}
-	memcpy(out, data, len);
-	out[len] = '\0';
-	OPENSSL_cleanse(data, len);
-	free(data);
+	if (a->token_file[0])
+		return bearertoken_read(a->token_file, out, cap, err, errlen);
+	if (strlen(a->token) >= cap)
+		return errmsg(err, errlen, -EINVAL, "the token is longer than %zu bytes", cap - 1);
+	memcpy(out, a->token, strlen(a->token) + 1);
 	return 0;
 }

@@ -58,7 +58,8 @@ int kubeaccess_kubeconfig_buffer(struct kubeaccess *a, const char *name, const c
 				 const char *data, size_t len, char *err, size_t errlen);
 
 /* The bearer token to send now: the static one, or token_file read afresh
- * (trailing whitespace removed). "" when there is none. 0 or -errno. */
+ * by bearertoken_read() (common/bearertoken.h: its one rule). "" when there
+ * is none. 0 or -errno with err naming the file. */
 int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *err,
 		     size_t errlen);
 

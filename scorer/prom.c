@@ -1,24 +1,23 @@
 #include "prom.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
+#include "bearertoken.h"
 #include "buf.h"
 #include "clock.h"
 #include "counters.h"
 #include "log.h"
 #include "worker.h"
 
-#define PROM_TOKEN_MAX 8192
 /* A failing Prometheus is logged at the first failure, then once a minute. */
 #define PROM_LOG_QUIET_NS (60ULL * NS_PER_SEC)
 
@@ -57,31 +56,11 @@ static size_t on_body(char *data, size_t size, size_t n, void *arg)
 	return buf_failed(b) ? 0 : size * n;
 }
 
-/* "Authorization: Bearer <token>" from the token file, re-read every time
- * because Kubernetes rotates projected tokens. */
-static int auth_header(const char *path, char *out, size_t cap)
-{
-	char token[PROM_TOKEN_MAX];
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, token, sizeof(token) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	token[n] = '\0';
-	token[strcspn(token, "\r\n")] = '\0';
-	if (!token[0] || (size_t)snprintf(out, cap, "Authorization: Bearer %s", token) >= cap)
-		return -E2BIG;
-	return 0;
-}
-
 /* One refresh: 0 and a new snapshot in *out, or -errno with why. */
 static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 {
-	char url[PROM_URL_MAX + PROMQUERY_MAX_LEN * 3 + 32], hdr[PROM_TOKEN_MAX + 32];
+	char url[PROM_URL_MAX + PROMQUERY_MAX_LEN * 3 + 32];
+	char hdr[BEARERTOKEN_HEADER_MAX];
 	struct curl_slist *headers = NULL;
 	struct snapshot *sn = NULL;
 	char *escaped = NULL;
@@ -97,13 +76,18 @@ static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 		snprintf(why, len, "query URL too long");
 		goto out;
 	}
+	/* Read again every time: Kubernetes rotates projected tokens. */
 	if (p->cfg.token_file[0]) {
-		rc = auth_header(p->cfg.token_file, hdr, sizeof(hdr));
-		if (rc) {
-			snprintf(why, len, "bearer token %s: %s", p->cfg.token_file, strerror(-rc));
+		rc = bearertoken_header_file(p->cfg.token_file, hdr, sizeof(hdr), why, len);
+		if (rc)
+			goto out;
+		headers = curl_slist_append(NULL, hdr);
+		OPENSSL_cleanse(hdr, sizeof(hdr));
+		rc = -EIO;
+		if (!headers) {
+			snprintf(why, len, "out of memory");
 			goto out;
 		}
-		headers = curl_slist_append(headers, hdr);
 	}
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, headers);
