@@ -66,7 +66,7 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
  * "no watch" (enabled 0) is a value an alert can see, not a missing series. */
 static void podwatch_metrics(struct buf *b, struct scorer *s)
 {
-	struct podwatch_stats st;
+	struct podinformer_stats st;
 
 	if (!s->inflight)
 		return;
