@@ -44,6 +44,10 @@ struct podinformer {
 	char list_rv[KUBEPOD_RV_MAX + 1];	/* the list's version, from its last page */
 	uint32_t page_pods;
 	size_t list_pods, list_pages;
+	/* Why the list started over, for its line: the page sizes that were
+	 * too large ("500, 62"), a continue token that expired. */
+	char shrunk[64];
+	bool cont_expired;
 
 	/* The request in progress. */
 	enum podinformer_verb verb;
@@ -53,12 +57,14 @@ struct podinformer {
 	bool over;				/* the body passed its bound */
 	bool skipping;				/* inside a watch line over max_event_bytes */
 	bool gone;				/* the watch stream said 410 */
+	uint64_t progress;			/* events and bookmarks this watch applied */
 
 	/* Backoff. */
 	uint64_t backoff_ms;			/* the next wait, before jitter */
 	unsigned int seed;
+	unsigned int gone_in_row;		/* 410s since the last progress */
 	bool failing;				/* a request failed since the last answer */
-	struct log_limit log;			/* lines outside input repeats */
+	struct log_limit log;			/* every line of the watch */
 };
 
 void podinformer_defaults(struct podinformer_config *cfg)
@@ -71,7 +77,7 @@ void podinformer_defaults(struct podinformer_config *cfg)
 	cfg->backoff_max_ms = 30000;
 }
 
-/* A line that outside input can repeat at will: once every 10 s (log.h). */
+/* One line of the watch's log, at most one a second (log.h). */
 static void say(struct podinformer *pi, enum log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void say(struct podinformer *pi, enum log_level level, const char *fmt, ...)
@@ -82,7 +88,7 @@ static void say(struct podinformer *pi, enum log_level level, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	log_limited(&pi->log, pi->now_ns(), 10 * NS_PER_SEC, level, "podwatch", "%s", line);
+	log_limited(&pi->log, pi->now_ns(), NS_PER_SEC, level, "podwatch", "%s", line);
 }
 
 /* ----------------------------------------------------------------- stats */
@@ -238,6 +244,7 @@ static bool watch_line(struct podinformer *pi, const char *line, size_t len)
 	}
 	if (ev.pod.rv.s && ev.pod.rv.len)
 		copy_str(pi->rv, sizeof(pi->rv), &ev.pod.rv);
+	pi->progress++;
 out:
 	json_free(&doc);
 	return gone;
@@ -294,6 +301,7 @@ int podinformer_next(struct podinformer *pi, struct podinformer_request *req)
 
 	pi->code = 0;
 	pi->over = pi->skipping = pi->gone = false;
+	pi->progress = 0;
 	pi->started_ns = pi->now_ns();
 	if (from[0]) {
 		esc = curl_easy_escape(NULL, from, 0);
@@ -329,8 +337,8 @@ void podinformer_status(struct podinformer *pi, long code)
 		return;
 	}
 	if (pi->failing)
-		log_info("podwatch", "the apiserver answers again: %s pods",
-			 pi->verb == PODINFORMER_LIST ? "listing" : "watching");
+		say(pi, LOG_LVL_INFO, "the apiserver answers again: %s pods", pi->verb == PODINFORMER_LIST
+		    ? "listing" : "watching");
 	pi->failing = false;
 	/* In sync once the watch's response starts: a quiet one may send
 	 * nothing for minutes. */
@@ -359,7 +367,7 @@ bool podinformer_body(struct podinformer *pi, const char *p, size_t n)
 
 /* ---------------------------------------------------------------- endings */
 
-/* A failed request: the wait before the next, then twice that. */
+/* A round without progress: the wait before the next, then twice that. */
 static uint64_t retry(struct podinformer *pi)
 {
 	uint64_t ms = pi->backoff_ms;
@@ -386,10 +394,9 @@ static uint64_t failed(struct podinformer *pi, const char *fmt, ...)
 	count(pi, &pi->st.errors);
 	wait = retry(pi);
 	if (!pi->failing)
-		log_warn("podwatch", "%s (%s): in-flight pods count where they were assumed until "
-			 "the watch is back; retrying in %llu ms, backing off to %llu ms", why,
-			 pi->server, (unsigned long long)wait,
-			 (unsigned long long)pi->cfg.backoff_max_ms);
+		say(pi, LOG_LVL_WARN, "%s (%s): in-flight pods count where they were assumed until the "
+		    "watch is back; retrying in %llu ms, backing off to %llu ms", why, pi->server,
+		    (unsigned long long)wait, (unsigned long long)pi->cfg.backoff_max_ms);
 	else
 		say(pi, LOG_LVL_WARN, "still failing: %s; retrying in %llu ms", why,
 		    (unsigned long long)wait);
@@ -412,23 +419,14 @@ static void http_error(struct podinformer *pi, const char *what, char *out, size
 	snprintf(out, cap, "%s: HTTP %ld%s%s", what, pi->code, msg[0] ? ": " : "", msg);
 }
 
-/* The list starts over from its first page, after backoff_min_ms. */
-static uint64_t list_again(struct podinformer *pi, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static uint64_t list_again(struct podinformer *pi, const char *fmt, ...)
+/* The list starts over from its first page, after a wait (retry()). Said
+ * in the line of the list once whole: a line now would hold back that one. */
+static uint64_t list_again(struct podinformer *pi, const char *why)
 {
-	char why[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
-	va_end(ap);
-	log_info("podwatch", "%s: listing again", why);
+	log_debug("podwatch", "%s: listing again", why);
 	pi->cont[0] = '\0';
 	pi->list_pods = pi->list_pages = 0;
-	pi->failing = false;
-	pi->backoff_ms = pi->cfg.backoff_min_ms;
-	return pi->cfg.backoff_min_ms;
+	return retry(pi);
 }
 
 /* Applies one page; 0 or -EBADMSG with err. */
@@ -468,12 +466,12 @@ static int list_page(struct podinformer *pi, char *err, size_t errlen)
 static uint64_t list_end(struct podinformer *pi, int rc, const char *why)
 {
 	char err[512];
-	uint32_t was = pi->page_pods;
+	size_t k = strlen(pi->shrunk);
 
-	if (pi->over && pi->code == 200 && was > 1) {
-		pi->page_pods = was > 8 ? was / 8 : 1;
-		return list_again(pi, "a page of pods is larger than %zu bytes: asking for %u a page",
-				  pi->cfg.max_page_bytes, pi->page_pods);
+	if (pi->over && pi->code == 200 && pi->page_pods > 1) {
+		snprintf(pi->shrunk + k, sizeof(pi->shrunk) - k, "%s%u", k ? ", " : "", pi->page_pods);
+		pi->page_pods = pi->page_pods > 8 ? pi->page_pods / 8 : 1;
+		return list_again(pi, "a page was larger than the bytes a page may have");
 	}
 	if (pi->over && pi->code == 200) {
 		snprintf(err, sizeof(err), "listing pods: a page of one pod is larger than %zu bytes",
@@ -482,6 +480,7 @@ static uint64_t list_end(struct podinformer *pi, int rc, const char *why)
 	} else if (rc) {
 		snprintf(err, sizeof(err), "listing pods: %s", why);
 	} else if (pi->code == 410 && pi->cont[0]) {
+		pi->cont_expired = true;
 		return list_again(pi, "the list's continue token expired");
 	} else if (pi->code != 200) {
 		http_error(pi, "listing pods", err, sizeof(err));
@@ -497,24 +496,52 @@ static uint64_t list_end(struct podinformer *pi, int rc, const char *why)
 		return 0; /* the next page at once */
 	memcpy(pi->rv, pi->list_rv, sizeof(pi->rv));
 	count(pi, &pi->st.lists);
-	log_info("podwatch", "listed %zu bound pods in %zu page(s) from %s at resourceVersion %s; "
-		 "watching from there", pi->list_pods, pi->list_pages, pi->server, pi->rv);
+	if (pi->shrunk[0])
+		snprintf(err, sizeof(err), " (pages of %s pods were larger than %zu bytes: asking for "
+			 "%u a page)", pi->shrunk, pi->cfg.max_page_bytes, pi->page_pods);
+	else
+		err[0] = '\0';
+	/* Within a run of 410s, each round's line is the 410's, with its wait. */
+	if (pi->gone_in_row >= 2)
+		log_debug("podwatch", "listed %zu bound pods again at resourceVersion %s",
+			  pi->list_pods, pi->rv);
+	else
+		say(pi, LOG_LVL_INFO, "listed %zu bound pods in %zu page(s) from %s at "
+		    "resourceVersion %s; watching from there%s%s", pi->list_pods, pi->list_pages,
+		    pi->server, pi->rv, err,
+		    pi->cont_expired ? " (a continue token expired: the list started over)" : "");
+	pi->shrunk[0] = '\0';
+	pi->cont_expired = false;
 	pi->list_pods = pi->list_pages = 0;
 	return 0;
 }
 
 static uint64_t watch_end(struct podinformer *pi, int rc, const char *why)
 {
-	char err[512];
+	uint64_t lasted_ms = (pi->now_ns() - pi->started_ns) / NS_PER_MS, wait;
+	char err[512], rv[KUBEPOD_RV_MAX + 1];
 
+	/* Progress: it moved the version, or it was open as long as the
+	 * longest wait, which costs no more than a backed-off retry. */
+	if (pi->progress || lasted_ms >= pi->cfg.backoff_max_ms) {
+		pi->backoff_ms = pi->cfg.backoff_min_ms;
+		pi->gone_in_row = 0;
+	}
 	if (pi->gone || pi->code == 410) {
 		/* Events since pi->rv are gone: only a new list is whole. */
 		count(pi, &pi->st.expired);
-		log_info("podwatch", "resourceVersion %s expired (410 Gone): listing pods again",
-			 pi->rv);
+		memcpy(rv, pi->rv, sizeof(rv));
 		pi->rv[0] = '\0';
-		pi->backoff_ms = pi->cfg.backoff_min_ms;
-		return 0;
+		if (++pi->gone_in_row == 1) {
+			say(pi, LOG_LVL_INFO, "resourceVersion %s expired (410 Gone): listing pods again",
+			    rv);
+			return 0;
+		}
+		wait = retry(pi);
+		say(pi, LOG_LVL_WARN, "resourceVersion %s expired (410 Gone), %u times without an event "
+		    "in between: listing pods again in %llu ms", rv, pi->gone_in_row,
+		    (unsigned long long)wait);
+		return wait;
 	}
 	if (rc)
 		return failed(pi, "watching pods: %s", why);
@@ -522,9 +549,12 @@ static uint64_t watch_end(struct podinformer *pi, int rc, const char *why)
 		http_error(pi, "watching pods", err, sizeof(err));
 		return failed(pi, "%s", err);
 	}
-	/* The server ended it: resume at once. */
-	pi->backoff_ms = pi->cfg.backoff_min_ms;
-	return 0;
+	if (pi->progress || lasted_ms >= pi->cfg.backoff_max_ms)
+		return 0; /* the server ended it: resume at once */
+	wait = retry(pi);
+	say(pi, LOG_LVL_WARN, "the watch ended after %llu ms without an event: watching again in "
+	    "%llu ms", (unsigned long long)lasted_ms, (unsigned long long)wait);
+	return wait;
 }
 
 uint64_t podinformer_end(struct podinformer *pi, int rc, const char *why)

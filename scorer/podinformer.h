@@ -17,18 +17,23 @@
  *     list again; a continue token that expired restarts the list; a page
  *     over max_page_bytes is asked for again with an eighth of the pods.
  *
- * Backoff: a failed request is retried after a backoff that doubles from
- * backoff_min_ms to backoff_max_ms, with jitter (half to all of it) so
- * scorer replicas do not hit a recovering apiserver in lockstep; an answer
- * resets it. A list that starts over waits backoff_min_ms.
+ * Backoff: a round that makes no progress (an error, a 410 or a restarted
+ * list, a watch that ends without an event) waits before the next request,
+ * from backoff_min_ms doubling to backoff_max_ms, with jitter (half to all
+ * of it) so scorer replicas do not hit a recovering apiserver in lockstep.
+ * Only a watch that makes progress (an event or a bookmark, or open at
+ * least backoff_max_ms) resets the wait. One 410 after progress lists
+ * again at once, as every informer does; a second in a row waits: an
+ * apiserver answering every watch with 410 costs a list and a watch per
+ * backoff, not ten a second. While it waits the watch is out of sync.
  *
- * Logs: lines that outside input can repeat (unreadable events, errors)
- * at most once every 10 s (common/log.h's log_limited); what happened in
- * between is in the counters (podinformer_stats()).
+ * Logs: at most one line a second for the whole watch (common/log.h's
+ * log_limited: the next line says how many were held back); what happened
+ * in between is in the counters (podinformer_stats()).
  *
  * Assumptions may expire only while the watch is in sync; the informer
  * tells the in-flight table (inflight_set_confirming()): from the first
- * successful watch response until a failure.
+ * successful watch response until a failure or a backoff.
  *
  * Bounded: one list page is at most max_page_bytes, one watch event at most
  * max_event_bytes (a larger one is skipped and counted), an error body at
