@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""A misbehaving Kubernetes apiserver for the pod watch, over HTTPS on
+127.0.0.1:PORT: what a real apiserver does not do on demand.
+
+  gone   lists answer a PodList (one bound pod); every watch is told its
+         resourceVersion is gone: HTTP 410 with a Status, or (every other
+         watch) 200 with an ERROR 410 event, as the watch cache sends it
+
+Writes one line per request to LOG: "list" or "watch", and the time.
+
+usage: apiserver_stub.py MODE PORT CERT KEY LOG
+"""
+import http.server
+import json
+import ssl
+import sys
+import threading
+import time
+
+MODE, PORT, CERT, KEY, LOG = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+lock = threading.Lock()
+watches = 0
+
+POD = {"metadata": {"uid": "6a1c3f1e-0000-4000-8000-000000000001", "namespace": "default",
+                    "name": "p1", "resourceVersion": "90"}, "spec": {"nodeName": "w1"}}
+PAGE = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "100"},
+        "items": [POD]}
+GONE = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired",
+        "message": "too old resource version: 100 (200)", "code": 410}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, code, body):
+        data = body.encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        global watches
+        watch = "watch=1" in self.path
+        with lock:
+            with open(LOG, "a") as f:
+                f.write("%s %.3f\n" % ("watch" if watch else "list", time.monotonic()))
+            watches += watch
+            n = watches
+        if not watch:
+            self.send(200, json.dumps(PAGE))
+        elif n % 2:
+            self.send(410, json.dumps(GONE))
+        else:
+            self.send(200, json.dumps({"type": "ERROR", "object": GONE}) + "\n")
+
+
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(CERT, KEY)
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+srv.serve_forever()
