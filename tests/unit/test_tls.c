@@ -17,10 +17,8 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include <gnutls/gnutls.h>
-#include <gnutls/x509.h>
-
 #include "scorer/tls.h"
+#include "tests/unit/self_signed.h"
 
 static char dir[] = "/tmp/netsched-test-tls-XXXXXX";
 
@@ -46,39 +44,18 @@ static int write_file(const char *name, const void *data, size_t len)
 /* name.pem and name.key: a self-signed P-256 certificate and its key. */
 static int make_pair(const char *name)
 {
-	gnutls_x509_privkey_t key = NULL;
-	gnutls_x509_crt_t crt = NULL;
-	gnutls_datum_t d = { NULL, 0 };
-	char file[64];
-	time_t now = time(NULL);
-	int rc = -1;
+	char *cert, *key, file[64];
+	int rc;
 
-	if (gnutls_x509_privkey_init(&key) ||
-	    gnutls_x509_privkey_generate(key, GNUTLS_PK_ECDSA,
-					 GNUTLS_CURVE_TO_BITS(GNUTLS_ECC_CURVE_SECP256R1), 0) ||
-	    gnutls_x509_crt_init(&crt) || gnutls_x509_crt_set_version(crt, 3) ||
-	    gnutls_x509_crt_set_serial(crt, "\x01", 1) ||
-	    gnutls_x509_crt_set_activation_time(crt, now) ||
-	    gnutls_x509_crt_set_expiration_time(crt, now + 3600) ||
-	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, name, strlen(name)) ||
-	    gnutls_x509_crt_set_key(crt, key) ||
-	    gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0))
-		goto out;
-	if (gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &d))
-		goto out;
+	if (self_signed(name, &cert, &key))
+		return -1;
 	snprintf(file, sizeof(file), "%s.pem", name);
-	if (write_file(file, d.data, d.size))
-		goto out;
-	gnutls_free(d.data);
-	d.data = NULL;
-	if (gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM, &d))
-		goto out;
+	rc = write_file(file, cert, strlen(cert));
 	snprintf(file, sizeof(file), "%s.key", name);
-	rc = write_file(file, d.data, d.size);
-out:
-	gnutls_free(d.data);
-	gnutls_x509_crt_deinit(crt);
-	gnutls_x509_privkey_deinit(key);
+	if (!rc)
+		rc = write_file(file, key, strlen(key));
+	free(cert);
+	free(key);
 	return rc;
 }
 
