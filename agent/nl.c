@@ -479,3 +479,46 @@ int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n)
 	*n = lc.n;
 	return lc.overflow ? -E2BIG : 0;
 }
+
+/* ---------------------------------------------------------- replies alone */
+
+/* Feeds every message of buf to cb, as transact() does with what it
+ * receives; 0 at the end of the buffer or at NLMSG_DONE, -errno on an
+ * error message or a malformed one. */
+static int walk(const void *buf, size_t len, mnl_cb_t cb, void *data)
+{
+	int rc;
+
+	errno = 0;
+	rc = mnl_cb_run(buf, len, 0, 0, cb, data);
+	return rc == MNL_CB_ERROR ? (errno ? -errno : -EBADMSG) : 0;
+}
+
+static int any_stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	return nlh->nlmsg_type == RTM_NEWSTATS ? stats_cb(nlh, data) : getlink_stats_cb(nlh, data);
+}
+
+int nl_parse_stats(const void *buf, size_t len, nl_stats_fn fn, void *ctx)
+{
+	struct dump_ctx d = { fn, ctx };
+
+	return walk(buf, len, any_stats_cb, &d);
+}
+
+int nl_parse_links(const void *buf, size_t len, struct ifselect_link *links, size_t cap,
+		   size_t *n)
+{
+	struct links_ctx lc = { links, cap, 0, false };
+	int rc = walk(buf, len, links_cb, &lc);
+
+	*n = lc.n;
+	return rc ? rc : lc.overflow ? -E2BIG : 0;
+}
+
+int nl_parse_routes(const void *buf, size_t len, struct ifselect_link *links, size_t n)
+{
+	struct links_ctx lc = { links, n, n, false };
+
+	return walk(buf, len, routes_cb, &lc);
+}

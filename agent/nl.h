@@ -55,4 +55,24 @@ int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_f
  * 0 or -errno; on error fn may have been called for some interfaces. */
 int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx);
 
+/* The replies alone, as the calls above read them (tests feed recorded
+ * ones: tests/fixtures/netlink/). buf holds netlink messages as the kernel
+ * sent them, one or more datagrams back to back, 4-byte aligned; each
+ * returns 0 at its end or at NLMSG_DONE, -errno at an error message or a
+ * malformed one (what came before it is reported). Messages of other
+ * types, attributes too short to trust and links without a name are
+ * skipped, never guessed at. */
+
+/* RTM_NEWSTATS (IFLA_STATS_LINK_64) or RTM_NEWLINK (IFLA_STATS64, else
+ * IFLA_STATS: bits 32) messages: fn once per interface. */
+int nl_parse_stats(const void *buf, size_t len, nl_stats_fn fn, void *ctx);
+
+/* RTM_NEWLINK messages: up to cap links, *n of them; -E2BIG past cap. */
+int nl_parse_links(const void *buf, size_t len, struct ifselect_link *links, size_t cap,
+		   size_t *n);
+
+/* RTM_NEWROUTE messages: marks the links[0..n) a main-table default route
+ * (or one of its next hops) leaves through. */
+int nl_parse_routes(const void *buf, size_t len, struct ifselect_link *links, size_t n);
+
 #endif
