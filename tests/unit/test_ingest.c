@@ -1,15 +1,21 @@
 /* Reports as the ingest thread sees them: a good one is applied; garbage,
  * a truncated message, an unknown wire version and absurd values are each
  * counted under their reason and never reach the table; a replayed
- * sequence number is a duplicate. */
+ * sequence number is a duplicate; a full table refuses a new node until
+ * one is stale. And the thread itself, over a real NNG socket. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
+
+#include <nng/nng.h>
+#include <nng/protocol/pipeline0/push.h>
 
 #include "common/keyfile.h"
 #include "common/log.h"
@@ -279,9 +285,99 @@ static void test_ingest_forged_sequence(void **state)
 	fake_scorer_free(s);
 }
 
+/* A table of one node: a second node is refused while the first is
+ * fresh, and takes its place once it is stale. */
+static void test_ingest_table_full(void **state)
+{
+	struct scorer *s = fake_scorer_new(1, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	uint8_t wire[REPORT_MAX_BYTES];
+	struct table_node tn;
+	struct report r;
+	size_t len;
+
+	(void)state;
+	assert_non_null(s);
+	table_evict_after(s->table, s->stale_after_ns);
+	len = good(&r, wire, sizeof(wire), 1);
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	strcpy(r.node, "node-2");
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(s, wire, len), -ENOSPC);
+	assert_int_equal(atomic_load(&s->counters.reports_table_full), 1);
+	fake_now += 7 * NS_PER_SEC;
+	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_true(table_get(s->table, "node-2", 6, &tn));
+	assert_false(table_get(s->table, "node-1", 6, &tn));
+	fake_scorer_free(s);
+}
+
+/* The thread and its socket: reports pushed over NNG (ipc) reach the
+ * table, the key file is read at start, unsigned ones are then refused;
+ * addresses and certificates that cannot work are refused at start. */
+static void test_ingest_socket(void **state)
+{
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	char url[96], key_path[] = "/tmp/netsched-test-ingest-key.XXXXXX", err[256];
+	uint8_t wire[REPORT_MAX_BYTES];
+	struct table_node tn;
+	struct ingest *in;
+	struct report r;
+	nng_socket push;
+	size_t len;
+	int fd;
+
+	(void)state;
+	assert_non_null(s);
+	fd = mkstemp(key_path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
+			       65), 65);
+	close(fd);
+	s->key_file = key_path; /* the thread reads it before its first message */
+	snprintf(url, sizeof(url), "ipc:///tmp/netsched-test-ingest-%d.sock", (int)getpid());
+	in = ingest_start(s, url, NULL, err, sizeof(err));
+	if (!in)
+		fail_msg("ingest_start: %s", err);
+	assert_int_equal(nng_push0_open(&push), 0);
+	assert_int_equal(nng_dial(push, url, NULL, 0), 0);
+	/* Unsigned, with keys in force: refused and counted. */
+	good(&r, wire, sizeof(wire), 1);
+	r.window_end_unix_ms = clock_unix_ms();
+	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
+	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
+	assert_int_equal(nng_send(push, wire, len, 0), 0);
+	/* Signed with the key the file holds: applied. */
+	{
+		struct keyfile kf;
+
+		assert_int_equal(keyfile_load(key_path, &kf, err, sizeof(err)), 0);
+		r.seq = 2;
+		assert_int_equal(report_encode_signed(&r, &kf.keys[0], wire, sizeof(wire), &len), 0);
+	}
+	assert_int_equal(nng_send(push, wire, len, 0), 0);
+	for (int i = 0; i < 2000 && !table_get(s->table, "node-1", 6, &tn); i++)
+		usleep(5000);
+	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_int_equal(tn.seq, 2);
+	assert_int_equal(atomic_load(&s->counters.reports_unsigned), 1);
+	nng_close(push);
+	ingest_stop(in);
+	ingest_stop(NULL);
+	unlink(key_path);
+
+	assert_null(ingest_start(s, "tcp://256.1.1.1:7470", NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "listen tcp://256.1.1.1:7470"));
+	assert_null(ingest_start(s, "tls+tcp://127.0.0.1:0", "/nonexistent/cert.pem", err,
+				 sizeof(err)));
+	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
+	fake_scorer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ingest_table_full),
+		cmocka_unit_test(test_ingest_socket),
 		cmocka_unit_test(test_ingest_reasons),
 		cmocka_unit_test(test_ingest_signed),
 		cmocka_unit_test(test_ingest_replay_after_restart),

@@ -2,8 +2,10 @@
  * set of files is refused with a message naming the file (missing, not
  * PEM, too large, a key that is not the certificate's); noticing a
  * replaced file, and restamping so a broken set is not retried until it
- * changes again. Certificates are made here with GnuTLS, in a temporary
- * directory. Rotation itself runs against the real scorer in
+ * changes again; client certificates checked on a real TLS connection
+ * (libmicrohttpd, libcurl): trusted, missing, untrusted, not TLS at all.
+ * Certificates are made here with GnuTLS, in a temporary directory.
+ * Rotation itself runs against the real scorer in
  * tests/integration/test_https.sh. */
 #include <errno.h>
 #include <setjmp.h>
@@ -16,6 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
 
 #include "scorer/tls.h"
 #include "tests/unit/self_signed.h"
@@ -167,11 +174,143 @@ static void test_tls_changed(void **state)
 	tls_free(&p);
 }
 
+/* ---------------------------------------------- client certificates (mTLS) */
+
+static enum MHD_Result verify_answer(void *cls, struct MHD_Connection *conn, const char *url,
+				     const char *method, const char *version, const char *upload,
+				     size_t *upload_size, void **con_cls)
+{
+	char why[256] = "verified";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	int rc;
+
+	(void)cls, (void)url, (void)method, (void)version, (void)upload, (void)upload_size;
+	(void)con_cls;
+	rc = tls_verify_client(conn, why, sizeof(why));
+	resp = MHD_create_response_from_buffer(strlen(why), why, MHD_RESPMEM_MUST_COPY);
+	ret = MHD_queue_response(conn, rc ? 403 : 200, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static size_t keep_body(char *p, size_t size, size_t n, void *ctx)
+{
+	char *out = ctx;
+	size_t len = strlen(out), k = size * n < 255 - len ? size * n : 255 - len;
+
+	memcpy(out + len, p, k);
+	out[len + k] = '\0';
+	return size * n;
+}
+
+/* A GET to port as a client with the certificate pair name ("": none);
+ * the status, and the body in out. */
+static long get_as(unsigned port, bool tls, const char *name, char *out)
+{
+	char url[64], cert[TLS_PATH_MAX], key[TLS_PATH_MAX], ca[TLS_PATH_MAX], file[32];
+	CURL *c = curl_easy_init();
+	long code = 0;
+
+	assert_non_null(c);
+	out[0] = '\0';
+	snprintf(url, sizeof(url), "%s://127.0.0.1:%u/", tls ? "https" : "http", port);
+	path_of(ca, "a.pem");
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_CAINFO, ca);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_body);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, 10000L);
+	if (name[0]) {
+		snprintf(file, sizeof(file), "%s.pem", name);
+		path_of(cert, file);
+		snprintf(file, sizeof(file), "%s.key", name);
+		path_of(key, file);
+		curl_easy_setopt(c, CURLOPT_SSLCERT, cert);
+		curl_easy_setopt(c, CURLOPT_SSLKEY, key);
+	}
+	if (curl_easy_perform(c) == CURLE_OK)
+		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(c);
+	return code;
+}
+
+static struct MHD_Daemon *daemon_on(const struct tls_pems *p, unsigned *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	const union MHD_DaemonInfo *info;
+	struct MHD_Daemon *d;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	d = p ? MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_TLS, 0, NULL, NULL,
+				 verify_answer, NULL, MHD_OPTION_SOCK_ADDR, &sa,
+				 MHD_OPTION_HTTPS_MEM_KEY, p->key, MHD_OPTION_HTTPS_MEM_CERT,
+				 p->cert, MHD_OPTION_HTTPS_MEM_TRUST, p->ca, MHD_OPTION_END)
+	      : MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, verify_answer,
+				 NULL, MHD_OPTION_SOCK_ADDR, &sa, MHD_OPTION_END);
+	assert_non_null(d);
+	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	*port = info->port;
+	return d;
+}
+
+static struct MHD_Daemon *never_started(void *ctx, int fd, const struct tls_pems *p)
+{
+	(void)ctx, (void)fd, (void)p;
+	fail_msg("no rotation was due");
+	return NULL;
+}
+
+static void stop_daemon(void *ctx, struct MHD_Daemon *d)
+{
+	(*(int *)ctx)++;
+	MHD_stop_daemon(d);
+}
+
+/* The server is pair a, trusting b: b's certificate passes, none and a's
+ * own (not signed by b) are refused with the reason; plain HTTP is no TLS. */
+static void test_tls_verify_client(void **state)
+{
+	struct tls_files f = { 0 };
+	struct tls_pems p = { 0 };
+	struct tls_rotation *r;
+	struct MHD_Daemon *d, *plain;
+	unsigned port, plain_port;
+	char err[256], body[256];
+	int stopped = 0;
+
+	(void)state;
+	path_of(f.cert, "a.pem");
+	path_of(f.key, "a.key");
+	path_of(f.client_ca, "b.pem");
+	assert_int_equal(tls_load(&f, &p, err, sizeof(err)), 0);
+	d = daemon_on(&p, &port);
+	assert_int_equal(get_as(port, true, "b", body), 200);
+	assert_string_equal(body, "verified");
+	assert_int_equal(get_as(port, true, "", body), 403);
+	assert_non_null(strstr(body, "no client certificate"));
+	assert_int_equal(get_as(port, true, "a", body), 403);
+	assert_non_null(strstr(body, "client certificate rejected"));
+	plain = daemon_on(NULL, &plain_port);
+	assert_int_equal(get_as(plain_port, false, "", body), 403);
+	assert_string_equal(body, "not a TLS connection");
+	MHD_stop_daemon(plain);
+	/* A rotation takes the daemon and the certificates, and stops both. */
+	r = tls_rotation_start(&f, &p, d, never_started, stop_daemon, &stopped, err, sizeof(err));
+	assert_non_null(r);
+	assert_null(p.cert);
+	assert_int_equal(get_as(port, true, "b", body), 200);
+	tls_rotation_stop(r);
+	assert_int_equal(stopped, 1);
+	tls_rotation_stop(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_load),
 		cmocka_unit_test(test_tls_changed),
+		cmocka_unit_test(test_tls_verify_client),
 	};
 	return cmocka_run_group_tests_name("tls", tests, setup, teardown);
 }
