@@ -2,8 +2,10 @@
  * server (fake_prometheus.h): the first refresh runs at once and sends the
  * bearer token; a failed refresh is counted and keeps the last good
  * snapshot; dropped values are counted; a snapshot older than max_age is
- * not served; a bad URL or query is refused at start. */
+ * not served; a non-200 status is never data; a token file that cannot go
+ * in a header sends nothing; a bad URL or query is refused at start. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,6 +53,8 @@ static void test_prom_refresh(void **state)
 	struct counters c = { 0 };
 	struct prom_config cfg;
 	uint64_t rxv = 0, txv = 0, age = 1;
+	unsigned long fails;
+	unsigned queries;
 	struct prom *p;
 	int fd;
 
@@ -107,6 +111,23 @@ static void test_prom_refresh(void **state)
 	assert_false(prom_get(p, "node-a", 6, START_NS + MAX_AGE_MS * NS_PER_MS + 1, &rxv, &txv,
 			      &age));
 	assert_int_equal(prom_nodes(p, START_NS + MAX_AGE_MS * NS_PER_MS + 1, names, 4), 0);
+
+	/* Data with a status other than 200 is no data. */
+	fake_prometheus_vector(fp, nodes, rx, tx, 2);
+	fake_prometheus_set(fp, 503, fp->body);
+	fails = atomic_load(&c.prom_failures);
+	assert_true(fake_prometheus_wait(&c.prom_failures, fails + 1));
+
+	/* A token file with a second line: no request is sent with it
+	 * (common/bearertoken.h), every refresh fails until it is fixed. */
+	fd = open(token, O_WRONLY | O_TRUNC);
+	assert_int_equal(write(fd, "s3cret\nX-Injected: 1\n", 22), 22);
+	close(fd);
+	fails = atomic_load(&c.prom_failures);
+	assert_true(fake_prometheus_wait(&c.prom_failures, fails + 2));
+	queries = atomic_load(&fp->queries);
+	assert_true(fake_prometheus_wait(&c.prom_failures, fails + 3));
+	assert_int_equal(atomic_load(&fp->queries), queries);
 
 	prom_stop(p);
 	fake_prometheus_stop(fp);
