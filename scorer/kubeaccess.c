@@ -62,7 +62,8 @@ int kubeaccess_in_cluster(struct kubeaccess *a, const char *sa_dir, char *err, s
 			    KUBEACCESS_URL_MAX - 16);
 	if (join(a->token_file, sizeof(a->token_file), sa_dir, "token") ||
 	    join(a->ca.file, sizeof(a->ca.file), sa_dir, "ca.crt"))
-		return errmsg(err, errlen, -EINVAL, "%s: path too long", sa_dir);
+		return errmsg(err, errlen, -EINVAL, "%.200s...: path longer than %u bytes", sa_dir,
+			      KUBEACCESS_PATH_MAX - 1);
 	if (access(a->token_file, R_OK)) {
 		n = errno;
 		snprintf(err, errlen, "%s: %s: the pod has no ServiceAccount token mounted",
@@ -296,7 +297,8 @@ int kubeaccess_kubeconfig(struct kubeaccess *a, const char *path, char *err, siz
 
 	memset(a, 0, sizeof(*a));
 	if (strlen(path) >= sizeof(dir))
-		return errmsg(err, errlen, -EINVAL, "%s: path too long", path);
+		return errmsg(err, errlen, -EINVAL, "%.200s...: path longer than %u bytes", path,
+			      KUBEACCESS_PATH_MAX - 1);
 	memcpy(dir, path, strlen(path) + 1);
 	slash = strrchr(dir, '/');
 	if (slash)

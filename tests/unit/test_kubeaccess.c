@@ -216,9 +216,69 @@ static void test_kubeaccess_in_cluster(void **state)
 	unsetenv("KUBERNETES_SERVICE_PORT");
 }
 
+/* Every length the access holds is bounded, and past it a clear error. */
+static void test_kubeaccess_limits(void **state)
+{
+	static char yaml[KUBEACCESS_FILE_MAX + 64], big[KUBEACCESS_TOKEN_MAX + 16];
+	struct kubeaccess a;
+	char err[512], tok[8], sa[KUBEACCESS_PATH_MAX + 16];
+
+	(void)state;
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {token: %s}\n", big);
+	assert_int_equal(load(&a, yaml, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "the token is 16399 bytes, longer than the 16383 allowed"));
+	big[KUBEACCESS_PATH_MAX + 8] = '\0';
+	snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {tokenFile: %s}\n", big);
+	assert_int_equal(load(&a, yaml, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "tokenFile: path too long"));
+	snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {client-certificate: "
+		 "%s, client-key: k}\n", big);
+	assert_int_equal(load(&a, yaml, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "client-certificate: path too long"));
+	memset(yaml, '#', KUBEACCESS_FILE_MAX + 1);
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", "", yaml, KUBEACCESS_FILE_MAX + 1,
+						      err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "more than the 1048576 a kubeconfig may have"));
+	/* A static token longer than the caller's room. */
+	assert_int_equal(load(&a, HEAD CLUSTER "users:\n- name: u\n  user: {token: abcdefghij}\n",
+			      err, sizeof(err)), 0);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "longer than 7 bytes"));
+	kubeaccess_free(&a);
+	/* An empty token file is refused (common/bearertoken.h), not sent as none. */
+	file_tree_put(root, "empty/token", "\n");
+	snprintf(sa, sizeof(sa), "%s/empty", root);
+	snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {tokenFile: token}\n");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", sa, yaml, strlen(yaml), err,
+						      sizeof(err)), 0);
+	assert_int_equal(kubeaccess_token(&a, tok, sizeof(tok), err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "holds no bearer token"));
+	kubeaccess_free(&a);
+	/* In a pod: an address or a folder too long. */
+	setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+	memset(big, 'h', KUBEACCESS_URL_MAX);
+	big[KUBEACCESS_URL_MAX] = '\0';
+	setenv("KUBERNETES_SERVICE_HOST", big, 1);
+	assert_int_equal(kubeaccess_in_cluster(&a, "/sa", err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "KUBERNETES_SERVICE_HOST is longer than"));
+	setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+	memset(sa, 'd', sizeof(sa) - 1);
+	sa[0] = '/';
+	sa[sizeof(sa) - 1] = '\0';
+	assert_int_equal(kubeaccess_in_cluster(&a, sa, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "...: path longer than 1023 bytes"));
+	assert_int_equal(kubeaccess_kubeconfig(&a, sa, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "...: path longer than 1023 bytes"));
+	unsetenv("KUBERNETES_SERVICE_HOST");
+	unsetenv("KUBERNETES_SERVICE_PORT");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kubeaccess_limits),
 		cmocka_unit_test(test_kubeaccess_token),
 		cmocka_unit_test(test_kubeaccess_data),
 		cmocka_unit_test(test_kubeaccess_token_file),
