@@ -1,5 +1,6 @@
-/* The agent's settings: defaults, every check between options, the node
- * name's sources, and a YAML file under the flags. */
+/* The agent's settings: defaults, every option's value and refusal, every
+ * check between options, the bounds of the lists, the node name's sources,
+ * the usage text, and a YAML file under the flags. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,7 +59,7 @@ static void test_agent_options_defaults(void **state)
 }
 
 struct row {
-	const char *args[6];
+	const char *args[7];
 	const char *why;	/* NULL: accepted */
 };
 
@@ -76,6 +77,12 @@ static const struct row rows[] = {
 	{ { "--node", "n", "--once", "--link-speed", "eth0" }, "link-speed" },
 	{ { "--node", "n", "--once", "--metrics", "localhost:1" }, "metrics" },
 	{ { "--node", "n", "--once", "--bogus" }, "bogus" },
+	{ { "--node", "n", "--once", "--netns", "" }, "--netns : empty" },
+	{ { "--node", "n", "--once", "--link-speed", "eth0=0" }, "speed must be 1 to" },
+	{ { "--node", "n", "--once", "--link-speed", "eth0=2000T" }, "speed must be 1 to" },
+	{ { "--node", "n", "--once", "--log-level", "loud" }, "expected error, warn, info or debug" },
+	{ { "--node", "n", "--once", "--window", "3600s", "--sample-interval", "500ms" },
+	  "7200 samples of 500ms, limit 3600" },
 };
 
 static void test_agent_options_rows(void **state)
@@ -88,7 +95,7 @@ static void test_agent_options_rows(void **state)
 		char err[512] = "";
 		int argc = 1, rc;
 
-		for (size_t k = 0; k < 6 && rows[i].args[k]; k++)
+		for (size_t k = 0; k < 7 && rows[i].args[k]; k++)
 			argv[argc++] = (char *)rows[i].args[k];
 		agent_options_defaults(&o);
 		rc = agent_options_parse(&o, argc, argv, err, sizeof(err));
@@ -97,6 +104,80 @@ static void test_agent_options_rows(void **state)
 		if (rows[i].why && (rc != -EINVAL || !strstr(err, rows[i].why)))
 			fail_msg("row %zu: rc %d, \"%s\" does not say \"%s\"", i, rc, err, rows[i].why);
 	}
+}
+
+/* Every option lands where it should; a repeated --link-speed for one
+ * interface replaces the first; the lists have their bounds. */
+static void test_agent_options_values(void **state)
+{
+	char err[512], arg[64], *argv[80] = { "netsched-agent" }, *text = NULL;
+	struct agent_options o;
+	size_t size = 0;
+	FILE *f;
+	int argc;
+
+	(void)state;
+	if (parse(&o, err, sizeof(err), "--node", "n", "--once", "--interfaces",
+			       "auto,eth1", "--exclude-interfaces", "veth*", "--source", "sysfs",
+			       "--netns", "node-3", "--link-speed", "eth0=10G", "--link-speed",
+			       "eth0=25G", "--link-speed", "eth1=1G", NULL))
+		fail_msg("refused: %s", err);
+	assert_true(o.interfaces.is_auto);
+	assert_int_equal(o.interfaces.n_include, 1);
+	assert_string_equal(o.interfaces.include[0], "eth1");
+	assert_int_equal(o.interfaces.n_exclude, 1);
+	assert_int_equal(o.source, SAMPLER_SYSFS);
+	assert_true(o.source_set);
+	assert_string_equal(o.netns, "node-3");
+	assert_int_equal(o.n_link_speeds, 2);
+	assert_string_equal(o.link_speeds[0].ifname, "eth0");
+	assert_int_equal(o.link_speeds[0].bps, 25000000000ULL);
+	assert_int_equal(parse(&o, err, sizeof(err), "--node", "n", "--once", "--key-file", "/k",
+			       "--scorer-ca", "/ca", "--log-level", "debug", "--check-config",
+			       "--help", NULL), 0);
+	assert_string_equal(o.key_file, "/k");
+	assert_string_equal(o.scorer_ca, "/ca");
+	assert_int_equal(o.log_level, LOG_LVL_DEBUG);
+	assert_true(o.check_config && o.help);
+	assert_int_equal(parse(&o, err, sizeof(err), "--node", "n", "--once", "--source", "netlink",
+			       NULL), 0);
+	assert_int_equal(o.source, SAMPLER_NETLINK);
+
+	/* One scorer more than the most. */
+	agent_options_defaults(&o);
+	argc = 1;
+	for (int i = 0; i <= SENDER_MAX_SCORERS; i++) {
+		argv[argc++] = "--scorer";
+		argv[argc++] = "tcp://127.0.0.1:7470";
+	}
+	assert_int_equal(agent_options_parse(&o, argc, argv, err, sizeof(err)), -EINVAL);
+	snprintf(arg, sizeof(arg), "more than %d scorers", SENDER_MAX_SCORERS);
+	assert_non_null(strstr(err, arg));
+	/* One link speed more than a report holds interfaces. */
+	{
+		static char speeds[REPORT_MAX_INTERFACES + 1][24];
+
+		agent_options_defaults(&o);
+		argc = 1;
+		argv[argc++] = "--once";
+		for (unsigned i = 0; i <= REPORT_MAX_INTERFACES; i++) {
+			snprintf(speeds[i], sizeof(speeds[i]), "eth%u=10G", i);
+			argv[argc++] = "--link-speed";
+			argv[argc++] = speeds[i];
+		}
+		assert_int_equal(agent_options_parse(&o, argc, argv, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "more than 32 link speeds"));
+	}
+	/* --help's text names every option. */
+	f = open_memstream(&text, &size);
+	assert_non_null(f);
+	agent_options_usage(f);
+	fclose(f);
+	for (const char *name = "--interfaces\0--link-speed\0--netns\0--scorer-ca\0--key-file\0";
+	     *name; name += strlen(name) + 1)
+		if (!strstr(text, name))
+			fail_msg("usage lacks %s:\n%s", name, text);
+	free(text);
 }
 
 static void test_agent_options_file(void **state)
@@ -124,6 +205,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_agent_options_defaults),
 		cmocka_unit_test(test_agent_options_rows),
+		cmocka_unit_test(test_agent_options_values),
 		cmocka_unit_test(test_agent_options_file),
 	};
 	return cmocka_run_group_tests_name("agent options", tests, NULL, NULL);
