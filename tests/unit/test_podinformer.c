@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "scorer/inflight.h"
 #include "scorer/podinformer.h"
+#include "tests/unit/stderr_capture.h"
 
 #define T0 (1000ULL * NS_PER_SEC)
 #define UNIX_MS 1790000000000ULL	/* 2026-09-21T14:13:20Z, moved with the clock */
@@ -325,7 +326,6 @@ static const struct row rows[] = {
 
 static struct inflight *in;
 static struct podinformer *pi;
-static char logpath[] = "/tmp/netsched-test-podinformer.XXXXXX";
 
 static void start(size_t max_page, size_t max_event)
 {
@@ -352,22 +352,6 @@ static void stop(void)
 	inflight_destroy(in);
 	pi = NULL;
 	in = NULL;
-}
-
-/* What was logged since the last call. */
-static char *logged(void)
-{
-	static char text[64 * 1024];
-	size_t n;
-
-	fflush(stderr);
-	rewind(stderr);
-	n = fread(text, 1, sizeof(text) - 1, stderr);
-	text[n] = '\0';
-	if (ftruncate(fileno(stderr), 0))
-		fail_msg("cannot empty the log file");
-	rewind(stderr);
-	return text;
 }
 
 static size_t lines(const char *text)
@@ -467,11 +451,11 @@ static void test_podinformer_rows(void **state)
 		size_t i;
 
 		start(row->max_page_bytes, row->max_event_bytes);
-		logged();
+		stderr_captured();
 		t_start = now_ns;
 		for (i = 0; i < sizeof(row->steps) / sizeof(row->steps[0]) && row->steps[i].want; i++)
 			exchange(row->name, i, &row->steps[i], 0);
-		text = logged();
+		text = stderr_captured();
 		check(row->name, &row->want, text, row->log);
 		/* At most one line a second, and one to begin with. */
 		if (lines(text) > 1 + (now_ns - t_start) / NS_PER_SEC)
@@ -551,7 +535,7 @@ static void test_podinformer_split_reads(void **state)
 		check_stream(how);
 		stop();
 	}
-	logged();
+	stderr_captured();
 }
 
 /* ------------------------------------------------ what a pod declares */
@@ -585,20 +569,13 @@ static void test_podinformer_pods(void **state)
 	inflight_stats(in, &is);
 	assert_int_equal(is.pods, 2); /* not the unbound one, nor the one without a UID */
 	stop();
-	logged();
+	stderr_captured();
 }
 
 static int setup(void **state)
 {
-	int fd = mkstemp(logpath);
-
-	(void)state;
-	if (fd < 0 || !freopen(logpath, "w+", stderr))
-		return -1;
-	close(fd);
-	setvbuf(stderr, NULL, _IONBF, 0);
 	log_init("test");
-	return 0;
+	return stderr_capture_start(state);
 }
 
 /* After each test: what it left in the log (a failure's message too, since
@@ -606,14 +583,7 @@ static int setup(void **state)
 static int after(void **state)
 {
 	(void)state;
-	fputs(logged(), stdout);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	unlink(logpath);
+	fputs(stderr_captured(), stdout);
 	return 0;
 }
 
@@ -625,5 +595,5 @@ int main(void)
 		cmocka_unit_test_teardown(test_podinformer_pods, after),
 	};
 
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, setup, stderr_capture_stop);
 }

@@ -1,0 +1,50 @@
+/* stderr into a temporary file, for tests that check what was logged
+ * (common/log.c writes lines in place before log_start()). Header-only;
+ * include after cmocka.h. */
+#ifndef NETSCHED_TEST_STDERR_CAPTURE_H
+#define NETSCHED_TEST_STDERR_CAPTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static char stderr_capture_path[] = "/tmp/netsched-test-stderr.XXXXXX";
+
+/* A group setup: stderr goes to the file from now on. */
+static inline int stderr_capture_start(void **state)
+{
+	int fd = mkstemp(stderr_capture_path);
+
+	(void)state;
+	if (fd < 0 || !freopen(stderr_capture_path, "w+", stderr))
+		return -1;
+	close(fd);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return 0;
+}
+
+/* A group teardown. */
+static inline int stderr_capture_stop(void **state)
+{
+	(void)state;
+	unlink(stderr_capture_path);
+	return 0;
+}
+
+/* What was written since the last call (the file is emptied). */
+static inline char *stderr_captured(void)
+{
+	static char text[64 * 1024];
+	size_t n;
+
+	fflush(stderr);
+	rewind(stderr);
+	n = fread(text, 1, sizeof(text) - 1, stderr);
+	text[n] = '\0';
+	if (ftruncate(fileno(stderr), 0))
+		fail_msg("cannot empty the captured stderr");
+	rewind(stderr);
+	return text;
+}
+
+#endif
