@@ -492,6 +492,14 @@ static uint64_t list_end(struct podinformer *pi, int rc, const char *why)
 		pi->list_pods = pi->list_pages = 0;
 		return failed(pi, "%s", err);
 	}
+	if (pi->cont[0] && pi->list_pages > PODINFORMER_MAX_LIST_PODS / pi->page_pods) {
+		snprintf(err, sizeof(err), "listing pods: still a continue token after %zu pages of "
+			 "up to %u pods, more than a cluster holds (%u)", pi->list_pages,
+			 pi->page_pods, PODINFORMER_MAX_LIST_PODS);
+		pi->cont[0] = '\0';
+		pi->list_pods = pi->list_pages = 0;
+		return failed(pi, "%s", err);
+	}
 	if (pi->cont[0])
 		return 0; /* the next page at once */
 	memcpy(pi->rv, pi->list_rv, sizeof(pi->rv));

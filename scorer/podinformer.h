@@ -35,7 +35,8 @@
  * tells the in-flight table (inflight_set_confirming()): from the first
  * successful watch response until a failure or a backoff.
  *
- * Bounded: one list page is at most max_page_bytes, one watch event at most
+ * Bounded: one list page is at most max_page_bytes, one list at most
+ * PODINFORMER_MAX_LIST_PODS / page_pods + 1 pages, one watch event at most
  * max_event_bytes (a larger one is skipped and counted), an error body at
  * most PODINFORMER_ERROR_BODY_MAX, and every field read is bounded by
  * kubepod.h. Single-threaded but for podinformer_stats(), which any thread
@@ -50,6 +51,10 @@
 #include "kubepod.h"
 
 #define PODINFORMER_ERROR_BODY_MAX (64u * 1024u)
+/* Twice the most pods Kubernetes supports in one cluster (150,000): a
+ * list that goes on for more pages than this many pods fill is an
+ * apiserver (or a proxy) sending continue tokens forever; it fails. */
+#define PODINFORMER_MAX_LIST_PODS 300000u
 /* A path: the fixed query, a continue token escaped 3x, a resourceVersion. */
 #define PODINFORMER_PATH_MAX (KUBEPOD_CONTINUE_MAX * 3u + 512u)
 #define PODINFORMER_SERVER_MAX 512u

@@ -2,9 +2,9 @@
  * clock moved by hand: list pages with continue tokens, an expired continue
  * token, pages over the bound, watch events of every type, a stream cut at
  * every byte, 410 Gone as a status and mid-stream, malformed and oversized
- * lines, failures, and the backoff: repeated 410s, errors and empty
- * watches wait longer each time, only progress resets the wait, and the
- * log holds at most one line a second. Each row is the conversation with
+ * lines, a list that never ends, failures, and the backoff: repeated 410s,
+ * errors and empty watches wait longer each time, only progress resets the
+ * wait, and the log holds at most one line a second. Each row is the conversation with
  * an apiserver, request by request. */
 #include <errno.h>
 #include <setjmp.h>
@@ -538,6 +538,44 @@ static void test_podinformer_split_reads(void **state)
 	stderr_captured();
 }
 
+/* ------------------------------------------------- a list that never ends */
+
+static void test_podinformer_endless_list(void **state)
+{
+	static const char page[] = PAGE("10", "more", POD("a"));
+	struct podinformer_config c;
+	struct podinformer_request req;
+	struct podinformer_stats st;
+	uint64_t wait = 0;
+
+	(void)state;
+	podinformer_defaults(&c);
+	c.page_pods = PODINFORMER_MAX_LIST_PODS / 2; /* two pages fill a cluster */
+	in = inflight_create(&(struct inflight_config){ .max_pods = 10, .max_nodes = 10,
+							.hold_ns = NS_PER_SEC, .fade_ns = NS_PER_SEC,
+							.expire_ns = NS_PER_SEC });
+	pi = podinformer_create(&c, "https://api.test:6443", in, fake_mono, fake_unix, 1);
+	assert_non_null(pi);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(podinformer_next(pi, &req), 0);
+		assert_int_equal(req.verb, LIST);
+		assert_true(!strstr(req.path, "continue=") == (i == 0));
+		podinformer_status(pi, 200);
+		assert_true(podinformer_body(pi, page, strlen(page)));
+		wait = podinformer_end(pi, 0, NULL);
+		assert_true(i < 2 ? wait == 0 : wait >= MIN_MS / 2);
+	}
+	podinformer_stats(pi, &st);
+	assert_int_equal(st.errors, 1);
+	assert_int_equal(st.lists, 0);
+	assert_non_null(strstr(stderr_captured(), "listing pods: still a continue token after 3 "
+					"pages of up to 150000 pods, more than a cluster holds (300000)"));
+	/* It starts over, from the first page. */
+	assert_int_equal(podinformer_next(pi, &req), 0);
+	assert_null(strstr(req.path, "continue="));
+	stop();
+}
+
 /* ------------------------------------------------ what a pod declares */
 
 static void test_podinformer_pods(void **state)
@@ -593,6 +631,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_podinformer_rows, after),
 		cmocka_unit_test_teardown(test_podinformer_split_reads, after),
 		cmocka_unit_test_teardown(test_podinformer_pods, after),
+		cmocka_unit_test_teardown(test_podinformer_endless_list, after),
 	};
 
 	return cmocka_run_group_tests(tests, setup, stderr_capture_stop);
