@@ -14,11 +14,10 @@
 #define NAME_MAX_LEN 253u
 #define TIME_MAX_LEN 40u
 
-/* Member key of object obj as a string of at most max bytes, or absent
- * (null or missing: out->s stays NULL). A string that needs an escape is
- * refused: none of the values read here ever has one. */
-static int get_str(const struct json *d, int obj, const char *path, const char *key, size_t max,
-		   struct kubepod_str *out, char *err, size_t errlen)
+/* Member key of object obj as a string of at most max bytes as received,
+ * or absent (null or missing: out->s stays NULL). */
+static int get_text(const struct json *d, int obj, const char *path, const char *key, size_t max,
+		    struct kubepod_str *out, char *err, size_t errlen)
 {
 	int v = json_member(d, obj, key, false);
 	const char *s;
@@ -35,12 +34,25 @@ static int get_str(const struct json *d, int obj, const char *path, const char *
 	if (len > max)
 		return errmsg(err, errlen, -EINVAL, "%s.%s is %zu bytes, longer than the %zu allowed", path, key,
 			    len, max);
-	if (memchr(s, '\\', len))
-		return errmsg(err, errlen, -EINVAL, "%s.%s has an escape, which no valid value needs", path,
-			    key);
 	out->s = s;
 	out->len = len;
 	return 0;
+}
+
+/* get_text(), and a string that needs an escape is refused: none of the
+ * values used here (UIDs, names, versions, quantities) ever has one. */
+static int get_str(const struct json *d, int obj, const char *path, const char *key, size_t max,
+		   struct kubepod_str *out, char *err, size_t errlen)
+{
+	int rc = get_text(d, obj, path, key, max, out, err, errlen);
+
+	if (!rc && out->s && memchr(out->s, '\\', out->len)) {
+		out->s = NULL;
+		out->len = 0;
+		return errmsg(err, errlen, -EINVAL, "%s.%s has an escape, which no valid value needs", path,
+			    key);
+	}
+	return rc;
 }
 
 /* Member key of obj as an object (or absent: -1). */
@@ -198,9 +210,11 @@ static int read_status(const struct json *d, int obj, struct kubepod_status *st,
 	memset(st, 0, sizeof(*st));
 	if (json_type(d, obj) != JSMN_OBJECT)
 		return errmsg(err, errlen, -EINVAL, "the Status is %s, expected an object", json_kind(d, obj));
-	/* Messages are for logs: long ones are cut by the caller, never refused. */
-	if (get_str(d, obj, "Status", "reason", NAME_MAX_LEN, &st->reason, err, errlen) ||
-	    get_str(d, obj, "Status", "message", 64u * 1024u, &st->message, err, errlen))
+	/* Reasons and messages are for logs: long ones are cut by the caller,
+	 * escapes kept as received (the apiserver quotes names: User \"x\"),
+	 * never refused, so a 410 is a 410 whatever its message says. */
+	if (get_text(d, obj, "Status", "reason", NAME_MAX_LEN, &st->reason, err, errlen) ||
+	    get_text(d, obj, "Status", "message", 64u * 1024u, &st->message, err, errlen))
 		return -EINVAL;
 	code = json_member(d, obj, "code", false);
 	if (code < 0)

@@ -54,7 +54,8 @@ enum kubepod_event_type {
 	KUBEPOD_ERROR,		/* object is a Status: see status */
 };
 
-/* A Status object (a failed request's body, or a watch ERROR event). */
+/* A Status object (a failed request's body, or a watch ERROR event).
+ * Reason and message are only for logs: escapes are kept, as received. */
 struct kubepod_status {
 	int64_t code;			/* HTTP code it stands for; 410: resource version expired */
 	struct kubepod_str reason;	/* "Expired", "Forbidden", ... */

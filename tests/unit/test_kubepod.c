@@ -178,6 +178,17 @@ static void test_kubepod_events(void **state)
 	assert_true(str_eq(&ev.status.reason, "Expired"));
 	json_free(&doc);
 
+	/* A message as the apiserver writes it, names in quotes: kept as
+	 * received, and the code still read. */
+	assert_int_equal(parse(&doc, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
+				     "\"message\":\"pods is forbidden: User \\\"system:anonymous\\\" "
+				     "cannot watch\",\"reason\":\"Forbidden\",\"code\":403}}"), 0);
+	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
+	assert_int_equal(ev.status.code, 403);
+	assert_true(str_eq(&ev.status.message,
+			   "pods is forbidden: User \\\"system:anonymous\\\" cannot watch"));
+	json_free(&doc);
+
 	static const struct {
 		const char *json, *err;
 	} bad[] = {
