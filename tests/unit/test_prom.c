@@ -134,6 +134,34 @@ static void test_prom_refresh(void **state)
 	unlink(token);
 }
 
+/* A URL given with trailing slashes still asks /api/v1/query (the fake
+ * answers 404 anywhere else); a CA file and insecure-skip-verify are taken
+ * (plain HTTP here: they only matter to https://). */
+static void test_prom_url_slashes(void **state)
+{
+	struct fake_prometheus *fp = fake_prometheus_start();
+	static const char *const nodes[] = { "node-a" };
+	static const double rx[] = { 1 }, tx[] = { 2 };
+	struct counters c = { 0 };
+	struct prom_config cfg;
+	char url[80], err[256];
+	struct prom *p;
+
+	(void)state;
+	assert_non_null(fp);
+	fake_prometheus_vector(fp, nodes, rx, tx, 1);
+	snprintf(url, sizeof(url), "%s//", fp->url);
+	cfg = config(url);
+	snprintf(cfg.ca_file, sizeof(cfg.ca_file), "/etc/ssl/certs/ca-certificates.crt");
+	cfg.insecure = true;
+	p = prom_start(&cfg, &c, fake_clock, err, sizeof(err));
+	assert_non_null(p);
+	assert_true(fake_prometheus_wait(&c.prom_refreshes, 1));
+	assert_int_equal(atomic_load(&c.prom_failures), 0);
+	prom_stop(p);
+	fake_prometheus_stop(fp);
+}
+
 struct start_row {
 	const char *name;
 	const char *url;
@@ -175,6 +203,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_prom_refresh),
+		cmocka_unit_test(test_prom_url_slashes),
 		cmocka_unit_test(test_prom_start_refused),
 	};
 
