@@ -83,11 +83,11 @@ static void per_iface(struct buf *b, const struct agent_metrics *m, const char *
 		uint64_t v = 0;
 
 		switch (which) {
-		case 0: v = report_iface_rx_rate(f); break;
-		case 1: v = report_iface_tx_rate(f); break;
-		case 2: v = f->link_speed_bps / 8; break;
-		case 3: v = f->rx_dropped + f->rx_missed; break;
-		case 4: v = f->tx_dropped; break;
+		case 0: v = f->traffic.rx.average; break;
+		case 1: v = f->traffic.tx.average; break;
+		case 2: v = f->traffic.link_bytes_per_second; break;
+		case 3: v = f->traffic.rx_dropped + f->traffic.rx_missed; break;
+		case 4: v = f->traffic.tx_dropped; break;
 		}
 		buf_printf(b, "%s{interface=\"", name);
 		label(b, f->name);

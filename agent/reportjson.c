@@ -14,6 +14,7 @@ void reportjson_write(struct buf *b, const struct report *r)
 		   r->sample_interval_ms);
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
 		const struct report_iface *f = &r->ifaces[i];
+		const struct traffic *t = &f->traffic;
 
 		buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
 		buf_json_cstr(b, f->name);
@@ -26,12 +27,10 @@ void reportjson_write(struct buf *b, const struct report *r)
 			   ",\"rxRecentBytesPerSecond\":%" PRIu64 ",\"txRecentBytesPerSecond\":%" PRIu64
 			   ",\"rxDropped\":%" PRIu64 ",\"rxMissed\":%" PRIu64 ",\"txDropped\":%" PRIu64
 			   "}",
-			   f->ifindex, f->rx_bytes, f->tx_bytes, f->covered_ms, f->samples,
-			   f->samples_expected, f->link_speed_bps, report_iface_rx_rate(f),
-			   report_iface_tx_rate(f), f->rx_peak_bytes_per_second,
-			   f->tx_peak_bytes_per_second, f->rx_p95_bytes_per_second,
-			   f->tx_p95_bytes_per_second, f->rx_recent_bytes_per_second,
-			   f->tx_recent_bytes_per_second, f->rx_dropped, f->rx_missed, f->tx_dropped);
+			   f->ifindex, f->rx_bytes, f->tx_bytes, t->covered_ms, f->samples,
+			   f->samples_expected, t->link_bytes_per_second * 8, t->rx.average,
+			   t->tx.average, t->rx.peak, t->tx.peak, t->rx.p95, t->tx.p95, t->rx.recent,
+			   t->tx.recent, t->rx_dropped, t->rx_missed, t->tx_dropped);
 	}
 	buf_puts(b, "]}");
 }

@@ -383,22 +383,12 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 		memset(d, 0, sizeof(*d));
 		memcpy(d->name, f->name, sizeof(d->name));
 		d->ifindex = f->ifindex;
-		d->rx_bytes = st.rx_bytes;
-		d->tx_bytes = st.tx_bytes;
-		/* Round to the nearest ms; a covered window is never under 100 ms. */
-		d->covered_ms = (st.covered_ns + NS_PER_MS / 2) / NS_PER_MS;
 		d->samples = st.samples;
 		d->samples_expected = (uint32_t)(s->cfg.window_ns / s->cfg.interval_ns);
-		d->link_speed_bps = f->link_speed_bps;
-		d->rx_peak_bytes_per_second = st.rx_peak_bytes_per_second;
-		d->tx_peak_bytes_per_second = st.tx_peak_bytes_per_second;
-		d->rx_p95_bytes_per_second = st.rx_p95_bytes_per_second;
-		d->tx_p95_bytes_per_second = st.tx_p95_bytes_per_second;
-		d->rx_recent_bytes_per_second = st.rx_recent_bytes_per_second;
-		d->tx_recent_bytes_per_second = st.tx_recent_bytes_per_second;
-		d->rx_dropped = st.rx_dropped;
-		d->rx_missed = st.rx_missed;
-		d->tx_dropped = st.tx_dropped;
+		d->rx_bytes = st.rx_bytes;
+		d->tx_bytes = st.tx_bytes;
+		d->traffic = st.traffic;
+		d->traffic.link_bytes_per_second = f->link_speed_bps / 8;
 		k++;
 	}
 	r->n_ifaces = k;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NS_PER_SEC 1000000000ULL
+#include "clock.h"
 
 int window_init(struct window *w, uint32_t cap)
 {
@@ -186,6 +186,7 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 		  struct window_stats *out)
 {
 	struct window_stats st = { 0 };
+	struct traffic *t = &st.traffic;
 	uint64_t recent_rx = 0, recent_tx = 0;
 
 	for (uint32_t k = 0; k < w->count; k++) {
@@ -210,23 +211,27 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 		st.rx_bytes += s->rx_bytes;
 		st.tx_bytes += s->tx_bytes;
 		st.covered_ns += s->dur_ns;
-		st.rx_dropped += s->rx_dropped;
-		st.rx_missed += s->rx_missed;
-		st.tx_dropped += s->tx_dropped;
+		t->rx_dropped += s->rx_dropped;
+		t->rx_missed += s->rx_missed;
+		t->tx_dropped += s->tx_dropped;
 		rate = per_second(s->rx_bytes, s->dur_ns);
 		w->scratch[st.samples - 1] = rate;
-		if (rate > st.rx_peak_bytes_per_second)
-			st.rx_peak_bytes_per_second = rate;
+		if (rate > t->rx.peak)
+			t->rx.peak = rate;
 		rate = per_second(s->tx_bytes, s->dur_ns);
 		w->scratch[w->cap + st.samples - 1] = rate;
-		if (rate > st.tx_peak_bytes_per_second)
-			st.tx_peak_bytes_per_second = rate;
+		if (rate > t->tx.peak)
+			t->tx.peak = rate;
 	}
 	if (st.samples) {
-		st.rx_recent_bytes_per_second = per_second(recent_rx, st.recent_covered_ns);
-		st.tx_recent_bytes_per_second = per_second(recent_tx, st.recent_covered_ns);
-		st.rx_p95_bytes_per_second = percentile(w->scratch, st.samples);
-		st.tx_p95_bytes_per_second = percentile(w->scratch + w->cap, st.samples);
+		t->rx.recent = per_second(recent_rx, st.recent_covered_ns);
+		t->tx.recent = per_second(recent_tx, st.recent_covered_ns);
+		t->rx.p95 = percentile(w->scratch, st.samples);
+		t->tx.p95 = percentile(w->scratch + w->cap, st.samples);
 	}
+	/* A covered window is never under 100 ms: rounding costs little. */
+	t->covered_ms = (st.covered_ns + NS_PER_MS / 2) / NS_PER_MS;
+	t->rx.average = traffic_per_second(st.rx_bytes, t->covered_ms);
+	t->tx.average = traffic_per_second(st.tx_bytes, t->covered_ms);
 	*out = st;
 }

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "counters.h"
+#include "traffic.h"
 
 /* One sample interval. A gap is a slot without data, so it still ages out. */
 struct window_slot {
@@ -61,26 +62,22 @@ enum window_event {
 
 /* What the window holds over a span ending now. */
 struct window_stats {
+	/* The figures a report carries (traffic.h), except the link speed,
+	 * which the window does not know (0). The covered time is rounded to
+	 * the millisecond as the report carries it, and the averages are the
+	 * byte counts over it, so the agent's figures are the scorer's. p95
+	 * is the WINDOW_PERCENTILE-th percentile of the one-sample rates
+	 * (nearest rank): what the link carries during the busy part of a
+	 * bursty window, which the average hides; recent covers the samples
+	 * that ended within recent_ns before now: a step shows there at once,
+	 * in the average only after a whole window. */
+	struct traffic traffic;
 	uint64_t rx_bytes;
 	uint64_t tx_bytes;
 	uint64_t covered_ns;	/* time the recorded deltas cover */
 	uint32_t samples;	/* deltas present */
 	uint32_t slots;		/* deltas and gaps in the span */
-	uint64_t rx_peak_bytes_per_second;
-	uint64_t tx_peak_bytes_per_second;
-	/* The WINDOW_PERCENTILE-th percentile of the one-sample rates (nearest
-	 * rank): what the link carries during the busy part of a bursty window,
-	 * which the average hides. */
-	uint64_t rx_p95_bytes_per_second;
-	uint64_t tx_p95_bytes_per_second;
-	/* The rate over the samples that ended within recent_ns before now: a
-	 * step shows here at once, in the average only after a whole window. */
-	uint64_t rx_recent_bytes_per_second;
-	uint64_t tx_recent_bytes_per_second;
 	uint64_t recent_covered_ns;
-	uint64_t rx_dropped;
-	uint64_t rx_missed;
-	uint64_t tx_dropped;
 };
 
 #define WINDOW_PERCENTILE 95

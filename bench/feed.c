@@ -45,12 +45,10 @@ static void fill(struct report *r, uint64_t node, uint64_t instance, uint64_t se
 	r->sample_interval_ms = 1000;
 	r->n_ifaces = 1;
 	snprintf(r->ifaces[0].name, sizeof(r->ifaces[0].name), "ens192");
-	r->ifaces[0].rx_bytes = node * 1000 * 60;
-	r->ifaces[0].tx_bytes = node * 500 * 60;
-	r->ifaces[0].covered_ms = 60000;
+	report_iface_count(&r->ifaces[0], node * 1000 * 60, node * 500 * 60, 60000);
 	r->ifaces[0].samples = 60;
 	r->ifaces[0].samples_expected = 60;
-	r->ifaces[0].link_speed_bps = 10000000000ULL;
+	r->ifaces[0].traffic.link_bytes_per_second = 10000000000ULL / 8;
 }
 
 static void *send_loop(void *arg)

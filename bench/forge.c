@@ -107,8 +107,7 @@ static int build(const struct forge *f, uint8_t *buf, size_t cap, size_t *len)
 	r.sample_interval_ms = 100;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = f->rx;
-	r.ifaces[0].covered_ms = 1000;
+	report_iface_count(&r.ifaces[0], f->rx, 0, 1000);
 	r.ifaces[0].samples = r.ifaces[0].samples_expected = 10;
 	if (f->key_file) {
 		rc = keyfile_load(f->key_file, &keys, err, sizeof(err));

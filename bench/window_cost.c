@@ -60,7 +60,7 @@ static double cost(uint32_t slots, unsigned rounds)
 	for (unsigned r = 0; r < rounds; r++) {
 		window_stats(&w, (uint64_t)slots * NS_PER_SEC, ((uint64_t)slots + 1) * NS_PER_SEC,
 			     2 * NS_PER_SEC, &st);
-		sum += st.rx_p95_bytes_per_second;
+		sum += st.traffic.rx.p95;
 	}
 	t0 = cpu_ns() - t0;
 	window_free(&w);

@@ -1,6 +1,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,27 +34,70 @@ static bool name_ok(const char *s, size_t max)
 	return true;
 }
 
-static uint64_t rate(uint64_t bytes, uint64_t covered_ms)
+void report_iface_count(struct report_iface *ifc, uint64_t rx_bytes, uint64_t tx_bytes,
+			uint64_t covered_ms)
 {
-	if (covered_ms == 0)
-		return 0;
-	return (uint64_t)((unsigned __int128)bytes * 1000u / covered_ms);
+	ifc->rx_bytes = rx_bytes;
+	ifc->tx_bytes = tx_bytes;
+	ifc->traffic.covered_ms = covered_ms;
+	ifc->traffic.rx.average = traffic_per_second(rx_bytes, covered_ms);
+	ifc->traffic.tx.average = traffic_per_second(tx_bytes, covered_ms);
 }
 
-uint64_t report_iface_rx_rate(const struct report_iface *ifc)
+/* One interface's figures, each by its bound (traffic.h). */
+static int validate_iface(const struct report *r, const struct report_iface *ifc, char *err,
+			  size_t errlen)
 {
-	return rate(ifc->rx_bytes, ifc->covered_ms);
-}
+	const struct traffic *t = &ifc->traffic;
+	uint64_t link = t->link_bytes_per_second;
 
-uint64_t report_iface_tx_rate(const struct report_iface *ifc)
-{
-	return rate(ifc->tx_bytes, ifc->covered_ms);
+	if (t->covered_ms > REPORT_MAX_COVERED_MS)
+		return errmsg(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms", r->node,
+			    ifc->name, (unsigned long long)t->covered_ms, REPORT_MAX_COVERED_MS);
+	if (t->covered_ms == 0 && (ifc->rx_bytes || ifc->tx_bytes))
+		return errmsg(err, errlen, -ERANGE, "%s: %s has bytes but covers no time", r->node,
+			    ifc->name);
+	/* Decoding derives them; only a report built by hand can disagree. */
+	if (t->rx.average != traffic_per_second(ifc->rx_bytes, t->covered_ms) ||
+	    t->tx.average != traffic_per_second(ifc->tx_bytes, t->covered_ms))
+		return errmsg(err, errlen, -EINVAL, "%s: %s averages are not its byte counts over "
+			    "its covered time (report_iface_count())", r->node, ifc->name);
+	if (link > REPORT_MAX_LINK_SPEED_BPS / 8)
+		return errmsg(err, errlen, -ERANGE, "%s: %s link speed %llu B/s, limit %llu B/s",
+			    r->node, ifc->name, (unsigned long long)link,
+			    REPORT_MAX_LINK_SPEED_BPS / 8);
+	for (size_t i = 0; i < traffic_n_figures; i++) {
+		const struct traffic_figure *f = &traffic_figures[i];
+		uint64_t v = traffic_get(t, f);
+
+		if (f->bound == TRAFFIC_RATE && v > REPORT_MAX_BYTES_PER_SECOND)
+			return errmsg(err, errlen, -ERANGE, "%s: %s %s %llu B/s, limit %llu B/s",
+				    r->node, ifc->name, f->label, (unsigned long long)v,
+				    REPORT_MAX_BYTES_PER_SECOND);
+		/* The agent drops any sample over twice the link speed, so no
+		 * honest window, average or peak, can be above it. */
+		if (f->bound == TRAFFIC_RATE && link && v > link * REPORT_MAX_LINK_FACTOR)
+			return errmsg(err, errlen, -ERANGE,
+				    "%s: %s %s %llu B/s on a %llu b/s link, limit %llu B/s", r->node,
+				    ifc->name, f->label, (unsigned long long)v,
+				    (unsigned long long)(link * 8),
+				    (unsigned long long)(link * REPORT_MAX_LINK_FACTOR));
+		/* Each sample is at most the peak, so their percentiles and
+		 * any average of them are too; this also bounds them by the
+		 * link. */
+		if (f->bound == TRAFFIC_SAMPLED && v > traffic_at(t, f->peak))
+			return errmsg(err, errlen, -ERANGE, "%s: %s %s %llu B/s, above its peak %llu B/s",
+				    r->node, ifc->name, f->label, (unsigned long long)v,
+				    (unsigned long long)traffic_at(t, f->peak));
+	}
+	return 0;
 }
 
 int report_validate(const struct report *r, char *err, size_t errlen)
 {
 	uint64_t rx_sum = 0, tx_sum = 0;
 	char why[256];
+	int rc;
 
 	if (nodename_check(r->node, strnlen(r->node, REPORT_MAX_NODE_LEN + 1), why, sizeof(why)))
 		return errmsg(err, errlen, -EBADMSG, "node name is %s", why);
@@ -70,60 +114,11 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 			return errmsg(err, errlen, -EBADMSG,
 				    "%s: interface %u name is empty, longer than %u bytes or not printable",
 				    r->node, i, REPORT_MAX_IFNAME_LEN);
-		if (ifc->covered_ms > REPORT_MAX_COVERED_MS)
-			return errmsg(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms",
-				    r->node, ifc->name, (unsigned long long)ifc->covered_ms,
-				    REPORT_MAX_COVERED_MS);
-		if (ifc->covered_ms == 0 && (ifc->rx_bytes || ifc->tx_bytes))
-			return errmsg(err, errlen, -ERANGE, "%s: %s has bytes but covers no time",
-				    r->node, ifc->name);
-		if (report_iface_rx_rate(ifc) > REPORT_MAX_BYTES_PER_SECOND ||
-		    report_iface_tx_rate(ifc) > REPORT_MAX_BYTES_PER_SECOND ||
-		    ifc->rx_peak_bytes_per_second > REPORT_MAX_BYTES_PER_SECOND ||
-		    ifc->tx_peak_bytes_per_second > REPORT_MAX_BYTES_PER_SECOND)
-			return errmsg(err, errlen, -ERANGE,
-				    "%s: %s rx %llu B/s tx %llu B/s, limit %llu B/s", r->node,
-				    ifc->name, (unsigned long long)report_iface_rx_rate(ifc),
-				    (unsigned long long)report_iface_tx_rate(ifc),
-				    REPORT_MAX_BYTES_PER_SECOND);
-		if (ifc->link_speed_bps > REPORT_MAX_LINK_SPEED_BPS)
-			return errmsg(err, errlen, -ERANGE, "%s: %s link speed %llu b/s, limit %llu b/s",
-				    r->node, ifc->name, (unsigned long long)ifc->link_speed_bps,
-				    REPORT_MAX_LINK_SPEED_BPS);
-		/* The agent drops any sample over twice the link speed, so no
-		 * honest window, average or peak, can be above it. */
-		if (ifc->link_speed_bps) {
-			uint64_t limit = ifc->link_speed_bps / 8 * REPORT_MAX_LINK_FACTOR;
-			uint64_t rx = report_iface_rx_rate(ifc), tx = report_iface_tx_rate(ifc);
-
-			if (rx > limit || tx > limit || ifc->rx_peak_bytes_per_second > limit ||
-			    ifc->tx_peak_bytes_per_second > limit)
-				return errmsg(err, errlen, -ERANGE,
-					    "%s: %s rx %llu B/s tx %llu B/s (peaks %llu, %llu) on a "
-					    "%llu b/s link, limit %llu B/s", r->node, ifc->name,
-					    (unsigned long long)rx, (unsigned long long)tx,
-					    (unsigned long long)ifc->rx_peak_bytes_per_second,
-					    (unsigned long long)ifc->tx_peak_bytes_per_second,
-					    (unsigned long long)ifc->link_speed_bps,
-					    (unsigned long long)limit);
-		}
-		/* Each sample is at most the peak, so their percentile and any
-		 * average of them are too; this also bounds both by the link. */
-		if (ifc->rx_p95_bytes_per_second > ifc->rx_peak_bytes_per_second ||
-		    ifc->rx_recent_bytes_per_second > ifc->rx_peak_bytes_per_second ||
-		    ifc->tx_p95_bytes_per_second > ifc->tx_peak_bytes_per_second ||
-		    ifc->tx_recent_bytes_per_second > ifc->tx_peak_bytes_per_second)
-			return errmsg(err, errlen, -ERANGE,
-				    "%s: %s p95 rx %llu tx %llu B/s, recent rx %llu tx %llu B/s: "
-				    "above the peaks rx %llu tx %llu B/s", r->node, ifc->name,
-				    (unsigned long long)ifc->rx_p95_bytes_per_second,
-				    (unsigned long long)ifc->tx_p95_bytes_per_second,
-				    (unsigned long long)ifc->rx_recent_bytes_per_second,
-				    (unsigned long long)ifc->tx_recent_bytes_per_second,
-				    (unsigned long long)ifc->rx_peak_bytes_per_second,
-				    (unsigned long long)ifc->tx_peak_bytes_per_second);
-		rx_sum += report_iface_rx_rate(ifc);
-		tx_sum += report_iface_tx_rate(ifc);
+		rc = validate_iface(r, ifc, err, errlen);
+		if (rc)
+			return rc;
+		rx_sum += ifc->traffic.rx.average;
+		tx_sum += ifc->traffic.tx.average;
 	}
 	/* Each interface within bounds can still add up to a node no NIC
 	 * could carry. */
@@ -133,6 +128,94 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
 			    REPORT_MAX_BYTES_PER_SECOND);
 	return 0;
+}
+
+/* The Interface field of each figure that travels as it is (traffic.h),
+ * found once in protobuf-c's descriptor; NULL for the others. A row naming
+ * no optional uint64 field of Interface is a bug: every encode and decode
+ * then fails, saying which. */
+#define WIRE_MAX_FIGURES 64
+static const ProtobufCFieldDescriptor *wire_fields[WIRE_MAX_FIGURES];
+static const char *wire_broken;
+static pthread_once_t wire_once = PTHREAD_ONCE_INIT;
+
+static void wire_find(void)
+{
+	if (traffic_n_figures > WIRE_MAX_FIGURES) {
+		wire_broken = "more traffic figures than WIRE_MAX_FIGURES";
+		return;
+	}
+	for (size_t i = 0; i < traffic_n_figures; i++) {
+		const char *name = traffic_figures[i].wire;
+		const ProtobufCFieldDescriptor *fd;
+
+		if (!name)
+			continue;
+		fd = protobuf_c_message_descriptor_get_field_by_name(&netsched__interface__descriptor,
+								     name);
+		if (!fd || fd->type != PROTOBUF_C_TYPE_UINT64 || fd->label != PROTOBUF_C_LABEL_OPTIONAL) {
+			wire_broken = name;
+			return;
+		}
+		wire_fields[i] = fd;
+	}
+}
+
+static const char *wire_check(void)
+{
+	pthread_once(&wire_once, wire_find);
+	return wire_broken;
+}
+
+static uint64_t *wire_value(const ProtobufCFieldDescriptor *fd, const Netsched__Interface *m)
+{
+	return (uint64_t *)(void *)((char *)m + fd->offset);
+}
+
+static protobuf_c_boolean *wire_has(const ProtobufCFieldDescriptor *fd, const Netsched__Interface *m)
+{
+	return (protobuf_c_boolean *)(void *)((char *)m + fd->quantifier_offset);
+}
+
+static void wire_put(Netsched__Interface *d, const struct report_iface *src)
+{
+	netsched__interface__init(d);
+	d->name = (char *)src->name;
+	d->has_ifindex = true;
+	d->ifindex = src->ifindex;
+	d->rx_bytes = src->rx_bytes;
+	d->tx_bytes = src->tx_bytes;
+	d->covered_ms = src->traffic.covered_ms;
+	d->samples = src->samples;
+	d->has_samples_expected = true;
+	d->samples_expected = src->samples_expected;
+	d->has_link_speed_bps = src->traffic.link_bytes_per_second != 0;
+	d->link_speed_bps = src->traffic.link_bytes_per_second * 8;
+	for (size_t i = 0; i < traffic_n_figures; i++) {
+		const ProtobufCFieldDescriptor *fd = wire_fields[i];
+
+		if (!fd)
+			continue;
+		*wire_value(fd, d) = traffic_get(&src->traffic, &traffic_figures[i]);
+		*wire_has(fd, d) = true;
+	}
+}
+
+/* What an older agent does not send is 0. */
+static void wire_get(struct report_iface *d, const Netsched__Interface *s)
+{
+	d->ifindex = s->has_ifindex ? s->ifindex : 0;
+	report_iface_count(d, s->rx_bytes, s->tx_bytes, s->covered_ms);
+	d->samples = s->samples;
+	d->samples_expected = s->has_samples_expected ? s->samples_expected : 0;
+	d->traffic.link_bytes_per_second = s->has_link_speed_bps ? s->link_speed_bps / 8 : 0;
+	for (size_t i = 0; i < traffic_n_figures; i++) {
+		const ProtobufCFieldDescriptor *fd = wire_fields[i];
+
+		if (fd)
+			traffic_set(&d->traffic, &traffic_figures[i],
+				    *wire_has(fd, s) ? *wire_value(fd, s) : 0);
+	}
 }
 
 int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
@@ -152,7 +235,7 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	uint8_t inner[REPORT_MAX_BYTES];
 	size_t inner_len, outer_len;
 
-	if (report_validate(r, NULL, 0))
+	if (report_validate(r, NULL, 0) || wire_check())
 		return -EINVAL;
 
 	rep.node = (char *)r->node;
@@ -163,36 +246,8 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	rep.has_sample_interval_ms = true;
 	rep.sample_interval_ms = r->sample_interval_ms;
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
-		const struct report_iface *src = &r->ifaces[i];
-		Netsched__Interface *d = &ifs[i];
-
-		netsched__interface__init(d);
-		d->name = (char *)src->name;
-		d->has_ifindex = true;
-		d->ifindex = src->ifindex;
-		d->rx_bytes = src->rx_bytes;
-		d->tx_bytes = src->tx_bytes;
-		d->covered_ms = src->covered_ms;
-		d->samples = src->samples;
-		d->has_samples_expected = true;
-		d->samples_expected = src->samples_expected;
-		d->has_link_speed_bps = src->link_speed_bps != 0;
-		d->link_speed_bps = src->link_speed_bps;
-		d->has_rx_peak_bytes_per_second = true;
-		d->rx_peak_bytes_per_second = src->rx_peak_bytes_per_second;
-		d->has_tx_peak_bytes_per_second = true;
-		d->tx_peak_bytes_per_second = src->tx_peak_bytes_per_second;
-		d->has_rx_p95_bytes_per_second = d->has_tx_p95_bytes_per_second = true;
-		d->rx_p95_bytes_per_second = src->rx_p95_bytes_per_second;
-		d->tx_p95_bytes_per_second = src->tx_p95_bytes_per_second;
-		d->has_rx_recent_bytes_per_second = d->has_tx_recent_bytes_per_second = true;
-		d->rx_recent_bytes_per_second = src->rx_recent_bytes_per_second;
-		d->tx_recent_bytes_per_second = src->tx_recent_bytes_per_second;
-		d->has_rx_dropped = d->has_rx_missed = d->has_tx_dropped = true;
-		d->rx_dropped = src->rx_dropped;
-		d->rx_missed = src->rx_missed;
-		d->tx_dropped = src->tx_dropped;
-		ifp[i] = d;
+		wire_put(&ifs[i], &r->ifaces[i]);
+		ifp[i] = &ifs[i];
 	}
 	rep.n_interfaces = r->n_ifaces;
 	rep.interfaces = ifp;
@@ -275,6 +330,9 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	if (len > REPORT_MAX_BYTES)
 		return errmsg(err, errlen, -E2BIG, "message of %zu bytes, limit %u", len,
 			    REPORT_MAX_BYTES);
+	if (wire_check())
+		return errmsg(err, errlen, -EINVAL, "traffic figure %s is no optional uint64 "
+			    "field of netsched.proto's Interface", wire_check());
 	env = netsched__envelope__unpack(NULL, len, buf);
 	if (!env) {
 		rc = errmsg(err, errlen, -EBADMSG, "not a netsched envelope (%zu bytes)", len);
@@ -324,28 +382,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 				  i, REPORT_MAX_IFNAME_LEN);
 			goto out;
 		}
-		d->ifindex = s->has_ifindex ? s->ifindex : 0;
-		d->rx_bytes = s->rx_bytes;
-		d->tx_bytes = s->tx_bytes;
-		d->covered_ms = s->covered_ms;
-		d->samples = s->samples;
-		d->samples_expected = s->has_samples_expected ? s->samples_expected : 0;
-		d->link_speed_bps = s->has_link_speed_bps ? s->link_speed_bps : 0;
-		d->rx_peak_bytes_per_second =
-			s->has_rx_peak_bytes_per_second ? s->rx_peak_bytes_per_second : 0;
-		d->tx_peak_bytes_per_second =
-			s->has_tx_peak_bytes_per_second ? s->tx_peak_bytes_per_second : 0;
-		d->rx_p95_bytes_per_second =
-			s->has_rx_p95_bytes_per_second ? s->rx_p95_bytes_per_second : 0;
-		d->tx_p95_bytes_per_second =
-			s->has_tx_p95_bytes_per_second ? s->tx_p95_bytes_per_second : 0;
-		d->rx_recent_bytes_per_second =
-			s->has_rx_recent_bytes_per_second ? s->rx_recent_bytes_per_second : 0;
-		d->tx_recent_bytes_per_second =
-			s->has_tx_recent_bytes_per_second ? s->tx_recent_bytes_per_second : 0;
-		d->rx_dropped = s->has_rx_dropped ? s->rx_dropped : 0;
-		d->rx_missed = s->has_rx_missed ? s->rx_missed : 0;
-		d->tx_dropped = s->has_tx_dropped ? s->tx_dropped : 0;
+		wire_get(d, s);
 	}
 	rc = report_validate(&r, err, errlen);
 	if (rc)

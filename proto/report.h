@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "traffic.h"
+
 #define REPORT_WIRE_VERSION 1u
 /* A full report with REPORT_MAX_INTERFACES long-named interfaces is ~4 KB. */
 #define REPORT_MAX_BYTES (16u * 1024u)
@@ -32,24 +34,14 @@
 struct report_iface {
 	char name[REPORT_MAX_IFNAME_LEN + 1];
 	uint32_t ifindex;
-	uint64_t rx_bytes;
-	uint64_t tx_bytes;
-	uint64_t covered_ms;	/* time the deltas cover; gaps excluded */
 	uint32_t samples;	/* deltas present */
 	uint32_t samples_expected;
-	uint64_t link_speed_bps; /* bits per second, 0 = unknown */
-	uint64_t rx_peak_bytes_per_second;
-	uint64_t tx_peak_bytes_per_second;
-	/* WINDOW_PERCENTILE-th percentile of the one-sample rates, and the rate
-	 * since the previous report; 0 from agents that do not send them.
-	 * Both at most the peak of their direction. */
-	uint64_t rx_p95_bytes_per_second;
-	uint64_t tx_p95_bytes_per_second;
-	uint64_t rx_recent_bytes_per_second;
-	uint64_t tx_recent_bytes_per_second;
-	uint64_t rx_dropped;	/* packets dropped in the window */
-	uint64_t rx_missed;	/* packets the NIC missed (rx FIFO overflow) */
-	uint64_t tx_dropped;
+	/* Bytes counted in the window, as the wire carries them; the
+	 * averages in traffic are these over traffic.covered_ms
+	 * (report_iface_count()). */
+	uint64_t rx_bytes;
+	uint64_t tx_bytes;
+	struct traffic traffic;
 };
 
 struct report {
@@ -92,8 +84,8 @@ int report_decode(const uint8_t *buf, size_t len, struct report *out, char *err,
 /* Checks the limits above on an already-built report (what decode enforces). */
 int report_validate(const struct report *r, char *err, size_t errlen);
 
-/* Average rate over the covered time, bytes per second (0 when nothing is covered). */
-uint64_t report_iface_rx_rate(const struct report_iface *ifc);
-uint64_t report_iface_tx_rate(const struct report_iface *ifc);
+/* Sets ifc's byte counts, its covered time and the averages they make. */
+void report_iface_count(struct report_iface *ifc, uint64_t rx_bytes, uint64_t tx_bytes,
+			uint64_t covered_ms);
 
 #endif

@@ -107,40 +107,25 @@ static size_t home_of(const struct table *t, uint32_t e)
 
 static void summarize(const struct report *r, struct table_node *n)
 {
-	uint64_t rx = 0, tx = 0, link = 0, window = 0;
-	bool link_known = r->n_ifaces > 0;
-
-	n->rx_recent_bytes_per_second = n->tx_recent_bytes_per_second = 0;
-	n->rx_p95_bytes_per_second = n->tx_p95_bytes_per_second = 0;
-	n->rx_dropped = n->rx_missed = n->tx_dropped = 0;
+	struct traffic t = { 0 };
 
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
-		const struct report_iface *ifc = &r->ifaces[i];
-		uint64_t irx = report_iface_rx_rate(ifc), itx = report_iface_tx_rate(ifc);
-
-		/* Validation bounds each rate, and a report has at most
-		 * REPORT_MAX_INTERFACES of them, so these sums cannot overflow. */
-		rx += irx;
-		tx += itx;
-		/* Each is at most its peak, bounded like the averages. */
-		n->rx_recent_bytes_per_second += ifc->rx_recent_bytes_per_second;
-		n->tx_recent_bytes_per_second += ifc->tx_recent_bytes_per_second;
-		n->rx_p95_bytes_per_second += ifc->rx_p95_bytes_per_second;
-		n->tx_p95_bytes_per_second += ifc->tx_p95_bytes_per_second;
-		/* Packet counts have no bound but 64 bits. */
-		n->rx_dropped = units_add_sat(n->rx_dropped, ifc->rx_dropped);
-		n->rx_missed = units_add_sat(n->rx_missed, ifc->rx_missed);
-		n->tx_dropped = units_add_sat(n->tx_dropped, ifc->tx_dropped);
-		if (ifc->link_speed_bps == 0)
-			link_known = false;
-		link += ifc->link_speed_bps / 8;
-		if (ifc->covered_ms > window)
-			window = ifc->covered_ms;
+		if (i == 0)
+			t = r->ifaces[0].traffic;
+		else
+			traffic_add(&t, &r->ifaces[i].traffic);
 	}
-	n->rx_bytes_per_second = rx;
-	n->tx_bytes_per_second = tx;
-	n->link_bytes_per_second = link_known ? link : 0;
-	n->window_ms = window;
+	n->rx_bytes_per_second = t.rx.average;
+	n->tx_bytes_per_second = t.tx.average;
+	n->link_bytes_per_second = t.link_bytes_per_second;
+	n->rx_recent_bytes_per_second = t.rx.recent;
+	n->tx_recent_bytes_per_second = t.tx.recent;
+	n->rx_p95_bytes_per_second = t.rx.p95;
+	n->tx_p95_bytes_per_second = t.tx.p95;
+	n->rx_dropped = t.rx_dropped;
+	n->rx_missed = t.rx_missed;
+	n->tx_dropped = t.tx_dropped;
+	n->window_ms = t.covered_ms;
 	n->n_ifaces = r->n_ifaces;
 	if (r->n_ifaces > 1)
 		snprintf(n->ifaces_label, sizeof(n->ifaces_label), "%s+%u", r->ifaces[0].name,

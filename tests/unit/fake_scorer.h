@@ -71,10 +71,8 @@ static inline struct report fake_report(const char *node, uint64_t rx, uint64_t 
 	r.window_start_unix_ms = r.window_end_unix_ms - 10000;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx * 10;
-	r.ifaces[0].tx_bytes = tx * 10;
-	r.ifaces[0].covered_ms = 10000;
-	r.ifaces[0].link_speed_bps = link_bps;
+	report_iface_count(&r.ifaces[0], rx * 10, tx * 10, 10000);
+	r.ifaces[0].traffic.link_bytes_per_second = link_bps / 8;
 	return r;
 }
 

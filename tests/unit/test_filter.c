@@ -231,13 +231,12 @@ static struct scorer *busy_idle(void)
 	assert_non_null(s);
 	s->filter.bandwidth = true;
 	strcpy(r.ifaces[0].name, "ens192");
-	r.ifaces[0].covered_ms = 1000;
-	r.ifaces[0].link_speed_bps = 1000000000;
+	r.ifaces[0].traffic.link_bytes_per_second = 125000000;
 	strcpy(r.node, "busy");
-	r.ifaces[0].rx_bytes = 108750000;
+	report_iface_count(&r.ifaces[0], 108750000, 0, 1000);
 	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
 	strcpy(r.node, "idle");
-	r.ifaces[0].rx_bytes = 0;
+	report_iface_count(&r.ifaces[0], 0, 0, 1000);
 	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
 	return s;
 }

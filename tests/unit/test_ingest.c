@@ -34,8 +34,7 @@ static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
 	r->seq = seq;
 	r->n_ifaces = 1;
 	strcpy(r->ifaces[0].name, "eth0");
-	r->ifaces[0].rx_bytes = 1000;
-	r->ifaces[0].covered_ms = 1000;
+	report_iface_count(&r->ifaces[0], 1000, 0, 1000);
 	assert_int_equal(report_encode(r, wire, cap, &len), 0);
 	return len;
 }
@@ -143,8 +142,7 @@ static void test_ingest_signed(void **state)
 	r.seq = 1;
 	r.n_ifaces = 1;
 	strcpy(r.ifaces[0].name, "eth0");
-	r.ifaces[0].rx_bytes = 1000;
-	r.ifaces[0].covered_ms = 1000;
+	report_iface_count(&r.ifaces[0], 1000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 
@@ -195,7 +193,7 @@ static void test_ingest_replay_after_restart(void **state)
 	assert_non_null(s);
 	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
 	good(&r, wire, sizeof(wire), 40);
-	r.ifaces[0].rx_bytes = 9000;
+	report_iface_count(&r.ifaces[0], 9000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms() - 2000; /* two seconds old */
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], captured, sizeof(captured),
@@ -215,7 +213,7 @@ static void test_ingest_replay_after_restart(void **state)
 	/* The agent restarted too: instance 8 reports a window ending now. */
 	r.instance_id = 8;
 	r.seq = 1;
-	r.ifaces[0].rx_bytes = 1000;
+	report_iface_count(&r.ifaces[0], 1000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
@@ -224,7 +222,7 @@ static void test_ingest_replay_after_restart(void **state)
 	 * older than the node's latest window, so outdated. */
 	r.instance_id = 7;
 	r.seq = 41;
-	r.ifaces[0].rx_bytes = 9000;
+	report_iface_count(&r.ifaces[0], 9000, 0, 1000);
 	r.window_end_unix_ms -= 500;
 	r.window_start_unix_ms -= 500;
 	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
@@ -257,7 +255,7 @@ static void test_ingest_forged_sequence(void **state)
 	assert_int_equal(ingest_message(s, wire, len), 0);
 	/* The forgery. */
 	r.seq = UINT64_MAX;
-	r.ifaces[0].rx_bytes = 900000000;
+	report_iface_count(&r.ifaces[0], 900000000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms() + 240 * 1000;
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
@@ -274,7 +272,7 @@ static void test_ingest_forged_sequence(void **state)
 		nanosleep(&nap, NULL);
 	}
 	r.seq = 6;
-	r.ifaces[0].rx_bytes = 1000;
+	report_iface_count(&r.ifaces[0], 1000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);

@@ -77,8 +77,7 @@ static size_t signed_report(const struct keyfile_key *key, uint8_t *wire, size_t
 
 	strcpy(r.node, "node-1");
 	strcpy(r.ifaces[0].name, "eth0");
-	r.ifaces[0].rx_bytes = 1234;
-	r.ifaces[0].covered_ms = 1000;
+	report_iface_count(&r.ifaces[0], 1234, 0, 1000);
 	assert_int_equal(report_encode_signed(&r, key, wire, cap, &len), 0);
 	return len;
 }

@@ -30,18 +30,19 @@ static struct report sample_report(void)
 
 		snprintf(f->name, sizeof(f->name), "ens19%u", i);
 		f->ifindex = 2 + i;
-		f->rx_bytes = 812000000ULL * 60;
-		f->tx_bytes = 1000 + i;
-		f->covered_ms = 60000;
+		report_iface_count(f, 812000000ULL * 60, 1000 + i, 60000);
 		f->samples = 60;
 		f->samples_expected = 60;
-		f->link_speed_bps = i ? 0 : 10000000000ULL;
-		f->rx_peak_bytes_per_second = 900000000;
-		f->tx_peak_bytes_per_second = 10;
-		f->rx_p95_bytes_per_second = 850000000;
-		f->tx_p95_bytes_per_second = 9;
-		f->rx_recent_bytes_per_second = 812000000 + i;
-		f->tx_recent_bytes_per_second = 10;
+		f->traffic.link_bytes_per_second = i ? 0 : 1250000000ULL;
+		f->traffic.rx.peak = 900000000;
+		f->traffic.tx.peak = 10;
+		f->traffic.rx.p95 = 850000000;
+		f->traffic.tx.p95 = 9;
+		f->traffic.rx.recent = 812000000 + i;
+		f->traffic.tx.recent = 10;
+		f->traffic.rx_dropped = 3 + i;
+		f->traffic.rx_missed = 5;
+		f->traffic.tx_dropped = 7;
 	}
 	return r;
 }
@@ -58,7 +59,7 @@ static void test_report_round_trip(void **state)
 	memset(&out, 0xff, sizeof(out));
 	assert_int_equal(report_decode(buf, len, &out, NULL, 0), 0);
 	assert_memory_equal(&in, &out, sizeof(in));
-	assert_int_equal(report_iface_rx_rate(&out.ifaces[0]), 812000000);
+	assert_int_equal(out.ifaces[0].traffic.rx.average, 812000000);
 }
 
 static void test_report_encode_limits(void **state)
@@ -99,6 +100,8 @@ static void m_empty_node(Netsched__Report *rep, Netsched__Interface *ifc) { (voi
 static void m_control_node(Netsched__Report *rep, Netsched__Interface *ifc) { (void)ifc; rep->node = "node\n7"; }
 static void m_absurd_rx(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->rx_bytes = UINT64_MAX; }
 static void m_absurd_peak(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->has_rx_peak_bytes_per_second = 1; ifc->rx_peak_bytes_per_second = UINT64_MAX; }
+/* 2^63 bytes in 1 ms: a rate that wrapped to 0 in 64 bits once passed. */
+static void m_wrapping_rx(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->rx_bytes = 1ULL << 63; ifc->covered_ms = 1; }
 static void m_bytes_no_time(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->covered_ms = 0; }
 static void m_long_window(Netsched__Report *rep, Netsched__Interface *ifc) { (void)rep; ifc->covered_ms = UINT64_MAX; }
 static void m_backwards(Netsched__Report *rep, Netsched__Interface *ifc) { (void)ifc; rep->window_end_unix_ms = 1; }
@@ -173,16 +176,17 @@ static const struct bad_row bad_rows[] = {
 	{ "interface name over 15 bytes", -EBADMSG, "15", m_long_ifname },
 	{ "absurd rx byte count", -ERANGE, "limit 400000000000 B/s", m_absurd_rx },
 	{ "absurd peak rate", -ERANGE, "limit", m_absurd_peak },
+	{ "a byte count whose rate wraps 64 bits", -ERANGE, "rx 18446744073709551615 B/s, limit 400000000000 B/s", m_wrapping_rx },
 	{ "bytes over no time", -ERANGE, "covers no time", m_bytes_no_time },
 	{ "window of years", -ERANGE, "limit 86400000 ms", m_long_window },
 	{ "window ends before it starts", -ERANGE, "ends before", m_backwards },
-	{ "absurd link speed", -ERANGE, "link speed", m_absurd_link },
+	{ "absurd link speed", -ERANGE, "link speed 2305843009213693951 B/s, limit 400000000000 B/s", m_absurd_link },
 	{ "a rate over twice the link", -ERANGE, "on a 1000000000 b/s link, limit 250000000 B/s", m_over_link },
-	{ "a peak over twice the link", -ERANGE, "peaks 0, 400000000", m_peak_over_link },
-	{ "a p95 above the peak", -ERANGE, "p95 rx 1001 tx 0 B/s, recent rx 0 tx 0 B/s: above the peaks rx 1000 tx 0", m_p95_over_peak },
-	{ "a recent rate above the peak", -ERANGE, "recent rx 0 tx 5 B/s: above the peaks rx 0 tx 0", m_recent_over_peak },
-	{ "an absurd p95 under an absurd peak", -ERANGE, "limit 400000000000 B/s", m_absurd_p95 },
-	{ "a recent rate over twice the link", -ERANGE, "peaks 250000001, 0) on a 1000000000 b/s link", m_recent_over_link },
+	{ "a peak over twice the link", -ERANGE, "eth0 tx peak 400000000 B/s on a 1000000000 b/s link, limit 250000000 B/s", m_peak_over_link },
+	{ "a p95 above the peak", -ERANGE, "eth0 rx p95 1001 B/s, above its peak 1000 B/s", m_p95_over_peak },
+	{ "a recent rate above the peak", -ERANGE, "eth0 tx recent 5 B/s, above its peak 0 B/s", m_recent_over_peak },
+	{ "an absurd p95 under an absurd peak", -ERANGE, "tx peak 18446744073709551615 B/s, limit 400000000000 B/s", m_absurd_p95 },
+	{ "a recent rate over twice the link", -ERANGE, "rx peak 250000001 B/s on a 1000000000 b/s link", m_recent_over_link },
 	{ "interfaces adding up to an absurd node", -ERANGE, "32 interfaces add up to rx 9600000000000", m_node_sum },
 };
 
@@ -277,10 +281,11 @@ static void test_report_without_burst_fields(void **state)
 	rep.interfaces = &ifp;
 	len = forge(buf, REPORT_WIRE_VERSION, &rep);
 	assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), 0);
-	assert_int_equal(out.ifaces[0].rx_p95_bytes_per_second, 0);
-	assert_int_equal(out.ifaces[0].rx_recent_bytes_per_second, 0);
-	assert_int_equal(out.ifaces[0].tx_recent_bytes_per_second, 0);
-	assert_int_equal(report_iface_rx_rate(&out.ifaces[0]), 5000);
+	assert_int_equal(out.ifaces[0].traffic.rx.p95, 0);
+	assert_int_equal(out.ifaces[0].traffic.rx.recent, 0);
+	assert_int_equal(out.ifaces[0].traffic.tx.recent, 0);
+	assert_int_equal(out.ifaces[0].traffic.rx.peak, 9000);
+	assert_int_equal(out.ifaces[0].traffic.rx.average, 5000);
 }
 
 static void test_report_garbage(void **state)

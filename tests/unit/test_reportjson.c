@@ -26,19 +26,21 @@ static struct report known(void)
 	};
 
 	r.ifaces[0] = (struct report_iface){
-		.name = "eth0", .ifindex = 2, .rx_bytes = 8000000, .tx_bytes = 4000,
-		.covered_ms = 4000, .samples = 4, .samples_expected = 4,
-		.link_speed_bps = 10000000000ULL,
-		.rx_peak_bytes_per_second = 3000000, .tx_peak_bytes_per_second = 2000,
-		.rx_p95_bytes_per_second = 2900000, .tx_p95_bytes_per_second = 1900,
-		.rx_recent_bytes_per_second = 2500000, .tx_recent_bytes_per_second = 1500,
-		.rx_dropped = 1, .rx_missed = 2, .tx_dropped = 3,
+		.name = "eth0", .ifindex = 2, .samples = 4, .samples_expected = 4,
+		.traffic = {
+			.rx = { .recent = 2500000, .p95 = 2900000, .peak = 3000000 },
+			.tx = { .recent = 1500, .p95 = 1900, .peak = 2000 },
+			.rx_dropped = 1, .rx_missed = 2, .tx_dropped = 3,
+			.link_bytes_per_second = 10000000000ULL / 8,
+		},
 	};
+	report_iface_count(&r.ifaces[0], 8000000, 4000, 4000);
 	/* Linux lets a name hold a quote or a backslash; no time covered. */
 	r.ifaces[1] = (struct report_iface){
-		.name = "we\"ird\\\x01", .ifindex = 4294967295u, .rx_bytes = UINT64_MAX,
-		.tx_dropped = UINT64_MAX,
+		.name = "we\"ird\\\x01", .ifindex = 4294967295u,
+		.traffic.tx_dropped = UINT64_MAX,
 	};
+	report_iface_count(&r.ifaces[1], UINT64_MAX, 0, 0);
 	return r;
 }
 

@@ -137,9 +137,9 @@ static void test_sampler_bytes_and_selection(void **state)
 	f = find(&r, "eth0");
 	assert_non_null(f);
 	assert_int_equal(f->rx_bytes, 8000);
-	assert_int_equal(f->covered_ms, 2000);
+	assert_int_equal(f->traffic.covered_ms, 2000);
 	assert_int_equal(f->samples, 2);
-	assert_int_equal(f->rx_peak_bytes_per_second, 5000);
+	assert_int_equal(f->traffic.rx.peak, 5000);
 	assert_int_equal(find(&r, "eth1")->rx_bytes, 0);
 	sampler_free(&s);
 	gone("eth0");
@@ -206,7 +206,7 @@ static void test_sampler_rename_disappear_return(void **state)
 	assert_int_equal(f->ifindex, 7);
 	/* Only real deltas: 500 now; the 1500 have left the 10 s window. */
 	assert_int_equal(f->rx_bytes, 500);
-	assert_true(f->rx_peak_bytes_per_second <= 1500);
+	assert_true(f->traffic.rx.peak <= 1500);
 	sampler_free(&s);
 	gone("ens5");
 }

@@ -129,10 +129,10 @@ static void test_status_nodes_pressure_inputs(void **state)
 	s->filter = (struct filter_config){ .max_utilization_pct = 50, .margin_pct = 10,
 					    .hold_ms = 30000 };
 	table_filter(s->table, &s->filter, POLICY_DIR_RX);
-	rep.ifaces[0].rx_peak_bytes_per_second = 1000;
-	rep.ifaces[0].rx_p95_bytes_per_second = 1000;
-	rep.ifaces[0].rx_recent_bytes_per_second = 600;
-	rep.ifaces[0].tx_dropped = 3;
+	rep.ifaces[0].traffic.rx.peak = 1000;
+	rep.ifaces[0].traffic.rx.p95 = 1000;
+	rep.ifaces[0].traffic.rx.recent = 600;
+	rep.ifaces[0].traffic.tx_dropped = 3;
 	assert_int_equal(table_apply(s->table, &rep, fake_now), TABLE_APPLIED);
 	fake_now += 2500 * NS_PER_MS;
 	status_nodes(s, &r);

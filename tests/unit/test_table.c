@@ -27,9 +27,7 @@ static struct report make_report(const char *node, uint64_t instance, uint64_t s
 	r.window_start_unix_ms = r.window_end_unix_ms - covered_ms;
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	r.ifaces[0].rx_bytes = rx_bytes;
-	r.ifaces[0].tx_bytes = rx_bytes / 2;
-	r.ifaces[0].covered_ms = covered_ms;
+	report_iface_count(&r.ifaces[0], rx_bytes, rx_bytes / 2, covered_ms);
 	return r;
 }
 
@@ -200,10 +198,9 @@ static void test_table_link_speed(void **state)
 	(void)state;
 	r.n_ifaces = 2;
 	snprintf(r.ifaces[1].name, sizeof(r.ifaces[1].name), "eth1");
-	r.ifaces[0].link_speed_bps = 1000000000;
-	r.ifaces[1].link_speed_bps = 1000000000;
-	r.ifaces[1].rx_bytes = 4000;
-	r.ifaces[1].covered_ms = 2000;
+	r.ifaces[0].traffic.link_bytes_per_second = 125000000;
+	r.ifaces[1].traffic.link_bytes_per_second = 125000000;
+	report_iface_count(&r.ifaces[1], 4000, 0, 2000);
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
 	assert_int_equal(n.link_bytes_per_second, 250000000);
@@ -212,7 +209,7 @@ static void test_table_link_speed(void **state)
 	/* One interface of unknown speed makes the node's speed unknown. */
 	r.seq = 2;
 	r.window_end_unix_ms += 1000;
-	r.ifaces[1].link_speed_bps = 0;
+	r.ifaces[1].traffic.link_bytes_per_second = 0;
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
 	assert_int_equal(n.link_bytes_per_second, 0);
@@ -230,15 +227,17 @@ static void test_table_burst_and_drops(void **state)
 	(void)state;
 	r.n_ifaces = 2;
 	snprintf(r.ifaces[1].name, sizeof(r.ifaces[1].name), "eth1");
-	r.ifaces[1].covered_ms = 1000;
+	report_iface_count(&r.ifaces[1], 0, 0, 1000);
 	for (int i = 0; i < 2; i++) {
-		r.ifaces[i].rx_recent_bytes_per_second = 100 + (uint64_t)i;
-		r.ifaces[i].tx_recent_bytes_per_second = 10;
-		r.ifaces[i].rx_p95_bytes_per_second = 300;
-		r.ifaces[i].tx_p95_bytes_per_second = 30 + (uint64_t)i;
-		r.ifaces[i].rx_dropped = UINT64_MAX - 1;
-		r.ifaces[i].rx_missed = 2;
-		r.ifaces[i].tx_dropped = (uint64_t)i;
+		struct traffic *tr = &r.ifaces[i].traffic;
+
+		tr->rx.recent = 100 + (uint64_t)i;
+		tr->tx.recent = 10;
+		tr->rx.p95 = 300;
+		tr->tx.p95 = 30 + (uint64_t)i;
+		tr->rx_dropped = UINT64_MAX - 1;
+		tr->rx_missed = 2;
+		tr->tx_dropped = (uint64_t)i;
 	}
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));

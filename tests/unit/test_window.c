@@ -110,14 +110,14 @@ static void test_window_rows(void **state)
 		window_stats(&w, row->now_ms * MS, row->span_ms * MS, row->span_ms * MS, &st);
 		if (st.rx_bytes != row->rx || st.tx_bytes != row->tx ||
 		    st.covered_ns != row->covered_ms * MS || st.samples != row->samples ||
-		    st.slots != row->slots || st.rx_peak_bytes_per_second != row->rx_peak)
+		    st.slots != row->slots || st.traffic.rx.peak != row->rx_peak)
 			fail_msg("%s: got rx %llu tx %llu covered %llu ms samples %u slots %u peak "
 				 "%llu; want rx %llu tx %llu covered %llu ms samples %u slots %u "
 				 "peak %llu",
 				 row->name, (unsigned long long)st.rx_bytes,
 				 (unsigned long long)st.tx_bytes,
 				 (unsigned long long)(st.covered_ns / MS), st.samples, st.slots,
-				 (unsigned long long)st.rx_peak_bytes_per_second,
+				 (unsigned long long)st.traffic.rx.peak,
 				 (unsigned long long)row->rx, (unsigned long long)row->tx,
 				 (unsigned long long)row->covered_ms, row->samples, row->slots,
 				 (unsigned long long)row->rx_peak);
@@ -167,9 +167,9 @@ static void test_window_drops(void **state)
 	c.rx_dropped = 0; /* driver reset its drop counter alone */
 	assert_int_equal(window_add(&w, 2000 * MS, &c, 2000 * MS, 0), WINDOW_RESET);
 	window_stats(&w, 2000 * MS, 10000 * MS, 1000 * MS, &st);
-	assert_int_equal(st.rx_dropped, 7);
-	assert_int_equal(st.rx_missed, 3);
-	assert_int_equal(st.tx_dropped, 1);
+	assert_int_equal(st.traffic.rx_dropped, 7);
+	assert_int_equal(st.traffic.rx_missed, 3);
+	assert_int_equal(st.traffic.tx_dropped, 1);
 	assert_int_equal(st.rx_bytes, 1000);
 	window_free(&w);
 }
@@ -227,18 +227,18 @@ static void test_window_burst(void **state)
 		}
 		window_stats(&w, row->n * 1000 * MS, (BURST_MAX + 1) * 1000 * MS,
 			     row->recent_ms * MS, &st);
-		if (st.rx_p95_bytes_per_second != row->p95 ||
-		    st.rx_recent_bytes_per_second != row->recent ||
-		    st.rx_peak_bytes_per_second != row->peak ||
-		    st.tx_p95_bytes_per_second != 2 * row->p95 ||
-		    st.tx_recent_bytes_per_second != 2 * row->recent)
+		if (st.traffic.rx.p95 != row->p95 ||
+		    st.traffic.rx.recent != row->recent ||
+		    st.traffic.rx.peak != row->peak ||
+		    st.traffic.tx.p95 != 2 * row->p95 ||
+		    st.traffic.tx.recent != 2 * row->recent)
 			fail_msg("%s: got p95 %llu recent %llu peak %llu (tx p95 %llu recent %llu); "
 				 "want p95 %llu recent %llu peak %llu", row->name,
-				 (unsigned long long)st.rx_p95_bytes_per_second,
-				 (unsigned long long)st.rx_recent_bytes_per_second,
-				 (unsigned long long)st.rx_peak_bytes_per_second,
-				 (unsigned long long)st.tx_p95_bytes_per_second,
-				 (unsigned long long)st.tx_recent_bytes_per_second,
+				 (unsigned long long)st.traffic.rx.p95,
+				 (unsigned long long)st.traffic.rx.recent,
+				 (unsigned long long)st.traffic.rx.peak,
+				 (unsigned long long)st.traffic.tx.p95,
+				 (unsigned long long)st.traffic.tx.recent,
 				 (unsigned long long)row->p95, (unsigned long long)row->recent,
 				 (unsigned long long)row->peak);
 		window_free(&w);
@@ -260,8 +260,8 @@ static void test_window_burst_gap(void **state)
 	window_gap(&w, 2000 * MS);
 	window_stats(&w, 2000 * MS, 8000 * MS, 500 * MS, &st);
 	assert_int_equal(st.samples, 1);
-	assert_int_equal(st.rx_p95_bytes_per_second, 800);
-	assert_int_equal(st.rx_recent_bytes_per_second, 800);
+	assert_int_equal(st.traffic.rx.p95, 800);
+	assert_int_equal(st.traffic.rx.recent, 800);
 	window_free(&w);
 }
 
@@ -301,9 +301,9 @@ static void test_window_p95_matches_sorting(void **state)
 		qsort(sorted, n, sizeof(*sorted), by_value);
 		want = sorted[(n * 95 + 99) / 100 - 1];
 		window_stats(&w, n * 1000 * MS, (n + 1) * 1000 * MS, 1000 * MS, &st);
-		if (st.rx_p95_bytes_per_second != want)
+		if (st.traffic.rx.p95 != want)
 			fail_msg("round %u: %u samples, shape %u: p95 %llu, want %llu", round, n, shape,
-				 (unsigned long long)st.rx_p95_bytes_per_second,
+				 (unsigned long long)st.traffic.rx.p95,
 				 (unsigned long long)want);
 		window_free(&w);
 	}
