@@ -269,14 +269,9 @@ static void filter_input(struct scorer *s, const struct extreq_node *node,
 			 struct filter_node *fn)
 {
 	node_view(s, node, self, now, v);
+	fn->traffic = v->source != VIEW_NONE ? &v->traffic : NULL;
 	fn->reserved_rx_bytes_per_second = v->inflight.reserved_rx_bytes_per_second;
 	fn->reserved_tx_bytes_per_second = v->inflight.reserved_tx_bytes_per_second;
-	fn->has_data = v->source != VIEW_NONE;
-	fn->rx_bytes_per_second = v->rx_bytes_per_second;
-	fn->tx_bytes_per_second = v->tx_bytes_per_second;
-	fn->link_bytes_per_second = v->link_bytes_per_second;
-	fn->rx_recent_bytes_per_second = v->rx_recent_bytes_per_second;
-	fn->tx_recent_bytes_per_second = v->tx_recent_bytes_per_second;
 	fn->held = v->filter_held;
 	fn->over_for_ns = v->over_for_ns;
 	fn->label = v->label;

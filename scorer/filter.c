@@ -29,13 +29,11 @@ static void bits(char *buf, size_t len, uint64_t bytes_per_second)
 	units_format_bits_rate(buf, len, (double)bytes_per_second * 8.0);
 }
 
-uint64_t filter_rate(enum policy_direction dir, uint64_t rx, uint64_t tx, uint64_t rx_recent,
-		     uint64_t tx_recent, const char **which)
+uint64_t filter_rate(enum policy_direction dir, const struct traffic *t, const char **which)
 {
-	if (rx_recent > rx)
-		rx = rx_recent;
-	if (tx_recent > tx)
-		tx = tx_recent;
+	uint64_t rx = t->rx.recent > t->rx.average ? t->rx.recent : t->rx.average;
+	uint64_t tx = t->tx.recent > t->tx.average ? t->tx.recent : t->tx.average;
+
 	if (dir == POLICY_DIR_RX || (dir != POLICY_DIR_TX && rx >= tx)) {
 		*which = "rx";
 		return rx;
@@ -48,20 +46,19 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 			      const struct filter_node *n, struct filter_why *why)
 {
 	const char *which;
-	uint64_t rate = filter_rate(dir, n->rx_bytes_per_second, n->tx_bytes_per_second,
-				    n->rx_recent_bytes_per_second, n->tx_recent_bytes_per_second,
-				    &which);
+	uint64_t rate = filter_rate(dir, n->traffic, &which);
+	uint64_t link = n->traffic->link_bytes_per_second;
 	unsigned release = hysteresis_release_pct(cfg);
 	char r[32], l[32];
 
 	bits(r, sizeof(r), rate);
-	bits(l, sizeof(l), n->link_bytes_per_second);
-	if (filter_above(rate, n->link_bytes_per_second, cfg->max_utilization_pct)) {
+	bits(l, sizeof(l), link);
+	if (filter_above(rate, link, cfg->max_utilization_pct)) {
 		snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link",
 			 which, cfg->max_utilization_pct);
 		snprintf(why->detail, sizeof(why->detail),
 			 "%s %s %s is %u%% of %s, above maxUtilization %u%%", n->label, which, r,
-			 percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct);
+			 percent(rate, link), l, cfg->max_utilization_pct);
 		return false;
 	}
 	if (!n->held)
@@ -73,7 +70,7 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 	snprintf(why->detail, sizeof(why->detail),
 		 "%s %s %s is %u%% of %s; over maxUtilization %u%% since %llu s ago, held until "
 		 "at most %u%% after %llu s", n->label, which, r,
-		 percent(rate, n->link_bytes_per_second), l, cfg->max_utilization_pct,
+		 percent(rate, link), l, cfg->max_utilization_pct,
 		 (unsigned long long)(n->over_for_ns / 1000000000ULL), release,
 		 (unsigned long long)(cfg->hold_ms / 1000));
 	return false;
@@ -83,7 +80,7 @@ static bool check_bandwidth(const struct filter_node *n, const char *which, uint
 			    uint64_t reserved, uint64_t ask_bps, const char *annotation,
 			    struct filter_why *why)
 {
-	uint64_t link = n->link_bytes_per_second;
+	uint64_t link = n->traffic->link_bytes_per_second;
 	uint64_t used = units_add_sat(rate, reserved);
 	uint64_t free_bytes = link > used ? link - used : 0;
 	char r[32], l[32], f[32], a[32], res[32];
@@ -116,16 +113,16 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  struct filter_why *why)
 {
 	why->reason[0] = why->detail[0] = '\0';
-	if (!node->has_data || node->link_bytes_per_second == 0)
+	if (!node->traffic || node->traffic->link_bytes_per_second == 0)
 		return true;
 	if (cfg->max_utilization_pct && !check_utilization(cfg, dir, node, why))
 		return false;
 	if (!cfg->bandwidth)
 		return true;
-	return check_bandwidth(node, "rx", node->rx_bytes_per_second,
+	return check_bandwidth(node, "rx", node->traffic->rx.average,
 			       node->reserved_rx_bytes_per_second, pod->ingress_bps,
 			       "kubernetes.io/ingress-bandwidth", why) &&
-	       check_bandwidth(node, "tx", node->tx_bytes_per_second,
+	       check_bandwidth(node, "tx", node->traffic->tx.average,
 			       node->reserved_tx_bytes_per_second, pod->egress_bps,
 			       "kubernetes.io/egress-bandwidth", why);
 }

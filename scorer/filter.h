@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "policy.h"
+#include "traffic.h"
 
 struct filter_config {
 	unsigned max_utilization_pct;	/* 1..100; 0 = rule off */
@@ -53,17 +54,11 @@ struct filter_pod {
 };
 
 struct filter_node {
-	bool has_data;			/* fresh data from an agent */
-	uint64_t rx_bytes_per_second;
-	uint64_t tx_bytes_per_second;
-	uint64_t link_bytes_per_second;	/* 0 = unknown */
+	const struct traffic *traffic;	/* NULL: no fresh data */
 	const char *label;		/* interface name(s) for the reason */
 	/* Declared by pods just placed there, not yet in the counters. */
 	uint64_t reserved_rx_bytes_per_second;
 	uint64_t reserved_tx_bytes_per_second;
-	/* The agent's rates since its previous report; 0 when unknown. */
-	uint64_t rx_recent_bytes_per_second;
-	uint64_t tx_recent_bytes_per_second;
 	/* Hysteresis (hysteresis.h): over the limit at some report since
 	 * over_for_ns ago, and not clearly below since. */
 	bool held;
@@ -91,8 +86,7 @@ bool filter_above(uint64_t rate, uint64_t link, unsigned pct);
  * average and the recent rate, then the configured direction or the busier
  * one ("both" and "max": each direction has the whole link). *which gets
  * "rx" or "tx". */
-uint64_t filter_rate(enum policy_direction dir, uint64_t rx, uint64_t tx, uint64_t rx_recent,
-		     uint64_t tx_recent, const char **which);
+uint64_t filter_rate(enum policy_direction dir, const struct traffic *t, const char **which);
 
 /* A bandwidth annotation's value as it arrived in the JSON string (escapes
  * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",

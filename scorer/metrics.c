@@ -114,16 +114,14 @@ static void node_gauges(struct buf *b, struct scorer *s)
 		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->table));
 }
 
-/* Per node: what /v1/nodes shows, for dashboards. About 500 bytes a node,
- * so 5,000 nodes make a 2.5 MB scrape: cheap next to node_exporter's. */
+/* Per node: what /v1/nodes shows, for dashboards: the traffic figures that
+ * have a metric (traffic.h), then these. About 500 bytes a node, so 5,000
+ * nodes make a 2.5 MB scrape: cheap next to node_exporter's. */
 static void node_series(struct buf *b, struct scorer *s)
 {
 	static const struct {
 		const char *name, *help;
 	} fam[] = {
-		{ "netsched_scorer_node_receive_bytes_per_second", "A node's rx rate as the scorer sees it." },
-		{ "netsched_scorer_node_transmit_bytes_per_second", "A node's tx rate as the scorer sees it." },
-		{ "netsched_scorer_node_link_bytes_per_second", "A node's link speed (0: unknown)." },
 		{ "netsched_scorer_node_age_seconds", "Age of a node's data (since its last report when none is fresh)." },
 		{ "netsched_scorer_node_score", "A node's extender score, 0..10, as if asked about every node." },
 		{ "netsched_scorer_node_inflight_pods", "Pods just placed on a node, not yet measured." },
@@ -141,6 +139,18 @@ static void node_series(struct buf *b, struct scorer *s)
 	for (long i = 0; i < n; i++)
 		buf_printf(b, "netsched_scorer_node_source{node=\"%s\",source=\"%s\"} 1\n", rows[i].name,
 			   view_source_name(rows[i].v.source));
+	for (size_t k = 0; k < traffic_n_figures; k++) {
+		const struct traffic_figure *f = &traffic_figures[k];
+
+		if (!f->metric)
+			continue;
+		buf_printf(b, "# HELP netsched_scorer_node_%s %s\n# TYPE netsched_scorer_node_%s gauge\n",
+			   f->metric, f->help, f->metric);
+		/* Node names follow nodename.h: nothing to escape in a label. */
+		for (long i = 0; i < n; i++)
+			buf_printf(b, "netsched_scorer_node_%s{node=\"%s\"} %llu\n", f->metric,
+				   rows[i].name, (unsigned long long)traffic_get(&rows[i].v.traffic, f));
+	}
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", fam[f].name, fam[f].help, fam[f].name);
 		for (long i = 0; i < n; i++) {
@@ -148,11 +158,8 @@ static void node_series(struct buf *b, struct scorer *s)
 			/* Node names follow nodename.h: nothing to escape in a label. */
 			buf_printf(b, "%s{node=\"%s\"} ", fam[f].name, rows[i].name);
 			switch (f) {
-			case 0: buf_printf(b, "%llu\n", (unsigned long long)v->rx_bytes_per_second); break;
-			case 1: buf_printf(b, "%llu\n", (unsigned long long)v->tx_bytes_per_second); break;
-			case 2: buf_printf(b, "%llu\n", (unsigned long long)v->link_bytes_per_second); break;
-			case 3: buf_printf(b, "%.3f\n", (double)v->age_ns / 1e9); break;
-			case 4: buf_printf(b, "%d\n", (int)pn[i].score); break;
+			case 0: buf_printf(b, "%.3f\n", (double)v->age_ns / 1e9); break;
+			case 1: buf_printf(b, "%d\n", (int)pn[i].score); break;
 			default: buf_printf(b, "%.3f\n", v->inflight.milli_pods / 1000.0); break;
 			}
 		}

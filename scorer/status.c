@@ -51,23 +51,17 @@ static void put_inflight(struct buf *b, const char *name, const struct inflight_
 	buf_puts(b, "]}");
 }
 
-/* The agent's burst and saturation figures, per direction. */
-static void put_burst(struct buf *b, const struct view_node *v)
+/* The node's traffic figures, each under its key (traffic.h). */
+static void put_traffic(struct buf *b, const struct traffic *t)
 {
-	buf_puts(b, ",\"rxRecentBytesPerSecond\":");
-	buf_json_u64(b, v->rx_recent_bytes_per_second);
-	buf_puts(b, ",\"txRecentBytesPerSecond\":");
-	buf_json_u64(b, v->tx_recent_bytes_per_second);
-	buf_puts(b, ",\"rxP95BytesPerSecond\":");
-	buf_json_u64(b, v->rx_p95_bytes_per_second);
-	buf_puts(b, ",\"txP95BytesPerSecond\":");
-	buf_json_u64(b, v->tx_p95_bytes_per_second);
-	buf_puts(b, ",\"rxDropped\":");
-	buf_json_u64(b, v->rx_dropped);
-	buf_puts(b, ",\"rxMissed\":");
-	buf_json_u64(b, v->rx_missed);
-	buf_puts(b, ",\"txDropped\":");
-	buf_json_u64(b, v->tx_dropped);
+	for (size_t i = 0; i < traffic_n_figures; i++) {
+		const struct traffic_figure *f = &traffic_figures[i];
+
+		if (!f->json)
+			continue;
+		buf_printf(b, ",\"%s\":", f->json);
+		buf_json_u64(b, traffic_get(t, f));
+	}
 }
 
 /* What the score was computed from, in the configured direction with the
@@ -125,13 +119,7 @@ void status_nodes(struct scorer *s, struct reply *out)
 		buf_json_cstr(&b, view_source_name(v->source));
 		buf_puts(&b, ",\"ageSeconds\":");
 		buf_json_double(&b, (double)v->age_ns / (double)NS_PER_SEC);
-		buf_puts(&b, ",\"rxBytesPerSecond\":");
-		buf_json_u64(&b, v->rx_bytes_per_second);
-		buf_puts(&b, ",\"txBytesPerSecond\":");
-		buf_json_u64(&b, v->tx_bytes_per_second);
-		buf_puts(&b, ",\"linkBytesPerSecond\":");
-		buf_json_u64(&b, v->link_bytes_per_second);
-		put_burst(&b, v);
+		put_traffic(&b, &v->traffic);
 		put_inputs(&b, s, &pn[i]);
 		if (s->filter.max_utilization_pct) {
 			/* The maxUtilization rule's hysteresis (hysteresis.h). */

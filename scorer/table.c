@@ -107,25 +107,13 @@ static size_t home_of(const struct table *t, uint32_t e)
 
 static void summarize(const struct report *r, struct table_node *n)
 {
-	struct traffic t = { 0 };
-
+	memset(&n->traffic, 0, sizeof(n->traffic));
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
 		if (i == 0)
-			t = r->ifaces[0].traffic;
+			n->traffic = r->ifaces[0].traffic;
 		else
-			traffic_add(&t, &r->ifaces[i].traffic);
+			traffic_add(&n->traffic, &r->ifaces[i].traffic);
 	}
-	n->rx_bytes_per_second = t.rx.average;
-	n->tx_bytes_per_second = t.tx.average;
-	n->link_bytes_per_second = t.link_bytes_per_second;
-	n->rx_recent_bytes_per_second = t.rx.recent;
-	n->tx_recent_bytes_per_second = t.tx.recent;
-	n->rx_p95_bytes_per_second = t.rx.p95;
-	n->tx_p95_bytes_per_second = t.tx.p95;
-	n->rx_dropped = t.rx_dropped;
-	n->rx_missed = t.rx_missed;
-	n->tx_dropped = t.tx_dropped;
-	n->window_ms = t.covered_ms;
 	n->n_ifaces = r->n_ifaces;
 	if (r->n_ifaces > 1)
 		snprintf(n->ifaces_label, sizeof(n->ifaces_label), "%s+%u", r->ifaces[0].name,
@@ -155,10 +143,8 @@ struct transition {
 
 static void step_filter(struct table *t, struct table_node *n, uint64_t now, struct transition *tr)
 {
-	tr->rate = filter_rate(t->direction, n->rx_bytes_per_second, n->tx_bytes_per_second,
-			       n->rx_recent_bytes_per_second, n->tx_recent_bytes_per_second,
-			       &tr->which);
-	tr->link = n->link_bytes_per_second;
+	tr->rate = filter_rate(t->direction, &n->traffic, &tr->which);
+	tr->link = n->traffic.link_bytes_per_second;
 	tr->ev = hysteresis_step(&t->filter, &n->filter, tr->rate, tr->link, now);
 	if (tr->ev == HYSTERESIS_SAME)
 		return;

@@ -25,20 +25,8 @@ struct table_node {
 	 * ours): what orders a node's reports, whichever instance sent them. */
 	uint64_t window_end_unix_ms;
 	uint64_t arrival_mono_ns;	/* when the latest report arrived */
-	uint64_t window_ms;		/* longest covered time among its interfaces */
-	uint64_t rx_bytes_per_second;	/* summed over the node's interfaces */
-	uint64_t tx_bytes_per_second;
-	uint64_t link_bytes_per_second;	/* summed; 0 when any interface's speed is unknown */
-	/* Summed like the averages (a sum of p95s bounds the node's p95 from
-	 * above); 0 from agents that do not send them. */
-	uint64_t rx_recent_bytes_per_second;
-	uint64_t tx_recent_bytes_per_second;
-	uint64_t rx_p95_bytes_per_second;
-	uint64_t tx_p95_bytes_per_second;
-	/* Packets dropped (host queues) and missed (NIC FIFO) in the window. */
-	uint64_t rx_dropped;
-	uint64_t rx_missed;
-	uint64_t tx_dropped;
+	/* Its interfaces' figures added up (traffic_add()). */
+	struct traffic traffic;
 	uint32_t n_ifaces;
 	/* The maxUtilization rule's hysteresis, stepped on every report
 	 * (table_filter()). */

@@ -23,17 +23,7 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 		out->age_ns = table_node_age_ns(&tn, now_ns);
 		if (out->age_ns <= s->stale_after_ns) {
 			out->source = VIEW_AGENT;
-			out->rx_bytes_per_second = tn.rx_bytes_per_second;
-			out->tx_bytes_per_second = tn.tx_bytes_per_second;
-			out->link_bytes_per_second = tn.link_bytes_per_second;
-			out->rx_recent_bytes_per_second = tn.rx_recent_bytes_per_second;
-			out->tx_recent_bytes_per_second = tn.tx_recent_bytes_per_second;
-			out->rx_p95_bytes_per_second = tn.rx_p95_bytes_per_second;
-			out->tx_p95_bytes_per_second = tn.tx_p95_bytes_per_second;
-			out->rx_dropped = tn.rx_dropped;
-			out->rx_missed = tn.rx_missed;
-			out->tx_dropped = tn.tx_dropped;
-			out->window_ms = tn.window_ms;
+			out->traffic = tn.traffic;
 			out->filter_held = tn.filter.over;
 			if (tn.filter.over && now_ns > tn.filter.since_ns)
 				out->over_for_ns = now_ns - tn.filter.since_ns;
@@ -43,8 +33,8 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 	}
 	if (s->prom && prom_get(s->prom, name, len, now_ns, &rx, &tx, &age)) {
 		out->source = VIEW_PROMETHEUS;
-		out->rx_bytes_per_second = rx;
-		out->tx_bytes_per_second = tx;
+		out->traffic.rx.average = rx;
+		out->traffic.tx.average = tx;
 		out->age_ns = age;
 		snprintf(out->label, sizeof(out->label), "prometheus");
 	}
@@ -59,21 +49,22 @@ static uint64_t directed(const struct scorer *s, const struct view_node *v, uint
 
 void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out)
 {
+	const struct traffic *t = &v->traffic;
+
 	memset(out, 0, sizeof(*out));
 	if (v->source == VIEW_NONE)
 		return;
 	out->has_data = true;
-	out->rate = directed(s, v, v->rx_bytes_per_second, v->tx_bytes_per_second);
+	out->rate = directed(s, v, t->rx.average, t->tx.average);
 	/* A source without them (Prometheus, an older agent) leaves the
 	 * in-flight share alone, which the average already carries. */
-	if (v->rx_recent_bytes_per_second || v->tx_recent_bytes_per_second)
-		out->recent = directed(s, v, v->rx_recent_bytes_per_second,
-				       v->tx_recent_bytes_per_second);
-	if (v->rx_p95_bytes_per_second || v->tx_p95_bytes_per_second)
-		out->p95 = directed(s, v, v->rx_p95_bytes_per_second, v->tx_p95_bytes_per_second);
-	out->drops = units_add_sat(units_add_sat(v->rx_dropped, v->rx_missed), v->tx_dropped);
-	out->dropping = policy_dropping(out->drops, v->window_ms, s->max_drops_per_second);
-	out->link_bytes_per_second = v->link_bytes_per_second;
+	if (t->rx.recent || t->tx.recent)
+		out->recent = directed(s, v, t->rx.recent, t->tx.recent);
+	if (t->rx.p95 || t->tx.p95)
+		out->p95 = directed(s, v, t->rx.p95, t->tx.p95);
+	out->drops = units_add_sat(units_add_sat(t->rx_dropped, t->rx_missed), t->tx_dropped);
+	out->dropping = policy_dropping(out->drops, t->covered_ms, s->max_drops_per_second);
+	out->link_bytes_per_second = t->link_bytes_per_second;
 }
 
 static int by_name(const void *a, const void *b)

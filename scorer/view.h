@@ -17,6 +17,7 @@
 #include "inflight.h"
 #include "policy.h"
 #include "report.h"
+#include "traffic.h"
 
 struct scorer;
 
@@ -28,16 +29,9 @@ enum view_source {
 
 struct view_node {
 	enum view_source source;
-	uint64_t rx_bytes_per_second;
-	uint64_t tx_bytes_per_second;
-	uint64_t link_bytes_per_second;	/* 0 = unknown (always, from Prometheus) */
-	/* From agents only (0 otherwise): table.h. */
-	uint64_t rx_recent_bytes_per_second;
-	uint64_t tx_recent_bytes_per_second;
-	uint64_t rx_p95_bytes_per_second;
-	uint64_t tx_p95_bytes_per_second;
-	uint64_t rx_dropped, rx_missed, tx_dropped;
-	uint64_t window_ms;		/* the time those counts cover */
+	/* The agent's figures (table.h); from Prometheus only the averages
+	 * (the link is unknown); all 0 without a fresh source. */
+	struct traffic traffic;
 	/* The maxUtilization rule's hysteresis (agent data only): over since
 	 * over_for_ns ago and not released yet. */
 	bool filter_held;

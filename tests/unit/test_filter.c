@@ -77,9 +77,9 @@ static void test_filter_rows(void **state)
 		struct filter_config cfg = { .max_utilization_pct = row->max_pct,
 					     .bandwidth = row->bandwidth };
 		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
-		struct filter_node node = { .has_data = row->has_data, .rx_bytes_per_second = row->rx,
-				    .tx_bytes_per_second = row->tx, .link_bytes_per_second = row->link,
-				    .label = "ens192" };
+		struct traffic t = { .rx.average = row->rx, .tx.average = row->tx,
+				     .link_bytes_per_second = row->link };
+		struct filter_node node = { .traffic = row->has_data ? &t : NULL, .label = "ens192" };
 		struct filter_why why;
 		bool pass = filter_check(&cfg, row->dir, &pod, &node, &why);
 
@@ -106,12 +106,10 @@ static void test_filter_reasons_shared(void **state)
 {
 	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
 	struct filter_pod pod = { 5000000000ULL, 0 };
-	struct filter_node a = { .has_data = true, .rx_bytes_per_second = 108750000,
-				    .tx_bytes_per_second = 0, .link_bytes_per_second = GBIT,
-				    .label = "ens192" };
-	struct filter_node b = { .has_data = true, .rx_bytes_per_second = 12000000000ULL / 8,
-				    .tx_bytes_per_second = 0, .link_bytes_per_second = 10 * GBIT,
-				    .label = "eth0,eth1" };
+	struct traffic ta = { .rx.average = 108750000, .link_bytes_per_second = GBIT };
+	struct traffic tb = { .rx.average = 12000000000ULL / 8, .link_bytes_per_second = 10 * GBIT };
+	struct filter_node a = { .traffic = &ta, .label = "ens192" };
+	struct filter_node b = { .traffic = &tb, .label = "eth0,eth1" };
 	struct filter_why wa, wb;
 
 	(void)state;
@@ -137,9 +135,8 @@ static void test_filter_reserved(void **state)
 	const uint64_t mbit = 1000000 / 8;
 	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
 	struct filter_pod pod = { 30000000, 30000000 };
-	struct filter_node n = { .has_data = true, .rx_bytes_per_second = 50 * mbit,
-				    .tx_bytes_per_second = 0, .link_bytes_per_second = 100 * mbit,
-				    .label = "eth0" };
+	struct traffic t = { .rx.average = 50 * mbit, .link_bytes_per_second = 100 * mbit };
+	struct filter_node n = { .traffic = &t, .label = "eth0" };
 	struct filter_why why;
 
 	(void)state;
@@ -156,7 +153,7 @@ static void test_filter_reserved(void **state)
 	assert_string_equal(why.reason, "netsched: free tx below the 30 Mb/s the pod asks");
 	/* Reserved far beyond the link: no overflow, nothing free. */
 	n.reserved_tx_bytes_per_second = UINT64_MAX;
-	n.tx_bytes_per_second = 1;
+	t.tx.average = 1;
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	/* A pod asking nothing passes whatever is reserved; so does
 	 * maxUtilization, which judges the counters alone. */
@@ -378,9 +375,9 @@ static void test_filter_recent_and_held(void **state)
 	struct filter_config cfg = { .max_utilization_pct = 80, .margin_pct = 10,
 				     .hold_ms = 30000 };
 	struct filter_pod pod = { 0, 0 };
-	struct filter_node n = { .has_data = true, .rx_bytes_per_second = 50000000,
-				 .link_bytes_per_second = GBIT, .label = "eth0",
-				 .rx_recent_bytes_per_second = 112500000 };
+	struct traffic t = { .rx = { .average = 50000000, .recent = 112500000 },
+			     .link_bytes_per_second = GBIT };
+	struct filter_node n = { .traffic = &t, .label = "eth0" };
 	struct filter_why why;
 	const char *which;
 
@@ -388,7 +385,7 @@ static void test_filter_recent_and_held(void **state)
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	assert_string_equal(why.reason, "netsched: rx above 80 percent of link");
 	assert_string_equal(why.detail, "eth0 rx 900 Mb/s is 90% of 1 Gb/s, above maxUtilization 80%");
-	n.rx_recent_bytes_per_second = 0;
+	t.rx.recent = 0;
 	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	n.held = true;
 	n.over_for_ns = 12500000000ULL;
@@ -401,11 +398,14 @@ static void test_filter_recent_and_held(void **state)
 	cfg.max_utilization_pct = 0;
 	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	/* Directions: the busier of max(avg, recent) each. */
-	assert_int_equal(filter_rate(POLICY_DIR_MAX, 10, 20, 30, 5, &which), 30);
+	t = (struct traffic){ .rx = { .average = 10, .recent = 30 }, .tx = { .average = 20, .recent = 5 } };
+	assert_int_equal(filter_rate(POLICY_DIR_MAX, &t, &which), 30);
 	assert_string_equal(which, "rx");
-	assert_int_equal(filter_rate(POLICY_DIR_BOTH, 10, 20, 0, 25, &which), 25);
+	t = (struct traffic){ .rx = { .average = 10 }, .tx = { .average = 20, .recent = 25 } };
+	assert_int_equal(filter_rate(POLICY_DIR_BOTH, &t, &which), 25);
 	assert_string_equal(which, "tx");
-	assert_int_equal(filter_rate(POLICY_DIR_TX, 100, 20, 300, 5, &which), 20);
+	t = (struct traffic){ .rx = { .average = 100, .recent = 300 }, .tx = { .average = 20, .recent = 5 } };
+	assert_int_equal(filter_rate(POLICY_DIR_TX, &t, &which), 20);
 }
 
 /* The table steps every node's hysteresis on each report with the rule it

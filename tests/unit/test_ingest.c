@@ -113,7 +113,7 @@ static void test_ingest_reasons(void **state)
 
 		assert_true(table_get(s->table, "node-1", 6, &tn));
 		assert_int_equal(tn.seq, 3);
-		assert_int_equal(tn.rx_bytes_per_second, 1000);
+		assert_int_equal(tn.traffic.rx.average, 1000);
 		assert_int_equal(table_count(s->table), 1);
 	}
 	fake_scorer_free(s);
@@ -230,7 +230,7 @@ static void test_ingest_replay_after_restart(void **state)
 	assert_int_equal(atomic_load(&s->counters.reports_outdated), 1);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
 	assert_int_equal(tn.instance_id, 8);
-	assert_int_equal(tn.rx_bytes_per_second, 1000);
+	assert_int_equal(tn.traffic.rx.average, 1000);
 	fake_scorer_free(s);
 }
 
@@ -261,7 +261,7 @@ static void test_ingest_forged_sequence(void **state)
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
 	assert_int_equal(ingest_message(s, wire, len), 0);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
-	assert_int_equal(tn.rx_bytes_per_second, 900000000);
+	assert_int_equal(tn.traffic.rx.average, 900000000);
 	assert_true(tn.window_end_unix_ms <= clock_unix_ms() + INGEST_ORDER_AHEAD_MS);
 	/* The agent's next report, INGEST_ORDER_AHEAD_MS and a bit later by
 	 * the wall clock (the ingest path reads the real one). */
@@ -278,7 +278,7 @@ static void test_ingest_forged_sequence(void **state)
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
 	assert_int_equal(ingest_message(s, wire, len), 0);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
-	assert_int_equal(tn.rx_bytes_per_second, 1000);
+	assert_int_equal(tn.traffic.rx.average, 1000);
 	assert_int_equal(tn.seq, 6);
 	fake_scorer_free(s);
 }

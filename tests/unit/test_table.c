@@ -43,10 +43,10 @@ static void test_table_apply_and_get(void **state)
 	assert_int_equal(table_apply(t, &r, 111), TABLE_APPLIED);
 	assert_true(table_get(t, "node-a", 6, &n));
 	assert_string_equal(n.name, "node-a");
-	assert_int_equal(n.rx_bytes_per_second, 5000);
-	assert_int_equal(n.tx_bytes_per_second, 2500);
+	assert_int_equal(n.traffic.rx.average, 5000);
+	assert_int_equal(n.traffic.tx.average, 2500);
 	assert_int_equal(n.arrival_mono_ns, 111);
-	assert_int_equal(n.link_bytes_per_second, 0);
+	assert_int_equal(n.traffic.link_bytes_per_second, 0);
 	/* Lookups use the length, not a terminator, and never match a prefix. */
 	assert_true(table_get(t, "node-ab", 6, &n));
 	assert_false(table_get(t, "node", 4, &n));
@@ -68,7 +68,7 @@ static void test_table_sequence_rules(void **state)
 	r = make_report("node-a", 1, 4, 9000, 1000);
 	assert_int_equal(table_apply(t, &r, 3), TABLE_DUPLICATE);
 	assert_true(table_get(t, "node-a", 6, &n));
-	assert_int_equal(n.rx_bytes_per_second, 1000); /* unchanged by the duplicates */
+	assert_int_equal(n.traffic.rx.average, 1000); /* unchanged by the duplicates */
 	assert_int_equal(n.arrival_mono_ns, 1);
 	assert_int_equal(n.window_end_unix_ms, END0 + 5000);
 	/* A newer sequence number within the same millisecond is newer. */
@@ -81,7 +81,7 @@ static void test_table_sequence_rules(void **state)
 	r.window_end_unix_ms = END0 + 6000;
 	assert_int_equal(table_apply(t, &r, 4), TABLE_APPLIED);
 	assert_true(table_get(t, "node-a", 6, &n));
-	assert_int_equal(n.rx_bytes_per_second, 3000);
+	assert_int_equal(n.traffic.rx.average, 3000);
 	/* ...and another instance's report within the same millisecond is
 	 * not newer. */
 	r = make_report("node-a", 3, 9, 4000, 1000);
@@ -114,7 +114,7 @@ static void test_table_replay_order(void **state)
 	old.seq = UINT64_MAX; /* (unsigned, it could be changed at will) */
 	assert_int_equal(table_apply(t, &old, 3), TABLE_OUTDATED);
 	assert_true(table_get(t, "node-a", 6, &n));
-	assert_int_equal(n.rx_bytes_per_second, 1000);
+	assert_int_equal(n.traffic.rx.average, 1000);
 	assert_int_equal(n.instance_id, 2);
 
 	/* Unsigned: instance 2's id with sequence 2^64 - 1 and a window just
@@ -128,7 +128,7 @@ static void test_table_replay_order(void **state)
 	r.window_end_unix_ms = old.window_end_unix_ms + 6000;
 	assert_int_equal(table_apply(t, &r, 5), TABLE_APPLIED);
 	assert_true(table_get(t, "node-a", 6, &n));
-	assert_int_equal(n.rx_bytes_per_second, 1000);
+	assert_int_equal(n.traffic.rx.average, 1000);
 	assert_int_equal(n.seq, 2);
 	table_destroy(t);
 }
@@ -158,7 +158,7 @@ static void test_table_clock_step_back(void **state)
 	r.seq = 12;
 	assert_int_equal(table_apply(t, &r, 1200), TABLE_APPLIED);
 	assert_true(table_get(t, "node-a", 6, &n));
-	assert_int_equal(n.rx_bytes_per_second, 2000);
+	assert_int_equal(n.traffic.rx.average, 2000);
 	assert_int_equal(n.window_end_unix_ms, END0);
 	/* From there on, windows order again. */
 	r.seq = 13;
@@ -203,16 +203,16 @@ static void test_table_link_speed(void **state)
 	report_iface_count(&r.ifaces[1], 4000, 0, 2000);
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
-	assert_int_equal(n.link_bytes_per_second, 250000000);
-	assert_int_equal(n.rx_bytes_per_second, 2000);
-	assert_int_equal(n.window_ms, 2000);
+	assert_int_equal(n.traffic.link_bytes_per_second, 250000000);
+	assert_int_equal(n.traffic.rx.average, 2000);
+	assert_int_equal(n.traffic.covered_ms, 2000);
 	/* One interface of unknown speed makes the node's speed unknown. */
 	r.seq = 2;
 	r.window_end_unix_ms += 1000;
 	r.ifaces[1].traffic.link_bytes_per_second = 0;
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
-	assert_int_equal(n.link_bytes_per_second, 0);
+	assert_int_equal(n.traffic.link_bytes_per_second, 0);
 	table_destroy(t);
 }
 
@@ -241,18 +241,18 @@ static void test_table_burst_and_drops(void **state)
 	}
 	assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
-	assert_int_equal(n.rx_recent_bytes_per_second, 201);
-	assert_int_equal(n.tx_recent_bytes_per_second, 20);
-	assert_int_equal(n.rx_p95_bytes_per_second, 600);
-	assert_int_equal(n.tx_p95_bytes_per_second, 61);
-	assert_true(n.rx_dropped == UINT64_MAX);
-	assert_int_equal(n.rx_missed, 4);
-	assert_int_equal(n.tx_dropped, 1);
+	assert_int_equal(n.traffic.rx.recent, 201);
+	assert_int_equal(n.traffic.tx.recent, 20);
+	assert_int_equal(n.traffic.rx.p95, 600);
+	assert_int_equal(n.traffic.tx.p95, 61);
+	assert_true(n.traffic.rx_dropped == UINT64_MAX);
+	assert_int_equal(n.traffic.rx_missed, 4);
+	assert_int_equal(n.traffic.tx_dropped, 1);
 	r = make_report("n", 1, 2, 0, 1000);
 	assert_int_equal(table_apply(t, &r, 2), TABLE_APPLIED);
 	assert_true(table_get(t, "n", 1, &n));
-	assert_int_equal(n.rx_recent_bytes_per_second + n.rx_p95_bytes_per_second + n.rx_dropped +
-				 n.rx_missed + n.tx_dropped, 0);
+	assert_int_equal(n.traffic.rx.recent + n.traffic.rx.p95 + n.traffic.rx_dropped +
+				 n.traffic.rx_missed + n.traffic.tx_dropped, 0);
 	table_destroy(t);
 }
 
@@ -272,7 +272,7 @@ static void test_table_many_nodes(void **state)
 	for (unsigned i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "node-%u", i);
 		assert_true(table_get(t, name, strlen(name), &n));
-		assert_int_equal(n.rx_bytes_per_second, (uint64_t)i * 1000);
+		assert_int_equal(n.traffic.rx.average, (uint64_t)i * 1000);
 	}
 	assert_int_equal(table_count(t), N);
 	assert_null(table_create(0));

@@ -120,13 +120,13 @@ static void test_view_get(void **state)
 
 		view_get(f->s, row->node, strlen(row->node), START_NS + row->later_ns, &v);
 		if (v.source != row->source || v.known != row->known ||
-		    v.rx_bytes_per_second != row->rx || v.tx_bytes_per_second != row->tx ||
+		    v.traffic.rx.average != row->rx || v.traffic.tx.average != row->tx ||
 		    v.age_ns != row->age_ns || strcmp(v.label, row->label))
 			fail_msg("%s: %s from %s (known %d): rx %llu tx %llu age %llu label \"%s\"; want "
 				 "%s (known %d): rx %llu tx %llu age %llu label \"%s\"", row->name,
 				 row->node, view_source_name(v.source), v.known,
-				 (unsigned long long)v.rx_bytes_per_second,
-				 (unsigned long long)v.tx_bytes_per_second, (unsigned long long)v.age_ns,
+				 (unsigned long long)v.traffic.rx.average,
+				 (unsigned long long)v.traffic.tx.average, (unsigned long long)v.age_ns,
 				 v.label, view_source_name(row->source), row->known,
 				 (unsigned long long)row->rx, (unsigned long long)row->tx,
 				 (unsigned long long)row->age_ns, row->label);
