@@ -269,12 +269,10 @@ static void filter_input(struct scorer *s, const struct extreq_node *node,
 			 struct filter_node *fn)
 {
 	node_view(s, node, self, now, v);
-	fn->traffic = v->source != VIEW_NONE ? &v->traffic : NULL;
-	fn->reserved_rx_bytes_per_second = v->inflight.reserved_rx_bytes_per_second;
-	fn->reserved_tx_bytes_per_second = v->inflight.reserved_tx_bytes_per_second;
-	fn->held = v->filter_held;
-	fn->over_for_ns = v->over_for_ns;
-	fn->label = v->label;
+	*fn = (struct filter_node){ v->source != VIEW_NONE ? &v->traffic : NULL, v->label,
+				    v->inflight.reserved_rx_bytes_per_second,
+				    v->inflight.reserved_tx_bytes_per_second, v->held,
+				    v->over_for_ns };
 }
 
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)

@@ -5,14 +5,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hash.h"
-#include "hysteresis.h"
 #include "units.h"
 
 #define QUANTITY_MAX_LEN 32
 
-/* rate * 100 > link * pct, in 128 bits. */
-bool filter_above(uint64_t rate, uint64_t link, unsigned pct)
+/* rate above pct percent of link: rate * 100 > link * pct, in 128 bits. */
+static bool above(uint64_t rate, uint64_t link, unsigned pct)
 {
 	return (unsigned __int128)rate * 100 > (unsigned __int128)link * pct;
 }
@@ -42,18 +42,52 @@ uint64_t filter_rate(enum policy_direction dir, const struct traffic *t, const c
 	return tx;
 }
 
+unsigned filter_release_pct(const struct filter_config *cfg)
+{
+	return cfg->max_utilization_pct > cfg->margin_pct ?
+		       cfg->max_utilization_pct - cfg->margin_pct : 0;
+}
+
+enum filter_event filter_step(const struct filter_config *cfg, struct filter_held *st,
+			      uint64_t rate, uint64_t link, uint64_t now_ns)
+{
+	uint64_t held;
+
+	if (cfg->max_utilization_pct == 0 || link == 0) {
+		bool was = st->over;
+
+		st->over = st->above = false;
+		return was ? FILTER_RELEASED : FILTER_SAME;
+	}
+	st->above = above(rate, link, cfg->max_utilization_pct);
+	if (!st->over) {
+		if (!st->above)
+			return FILTER_SAME;
+		st->over = true;
+		st->since_ns = now_ns;
+		return FILTER_CROSSED;
+	}
+	held = now_ns > st->since_ns ? now_ns - st->since_ns : 0;
+	if (above(rate, link, filter_release_pct(cfg)) || held < cfg->hold_ms * NS_PER_MS)
+		return FILTER_SAME;
+	st->over = false;
+	return FILTER_RELEASED;
+}
+
+/* The rule as the node's latest report left it; the numbers only say why. */
 static bool check_utilization(const struct filter_config *cfg, enum policy_direction dir,
 			      const struct filter_node *n, struct filter_why *why)
 {
 	const char *which;
 	uint64_t rate = filter_rate(dir, n->traffic, &which);
 	uint64_t link = n->traffic->link_bytes_per_second;
-	unsigned release = hysteresis_release_pct(cfg);
 	char r[32], l[32];
 
+	if (!n->held.over)
+		return true;
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), link);
-	if (filter_above(rate, link, cfg->max_utilization_pct)) {
+	if (n->held.above) {
 		snprintf(why->reason, sizeof(why->reason), "netsched: %s above %u percent of link",
 			 which, cfg->max_utilization_pct);
 		snprintf(why->detail, sizeof(why->detail),
@@ -61,18 +95,15 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 			 percent(rate, link), l, cfg->max_utilization_pct);
 		return false;
 	}
-	if (!n->held)
-		return true;
 	/* Only configured numbers in the reason, so held nodes group. */
 	snprintf(why->reason, sizeof(why->reason),
 		 "netsched: was above %u percent of link, held until %u", cfg->max_utilization_pct,
-		 release);
+		 filter_release_pct(cfg));
 	snprintf(why->detail, sizeof(why->detail),
 		 "%s %s %s is %u%% of %s; over maxUtilization %u%% since %llu s ago, held until "
-		 "at most %u%% after %llu s", n->label, which, r,
-		 percent(rate, link), l, cfg->max_utilization_pct,
-		 (unsigned long long)(n->over_for_ns / 1000000000ULL), release,
-		 (unsigned long long)(cfg->hold_ms / 1000));
+		 "at most %u%% after %llu s", n->label, which, r, percent(rate, link), l,
+		 cfg->max_utilization_pct, (unsigned long long)(n->over_for_ns / NS_PER_SEC),
+		 filter_release_pct(cfg), (unsigned long long)(cfg->hold_ms / 1000));
 	return false;
 }
 

@@ -16,8 +16,11 @@
  *    direction is judged by the larger of its window average and its
  *    recent rate (the agent's rate since its previous report), so a step
  *    up fails the node at the next report, not a window later. A node
- *    that failed stays failed until it is clearly below again
- *    (hysteresis.h: a margin and a hold time);
+ *    that failed stays failed until it is clearly below again: a margin
+ *    and a hold time, so a node hovering around the limit does not flip
+ *    between schedulable and not on every report. The rule is judged once
+ *    per report, as the node table takes it (filter_step(), its state kept
+ *    in the node); a request only reads that state;
  *  - bandwidth (on by default): a pod that declares the standard
  *    kubernetes.io/ingress-bandwidth or egress-bandwidth annotation is asking
  *    for that much; a node whose free rx (ingress) or tx (egress) bandwidth
@@ -40,8 +43,8 @@
 struct filter_config {
 	unsigned max_utilization_pct;	/* 1..100; 0 = rule off */
 	bool bandwidth;			/* honour the pod's bandwidth annotations */
-	unsigned margin_pct;		/* hysteresis: released at or below limit - margin */
-	uint64_t hold_ms;		/* hysteresis: filtered for at least this long */
+	unsigned margin_pct;		/* released at or below limit - margin ... */
+	uint64_t hold_ms;		/* ... once filtered for at least this long */
 };
 
 #define FILTER_DEFAULT_MARGIN_PCT 10
@@ -53,15 +56,47 @@ struct filter_pod {
 	uint64_t egress_bps;
 };
 
+/* The maxUtilization rule's state of one node, stepped on every report.
+ * A node goes over at a report above the limit; it is released at a report
+ * at or below (limit - margin) percent of its link once it has been over
+ * for the hold time. A margin as large as the limit means it must go idle. */
+struct filter_held {
+	bool over;		/* failing the rule: above the limit, or held since */
+	bool above;		/* the latest report itself is above the limit */
+	uint64_t since_ns;	/* when it went over (monotonic) */
+};
+
+enum filter_event {
+	FILTER_SAME,		/* state unchanged */
+	FILTER_CROSSED,		/* went over the limit */
+	FILTER_RELEASED,	/* clearly below again, after the hold */
+};
+
+/* One report: rate is what the rule judges (filter_rate()), link the node's
+ * link speed, both bytes per second. The rule off or an unknown link clears
+ * the state (nothing to judge, so never held). */
+enum filter_event filter_step(const struct filter_config *cfg, struct filter_held *st,
+			      uint64_t rate, uint64_t link, uint64_t now_ns);
+
+/* The percentage at or below which a node that is over is released. */
+unsigned filter_release_pct(const struct filter_config *cfg);
+
+/* What the maxUtilization rule judges: per direction the larger of the
+ * average and the recent rate, then the configured direction or the busier
+ * one ("both" and "max": each direction has the whole link). *which gets
+ * "rx" or "tx". */
+uint64_t filter_rate(enum policy_direction dir, const struct traffic *t, const char **which);
+
+/* What a request knows of a node. */
 struct filter_node {
 	const struct traffic *traffic;	/* NULL: no fresh data */
 	const char *label;		/* interface name(s) for the reason */
 	/* Declared by pods just placed there, not yet in the counters. */
 	uint64_t reserved_rx_bytes_per_second;
 	uint64_t reserved_tx_bytes_per_second;
-	/* Hysteresis (hysteresis.h): over the limit at some report since
-	 * over_for_ns ago, and not clearly below since. */
-	bool held;
+	/* The maxUtilization rule's state at the node's latest report, and
+	 * how long it has been over. */
+	struct filter_held held;
 	uint64_t over_for_ns;
 };
 
@@ -77,16 +112,6 @@ struct filter_why {
 bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  const struct filter_pod *pod, const struct filter_node *node,
 		  struct filter_why *why);
-
-/* rate above pct percent of link (bytes per second), exactly, in 128 bits:
- * the maxUtilization rule's test, and its hysteresis's. */
-bool filter_above(uint64_t rate, uint64_t link, unsigned pct);
-
-/* What the maxUtilization rule judges: per direction the larger of the
- * average and the recent rate, then the configured direction or the busier
- * one ("both" and "max": each direction has the whole link). *which gets
- * "rx" or "tx". */
-uint64_t filter_rate(enum policy_direction dir, const struct traffic *t, const char **which);
 
 /* A bandwidth annotation's value as it arrived in the JSON string (escapes
  * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",

@@ -122,8 +122,8 @@ void status_nodes(struct scorer *s, struct reply *out)
 		put_traffic(&b, &v->traffic);
 		put_inputs(&b, s, &pn[i]);
 		if (s->filter.max_utilization_pct) {
-			/* The maxUtilization rule's hysteresis (hysteresis.h). */
-			buf_puts(&b, v->filter_held ? ",\"filterHeld\":true,\"overSeconds\":" :
+			/* The maxUtilization rule's state (filter.h). */
+			buf_puts(&b, v->held.over ? ",\"filterHeld\":true,\"overSeconds\":" :
 						      ",\"filterHeld\":false,\"overSeconds\":");
 			buf_json_double(&b, (double)v->over_for_ns / (double)NS_PER_SEC);
 		}

@@ -29,7 +29,7 @@ struct table {
 	uint64_t resync_after_ns;	/* 0: a node's window order is never reset */
 	uint64_t no_stale_until_ns;	/* no node can be stale before this */
 	uint64_t evictions;
-	struct filter_config filter;	/* for the hysteresis; rule off until table_filter() */
+	struct filter_config filter;	/* maxUtilization; off until table_filter() */
 	enum policy_direction direction;
 };
 
@@ -131,9 +131,9 @@ void table_filter(struct table *t, const struct filter_config *cfg, enum policy_
 	pthread_rwlock_unlock(&t->lock);
 }
 
-/* A hysteresis transition, logged once the lock is released. */
+/* A maxUtilization transition, logged once the lock is released. */
 struct transition {
-	enum hysteresis_event ev;
+	enum filter_event ev;
 	char node[REPORT_MAX_NODE_LEN + 1];
 	char label[REPORT_MAX_IFNAME_LEN + 12];
 	const char *which;
@@ -145,8 +145,8 @@ static void step_filter(struct table *t, struct table_node *n, uint64_t now, str
 {
 	tr->rate = filter_rate(t->direction, &n->traffic, &tr->which);
 	tr->link = n->traffic.link_bytes_per_second;
-	tr->ev = hysteresis_step(&t->filter, &n->filter, tr->rate, tr->link, now);
-	if (tr->ev == HYSTERESIS_SAME)
+	tr->ev = filter_step(&t->filter, &n->held, tr->rate, tr->link, now);
+	if (tr->ev == FILTER_SAME)
 		return;
 	tr->cfg = t->filter;
 	memcpy(tr->node, n->name, sizeof(tr->node));
@@ -157,14 +157,14 @@ static void log_transition(const struct transition *tr)
 {
 	unsigned pct = tr->link ? (unsigned)((unsigned __int128)tr->rate * 100 / tr->link) : 0;
 
-	if (tr->ev == HYSTERESIS_CROSSED)
+	if (tr->ev == FILTER_CROSSED)
 		log_info("table", "%s: %s %s at %u%% of its link, above maxUtilization %u%%: filtered "
 			 "until at most %u%% and at least %llu ms", tr->node, tr->label, tr->which,
-			 pct, tr->cfg.max_utilization_pct, hysteresis_release_pct(&tr->cfg),
+			 pct, tr->cfg.max_utilization_pct, filter_release_pct(&tr->cfg),
 			 (unsigned long long)tr->cfg.hold_ms);
-	else if (tr->ev == HYSTERESIS_RELEASED)
+	else if (tr->ev == FILTER_RELEASED)
 		log_info("table", "%s: %s %s at %u%% of its link (release at %u%%): schedulable again",
-			 tr->node, tr->label, tr->which, pct, hysteresis_release_pct(&tr->cfg));
+			 tr->node, tr->label, tr->which, pct, filter_release_pct(&tr->cfg));
 }
 
 void table_evict_after(struct table *t, uint64_t age_ns)
@@ -270,7 +270,7 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 {
 	size_t len = strnlen(r->node, sizeof(r->node));
 	enum table_result res = TABLE_APPLIED;
-	struct transition tr = { .ev = HYSTERESIS_SAME };
+	struct transition tr = { .ev = FILTER_SAME };
 	struct table_node *n;
 	uint32_t *e;
 

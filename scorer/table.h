@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "filter.h"
-#include "hysteresis.h"
 #include "policy.h"
 #include "report.h"
 
@@ -28,9 +27,8 @@ struct table_node {
 	/* Its interfaces' figures added up (traffic_add()). */
 	struct traffic traffic;
 	uint32_t n_ifaces;
-	/* The maxUtilization rule's hysteresis, stepped on every report
-	 * (table_filter()). */
-	struct hysteresis_state filter;
+	/* The maxUtilization rule, judged on every report (table_filter()). */
+	struct filter_held held;
 	/* For reasons and logs: the interface's name, or "eth0+2" for three. */
 	char ifaces_label[REPORT_MAX_IFNAME_LEN + 12];
 };
@@ -64,8 +62,8 @@ void table_destroy(struct table *t);
 void table_evict_after(struct table *t, uint64_t age_ns);
 uint64_t table_evictions(struct table *t);
 
-/* The maxUtilization rule and direction every report's hysteresis step
- * uses (hysteresis.h); until called, the rule is off and no node is held.
+/* The maxUtilization rule and direction every report is judged by
+ * (filter_step()); until called, the rule is off and no node is held.
  * Transitions are logged with the node, its rate and the limit. */
 void table_filter(struct table *t, const struct filter_config *cfg, enum policy_direction dir);
 

@@ -24,9 +24,9 @@ void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
 		if (out->age_ns <= s->stale_after_ns) {
 			out->source = VIEW_AGENT;
 			out->traffic = tn.traffic;
-			out->filter_held = tn.filter.over;
-			if (tn.filter.over && now_ns > tn.filter.since_ns)
-				out->over_for_ns = now_ns - tn.filter.since_ns;
+			out->held = tn.held;
+			if (tn.held.over && now_ns > tn.held.since_ns)
+				out->over_for_ns = now_ns - tn.held.since_ns;
 			memcpy(out->label, tn.ifaces_label, sizeof(out->label));
 			return;
 		}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "filter.h"
 #include "inflight.h"
 #include "policy.h"
 #include "report.h"
@@ -32,9 +33,9 @@ struct view_node {
 	/* The agent's figures (table.h); from Prometheus only the averages
 	 * (the link is unknown); all 0 without a fresh source. */
 	struct traffic traffic;
-	/* The maxUtilization rule's hysteresis (agent data only): over since
-	 * over_for_ns ago and not released yet. */
-	bool filter_held;
+	/* The maxUtilization rule at the latest report (agent data only),
+	 * and how long the node has been over. */
+	struct filter_held held;
 	uint64_t over_for_ns;
 	uint64_t age_ns;		/* since the report or the fallback refresh;
 					   since the last report when none is fresh */

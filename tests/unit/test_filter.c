@@ -15,12 +15,22 @@
 #include "common/log.h"
 #include "scorer/extender.h"
 #include "scorer/filter.h"
-#include "scorer/hysteresis.h"
 #include "scorer/table.h"
 #include "scorer/reply.h"
 #include "tests/unit/fake_scorer.h"
 
 #define GBIT (1000000000ULL / 8) /* 1 Gb/s in bytes per second */
+
+/* What the node table does with each report: judges the maxUtilization
+ * rule on the node's traffic at now_ns. */
+static void judge(const struct filter_config *cfg, enum policy_direction dir,
+		  struct filter_node *n, uint64_t now_ns)
+{
+	const char *which;
+
+	filter_step(cfg, &n->held, filter_rate(dir, n->traffic, &which),
+		    n->traffic->link_bytes_per_second, now_ns);
+}
 
 struct filter_row {
 	const char *name;
@@ -81,7 +91,11 @@ static void test_filter_rows(void **state)
 				     .link_bytes_per_second = row->link };
 		struct filter_node node = { .traffic = row->has_data ? &t : NULL, .label = "ens192" };
 		struct filter_why why;
-		bool pass = filter_check(&cfg, row->dir, &pod, &node, &why);
+		bool pass;
+
+		if (node.traffic)
+			judge(&cfg, row->dir, &node, 0);
+		pass = filter_check(&cfg, row->dir, &pod, &node, &why);
 
 		if (pass != (row->want == NULL))
 			fail_msg("%s: %s (reason '%s')", row->name, pass ? "passed" : "failed",
@@ -113,12 +127,16 @@ static void test_filter_reasons_shared(void **state)
 	struct filter_why wa, wb;
 
 	(void)state;
+	judge(&cfg, POLICY_DIR_RX, &a, 0);
+	judge(&cfg, POLICY_DIR_RX, &b, 0);
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &a, &wa));
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &b, &wb));
 	assert_string_equal(wa.reason, wb.reason);
 	assert_string_not_equal(wa.detail, wb.detail);
 	/* Under the utilization limit, both fail the bandwidth rule alike. */
 	cfg.max_utilization_pct = 0;
+	judge(&cfg, POLICY_DIR_RX, &a, 0);
+	judge(&cfg, POLICY_DIR_RX, &b, 0);
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &a, &wa));
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &b, &wb));
 	assert_string_equal(wa.reason, "netsched: free rx below the 5 Gb/s the pod asks");
@@ -140,6 +158,7 @@ static void test_filter_reserved(void **state)
 	struct filter_why why;
 
 	(void)state;
+	judge(&cfg, POLICY_DIR_RX, &n, 0);
 	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	n.reserved_rx_bytes_per_second = 30 * mbit;
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
@@ -220,13 +239,11 @@ static void test_filter_warn_once(void **state)
 }
 
 /* busy: 870 Mb/s rx of 1 Gb/s; idle: nothing on 1 Gb/s; ghost: unknown. */
-static struct scorer *busy_idle(void)
+static void feed_busy_idle(struct scorer *s, uint64_t seq)
 {
-	struct scorer *s = fake_scorer_new(16, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
-	struct report r = { .instance_id = 1, .seq = 1, .n_ifaces = 1 };
+	struct report r = { .instance_id = 1, .seq = seq, .n_ifaces = 1 };
 
-	assert_non_null(s);
-	s->filter.bandwidth = true;
+	r.window_end_unix_ms = seq;
 	strcpy(r.ifaces[0].name, "ens192");
 	r.ifaces[0].traffic.link_bytes_per_second = 125000000;
 	strcpy(r.node, "busy");
@@ -235,6 +252,15 @@ static struct scorer *busy_idle(void)
 	strcpy(r.node, "idle");
 	report_iface_count(&r.ifaces[0], 0, 0, 1000);
 	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+}
+
+static struct scorer *busy_idle(void)
+{
+	struct scorer *s = fake_scorer_new(16, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+
+	assert_non_null(s);
+	s->filter.bandwidth = true;
+	feed_busy_idle(s, 1);
 	return s;
 }
 
@@ -279,8 +305,11 @@ static void test_filter_verb(void **state)
 		      "\"spec\":{ }}]},\"NodeNames\":null,\"FailedNodes\":{\"busy\":\"netsched: "
 		      "free rx below the 500 Mb/s the pod asks\"},\"FailedAndUnresolvableNodes\":{},"
 		      "\"Error\":\"\"}");
-	/* maxUtilization at 80%: busy (87%) fails without any annotation. */
+	/* maxUtilization at 80%, judged from the next reports on: busy (87%)
+	 * fails without any annotation. */
 	s->filter.max_utilization_pct = 80;
+	table_filter(s->table, &s->filter, s->direction);
+	feed_busy_idle(s, 2);
 	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
 		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"netsched: "
 		      "rx above 80 percent of link\"},"
@@ -293,14 +322,14 @@ static void test_filter_verb(void **state)
 	fake_scorer_free(s);
 }
 
-/* The maxUtilization hysteresis as a table of transitions: each row is a
+/* The maxUtilization rule's hold as a table of transitions: each row is a
  * rule setting and a sequence of reports (time, rate, link), each with the
  * event it must cause and whether the node is held afterwards. */
 #define HYST_STEPS 8
 struct hyst_step {
 	uint64_t t_s;
 	uint64_t rate, link;	/* bytes per second; link 0 = unknown */
-	enum hysteresis_event ev;
+	enum filter_event ev;
 	bool over;
 };
 
@@ -312,9 +341,9 @@ struct hyst_row {
 	size_t n;
 };
 
-#define S HYSTERESIS_SAME
-#define C HYSTERESIS_CROSSED
-#define R HYSTERESIS_RELEASED
+#define S FILTER_SAME
+#define C FILTER_CROSSED
+#define R FILTER_RELEASED
 static const struct hyst_row hyst_rows[] = {
 	{ "crosses, held through a dip and before the hold, released after both", 80, 10, 30000,
 	  { { 0, 500, 1000, S, false }, { 1, 850, 1000, C, true }, { 2, 750, 1000, S, true },
@@ -351,14 +380,17 @@ static void test_filter_hysteresis_rows(void **state)
 		const struct hyst_row *row = &hyst_rows[r];
 		struct filter_config cfg = { .max_utilization_pct = row->limit,
 					     .margin_pct = row->margin, .hold_ms = row->hold_ms };
-		struct hysteresis_state st = { false, 0 };
+		struct filter_held st = { false, false, 0 };
 
 		for (size_t i = 0; i < row->n; i++) {
 			const struct hyst_step *s = &row->steps[i];
-			enum hysteresis_event ev = hysteresis_step(&cfg, &st, s->rate, s->link,
-								   1000 + s->t_s * 1000000000ULL);
+			enum filter_event ev = filter_step(&cfg, &st, s->rate, s->link,
+							   1000 + s->t_s * 1000000000ULL);
+			bool above = row->limit && s->link &&
+				     (unsigned __int128)s->rate * 100 >
+					     (unsigned __int128)s->link * row->limit;
 
-			if (ev != s->ev || st.over != s->over)
+			if (ev != s->ev || st.over != s->over || st.above != above)
 				fail_msg("%s: step %zu (t %llu s, rate %llu of %llu) gave event %d "
 					 "over %d, want %d over %d", row->name, i,
 					 (unsigned long long)s->t_s, (unsigned long long)s->rate,
@@ -369,7 +401,8 @@ static void test_filter_hysteresis_rows(void **state)
 
 /* The rule judges max(average, recent) per direction, and a held node
  * fails below the limit with a reason of its own (configured numbers only,
- * so held nodes group) and its numbers in the detail. */
+ * so held nodes group) and its numbers in the detail, until the hold is
+ * over and it is clearly below. */
 static void test_filter_recent_and_held(void **state)
 {
 	struct filter_config cfg = { .max_utilization_pct = 80, .margin_pct = 10,
@@ -382,19 +415,22 @@ static void test_filter_recent_and_held(void **state)
 	const char *which;
 
 	(void)state;
+	judge(&cfg, POLICY_DIR_RX, &n, 0);
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	assert_string_equal(why.reason, "netsched: rx above 80 percent of link");
 	assert_string_equal(why.detail, "eth0 rx 900 Mb/s is 90% of 1 Gb/s, above maxUtilization 80%");
 	t.rx.recent = 0;
-	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
-	n.held = true;
+	judge(&cfg, POLICY_DIR_RX, &n, 12500000000ULL);
 	n.over_for_ns = 12500000000ULL;
 	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	assert_string_equal(why.reason, "netsched: was above 80 percent of link, held until 70");
 	assert_string_equal(why.detail, "eth0 rx 400 Mb/s is 40% of 1 Gb/s; over maxUtilization 80% "
 			    "since 12 s ago, held until at most 70% after 30 s");
 	assert_null(strchr(why.reason, '%'));
-	/* The rule off: a held flag left over means nothing. */
+	judge(&cfg, POLICY_DIR_RX, &n, 30000000000ULL);
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	/* The rule off: a held state left over means nothing. */
+	n.held.over = n.held.above = true;
 	cfg.max_utilization_pct = 0;
 	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
 	/* Directions: the busier of max(avg, recent) each. */
@@ -408,9 +444,9 @@ static void test_filter_recent_and_held(void **state)
 	assert_int_equal(filter_rate(POLICY_DIR_TX, &t, &which), 20);
 }
 
-/* The table steps every node's hysteresis on each report with the rule it
- * was given; the state lives in the node (bounded memory) and reaches the
- * extender's filter verb. */
+/* The table judges every node's rule on each report with the rule it was
+ * given; the state lives in the node (bounded memory) and the extender's
+ * filter verb only reads it. */
 static void test_filter_hysteresis_in_table(void **state)
 {
 	struct scorer *s = fake_scorer_new(4, 1000, 600 * NS_PER_SEC);
@@ -435,10 +471,10 @@ static void test_filter_hysteresis_in_table(void **state)
 		fake_now = 1000 + steps[i].t_s * NS_PER_SEC;
 		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
 		assert_true(table_get(s->table, "n1", 2, &tn));
-		if (tn.filter.over != steps[i].held)
+		if (tn.held.over != steps[i].held)
 			fail_msg("report %zu (t %llu s, rx %llu of 1000 B/s): held %d, want %d", i,
 				 (unsigned long long)steps[i].t_s, (unsigned long long)steps[i].rx,
-				 tn.filter.over, steps[i].held);
+				 tn.held.over, steps[i].held);
 		snprintf(body, sizeof(body), "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},"
 			 "\"NodeNames\":[\"n1\"]}");
 		ext_filter(s, body, strlen(body), &out);
