@@ -122,6 +122,17 @@ int units_parse_quantity(const char *s, uint64_t *out)
 	return -EINVAL;
 }
 
+int units_parse_quantity_n(const char *s, size_t len, uint64_t *out)
+{
+	char buf[UNITS_QUANTITY_MAX_LEN + 1];
+
+	if (!s || len == 0 || len > UNITS_QUANTITY_MAX_LEN || memchr(s, '\0', len))
+		return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	return units_parse_quantity(buf, out);
+}
+
 static void format_si(char *buf, size_t len, double v, const char *unit)
 {
 	static const char *const prefix[] = { "", "k", "M", "G", "T", "P" };

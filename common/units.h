@@ -21,6 +21,13 @@ int units_parse_duration_ms(const char *s, uint64_t *out_ms);
  * digits; the result is rounded up to an integer (Kubernetes rounds up too). */
 int units_parse_quantity(const char *s, uint64_t *out);
 
+/* units_parse_quantity() of s[0..len), not NUL-terminated, as a value
+ * arrives in JSON or YAML (a pod's bandwidth annotation, "10M"): at most
+ * UNITS_QUANTITY_MAX_LEN bytes, and no NUL byte among them ("500\0k" is
+ * not 500). */
+#define UNITS_QUANTITY_MAX_LEN 32
+int units_parse_quantity_n(const char *s, size_t len, uint64_t *out);
+
 /* a + b, or UINT64_MAX where that would overflow: rates and packet counts
  * from outside add up without wrapping to small numbers. */
 static inline uint64_t units_add_sat(uint64_t a, uint64_t b)

@@ -15,6 +15,7 @@
 #include "log.h"
 #include "reply.h"
 #include "scorer.h"
+#include "units.h"
 #include "view.h"
 
 /* A reply holds at most the request's names or node objects plus this much
@@ -153,7 +154,8 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 
 	if (!v->s)
 		return 0;
-	if (filter_parse_bandwidth(v->s, v->len, &bps) == 0)
+	/* Escapes are not decoded: a quantity never needs one. */
+	if (units_parse_quantity_n(v->s, v->len, &bps) == 0)
 		return bps;
 	/* Once per distinct value (a pod is retried every second), and a line
 	 * a second at most (a client can send distinct values at will). */

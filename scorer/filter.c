@@ -9,8 +9,6 @@
 #include "hash.h"
 #include "units.h"
 
-#define QUANTITY_MAX_LEN 32
-
 /* rate above pct percent of link: rate * 100 > link * pct, in 128 bits. */
 static bool above(uint64_t rate, uint64_t link, unsigned pct)
 {
@@ -156,19 +154,6 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 	       check_bandwidth(node, "tx", node->traffic->tx.average,
 			       node->reserved_tx_bytes_per_second, pod->egress_bps,
 			       "kubernetes.io/egress-bandwidth", why);
-}
-
-int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps)
-{
-	char buf[QUANTITY_MAX_LEN + 1];
-
-	/* A quantity never needs a JSON escape; one means it is not a quantity.
-	 * Nor a NUL byte, which would end the copy early ("500\0k" is not 500). */
-	if (len == 0 || len > QUANTITY_MAX_LEN || memchr(s, '\\', len) || memchr(s, '\0', len))
-		return -EINVAL;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	return units_parse_quantity(buf, bps) ? -EINVAL : 0;
 }
 
 bool filter_warn_once(const char *s, size_t len)

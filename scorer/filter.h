@@ -113,11 +113,6 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  const struct filter_pod *pod, const struct filter_node *node,
 		  struct filter_why *why);
 
-/* A bandwidth annotation's value as it arrived in the JSON string (escapes
- * not decoded): a Kubernetes quantity in bits per second ("10M", "1G",
- * "500k", "1.5G", "1Gi"), parsed strictly. 0 and *bps set, or -EINVAL. */
-int filter_parse_bandwidth(const char *s, size_t len, uint64_t *bps);
-
 /* Whether this malformed value is new (true once per distinct value among
  * the last FILTER_WARN_SLOTS), so a pod retried every second is logged
  * once, not once per attempt. Thread-safe. */

@@ -11,10 +11,10 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "filter.h"
 #include "inflight.h"
 #include "json.h"
 #include "log.h"
+#include "units.h"
 
 /* Bound pods that have not finished: what can carry traffic. A pod that
  * gets bound enters this selection, so the watch reports it as ADDED; one
@@ -160,7 +160,7 @@ static uint64_t declared(const struct kubepod_str *v)
 
 	/* A malformed annotation is the extender's to report (it sees the pod
 	 * first); here it simply declares nothing. */
-	return v->s && filter_parse_bandwidth(v->s, v->len, &bps) == 0 ? bps : 0;
+	return v->s && units_parse_quantity_n(v->s, v->len, &bps) == 0 ? bps : 0;
 }
 
 /* The binding time on our monotonic clock. Kubernetes gives wall seconds;

@@ -86,6 +86,44 @@ static void test_units_quantity(void **state)
 	run_rows(quantities, sizeof(quantities) / sizeof(quantities[0]), units_parse_quantity);
 }
 
+/* A quantity as a JSON string's contents arrive: a length, no NUL. */
+struct quantity_n_row {
+	const char *in;
+	size_t len;
+	int rc;
+	uint64_t want;
+};
+
+static const struct quantity_n_row quantities_n[] = {
+	{ "10M", 3, 0, 10000000 },
+	{ "1.5G", 4, 0, 1500000000 },
+	{ "1Gi", 3, 0, 1073741824 },
+	{ "10M\"}", 3, 0, 10000000 },		/* only the bytes given count */
+	{ "", 0, -EINVAL, 0 },
+	{ "10 M", 4, -EINVAL, 0 },
+	{ "10MB", 4, -EINVAL, 0 },
+	{ "1e3", 3, -EINVAL, 0 },
+	{ "10\\u004d", 8, -EINVAL, 0 },	/* an escape, as it would arrive in JSON */
+	{ "500\0\0k", 6, -EINVAL, 0 },	/* a NUL ended the copy early: was 500 */
+	{ "10M\0", 4, -EINVAL, 0 },
+	{ "99999999999999999999", 20, -ERANGE, 0 },
+	{ "123456789012345678901234567890123", 33, -EINVAL, 0 }, /* over 32 bytes */
+};
+
+static void test_units_quantity_n(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(quantities_n) / sizeof(quantities_n[0]); i++) {
+		const struct quantity_n_row *row = &quantities_n[i];
+		uint64_t out = 42;
+		int rc = units_parse_quantity_n(row->in, row->len, &out);
+
+		if (rc != row->rc || (rc == 0 && out != row->want) || (rc && out != 42))
+			fail_msg("\"%.*s\": rc %d out %llu, want rc %d out %llu", (int)row->len, row->in,
+				 rc, (unsigned long long)out, row->rc, (unsigned long long)row->want);
+	}
+}
+
 static void test_units_u64(void **state)
 {
 	uint64_t v = 7;
@@ -133,6 +171,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_units_duration),
 		cmocka_unit_test(test_units_quantity),
+		cmocka_unit_test(test_units_quantity_n),
 		cmocka_unit_test(test_units_u64),
 		cmocka_unit_test(test_units_add_sat),
 		cmocka_unit_test(test_units_format),
