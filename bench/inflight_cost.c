@@ -30,7 +30,7 @@ static double lookups(struct inflight *in)
 
 	for (int r = 0; r < ROUNDS; r++)
 		for (int i = 0; i < NODES; i++) {
-			inflight_get(in, names[i], strlen(names[i]), &l);
+			inflight_get(in, names[i], strlen(names[i]), NULL, 0, &l);
 			sum += l.milli_pods;
 		}
 	if (sum == 1) /* keep the loop */

@@ -80,35 +80,25 @@ static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
 	return out;
 }
 
-/* Where the pod itself is already counted (the scheduler retries pods):
- * never judged against its own earlier assumption. */
-static void find_self(struct scorer *s, const struct extreq *rq, struct inflight_self *self)
+/* The view of a requested node for this pod (view.h: never its own
+ * in-flight share). */
+static void node_view(struct scorer *s, const struct extreq *rq, const struct extreq_node *node,
+		      uint64_t now, struct view_node *v)
 {
-	self->n = 0;
-	if (rq->pod_uid.s)
-		inflight_self(s->inflight, rq->pod_uid.s, rq->pod_uid.len, self);
-}
-
-/* The view of a requested node, without the pod's own in-flight share. */
-static void node_view(struct scorer *s, const struct extreq_node *node,
-		      const struct inflight_self *self, uint64_t now, struct view_node *v)
-{
-	view_get(s, node->name, node->name_len, now, v);
-	if (self->n)
-		inflight_self_exclude(self, node->name, node->name_len, &v->inflight);
+	view_get(s, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
 /* The policy's input for every requested node (view.h decides where the
  * data comes from, in-flight pods included). Returns how many have data. */
-static size_t lookup(struct scorer *s, const struct extreq *rq, const struct inflight_self *self,
-		     uint64_t now, struct policy_node *pn)
+static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
+		     struct policy_node *pn)
 {
 	size_t fresh = 0;
 
 	for (size_t i = 0; i < rq->n; i++) {
 		struct view_node v;
 
-		node_view(s, &rq->nodes[i], self, now, &v);
+		node_view(s, rq, &rq->nodes[i], now, &v);
 		view_policy_input(s, &v, &pn[i]);
 		fresh += pn[i].has_data;
 	}
@@ -214,7 +204,6 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 
 static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
-	struct inflight_self self;
 	struct policy_node *pn;
 	struct extreq rq;
 	size_t fresh;
@@ -233,8 +222,7 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 		goto out_free_request;
 	}
 	now = s->now_ns();
-	find_self(s, &rq, &self);
-	fresh = lookup(s, &rq, &self, now, pn);
+	fresh = lookup(s, &rq, now, pn);
 	policy_score(s->policy, pn, rq.n);
 	assume(s, &rq, pn, now);
 
@@ -266,11 +254,10 @@ out_free_request:
 }
 
 /* What the filter knows of a requested node; v owns the label. */
-static void filter_input(struct scorer *s, const struct extreq_node *node,
-			 const struct inflight_self *self, uint64_t now, struct view_node *v,
-			 struct filter_node *fn)
+static void filter_input(struct scorer *s, const struct extreq *rq, const struct extreq_node *node,
+			 uint64_t now, struct view_node *v, struct filter_node *fn)
 {
-	node_view(s, node, self, now, v);
+	node_view(s, rq, node, now, v);
 	*fn = (struct filter_node){ v->source != VIEW_NONE ? &v->traffic : NULL, v->label,
 				    v->inflight.reserved_rx_bytes_per_second,
 				    v->inflight.reserved_tx_bytes_per_second, v->held,
@@ -279,7 +266,6 @@ static void filter_input(struct scorer *s, const struct extreq_node *node,
 
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
-	struct inflight_self self;
 	struct filter_pod asks;
 	struct buf b, failed;
 	char pod[200];
@@ -298,7 +284,6 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
 	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
 	now = s->now_ns();
-	find_self(s, &rq, &self);
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
 	 * reads only Nodes and hands these objects to later extenders, so
@@ -311,7 +296,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		struct view_node v;
 		struct filter_why why;
 
-		filter_input(s, node, &self, now, &v, &fn);
+		filter_input(s, &rq, node, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
 			only = (struct inflight_name){ node->name, node->name_len };
 			if (kept++)

@@ -572,7 +572,28 @@ void inflight_drop(struct inflight *in, const char *uid, size_t uid_len)
 
 /* ------------------------------------------------------------- the reads */
 
-bool inflight_get(struct inflight *in, const char *node, size_t len, struct inflight_load *out)
+/* Takes pod uid's share out of *load when the pod is counted on node i. */
+static void exclude(const struct inflight *in, int32_t i, const char *uid, size_t uid_len,
+		    struct inflight_load *load)
+{
+	int32_t k;
+	const struct ipod *p;
+
+	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX))
+		return;
+	k = find_pod(in, uid, uid_len, hash(uid, uid_len));
+	if (k == NONE)
+		return;
+	p = &in->pods[k];
+	for (unsigned m = 0; m < p->n; m++)
+		if (p->nodes[m] == i) {
+			load_sub(load, &p->share);
+			return;
+		}
+}
+
+bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
+		  size_t except_len, struct inflight_load *out)
 {
 	int32_t i;
 
@@ -582,8 +603,11 @@ bool inflight_get(struct inflight *in, const char *node, size_t len, struct infl
 		return false;
 	pthread_rwlock_rdlock(&in->lock);
 	i = find_node(in, node, len, hash(node, len));
-	if (i != NONE)
+	if (i != NONE) {
 		*out = in->nodes[i].sum;
+		if (except_uid)
+			exclude(in, i, except_uid, except_len, out);
+	}
 	pthread_rwlock_unlock(&in->lock);
 	return i != NONE;
 }
@@ -595,43 +619,6 @@ void inflight_stats(struct inflight *in, struct inflight_stats *out)
 	out->nodes = in->n_nodes;
 	pthread_rwlock_unlock(&in->lock);
 	out->confirming = atomic_load(&in->confirming);
-}
-
-bool inflight_self(struct inflight *in, const char *uid, size_t uid_len,
-		   struct inflight_self *out)
-{
-	int32_t i;
-
-	out->n = 0;
-	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
-	    !valid_name(uid, uid_len, INFLIGHT_UID_MAX))
-		return false;
-	pthread_rwlock_rdlock(&in->lock);
-	i = find_pod(in, uid, uid_len, hash(uid, uid_len));
-	if (i != NONE) {
-		const struct ipod *p = &in->pods[i];
-
-		for (unsigned k = 0; k < p->n; k++) {
-			const struct inode *nd = &in->nodes[p->nodes[k]];
-
-			memcpy(out->nodes[k], nd->name, nd->len);
-			out->nodes[k][nd->len] = '\0';
-		}
-		out->n = p->n;
-		out->share = p->share;
-	}
-	pthread_rwlock_unlock(&in->lock);
-	return out->n > 0;
-}
-
-void inflight_self_exclude(const struct inflight_self *self, const char *node, size_t len,
-			   struct inflight_load *load)
-{
-	for (size_t k = 0; k < self->n; k++)
-		if (strlen(self->nodes[k]) == len && memcmp(self->nodes[k], node, len) == 0) {
-			load_sub(load, &self->share);
-			return;
-		}
 }
 
 static int by_node_label(const void *a, const void *b)

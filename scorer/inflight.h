@@ -158,28 +158,16 @@ void inflight_set_confirming(struct inflight *in, bool on);
 
 /* Applies fades and expiries if INFLIGHT_TICK_NS passed since the last
  * time (force: now). Cheap when not due: one atomic read. in may be NULL
- * here, in inflight_get() and inflight_self(). */
+ * here and in inflight_get(). */
 void inflight_tick(struct inflight *in, uint64_t now_ns, bool force);
 
-/* What in-flight pods add to the node now (as of the last tick). false and
- * *out zeroed when nothing: the common case costs one atomic read. */
-bool inflight_get(struct inflight *in, const char *node, size_t len, struct inflight_load *out);
-
-/* Where pod uid is counted now and what it adds to each of those nodes:
- * a pod retried by the scheduler must not be judged against its own
- * earlier assumption. false (out->n == 0) when it is not tracked. */
-struct inflight_self {
-	size_t n;
-	struct inflight_load share;
-	char nodes[INFLIGHT_TIE_MAX][INFLIGHT_NODE_MAX + 1];
-};
-bool inflight_self(struct inflight *in, const char *uid, size_t uid_len,
-		   struct inflight_self *out);
-
-/* Takes a pod's share (inflight_self()) out of a node's load, when the
- * pod is counted on that node. */
-void inflight_self_exclude(const struct inflight_self *self, const char *node, size_t len,
-			   struct inflight_load *load);
+/* What in-flight pods add to the node now (as of the last tick), except
+ * pod except_uid's own share where it is counted on that node (NULL: no
+ * exception): a pod the scheduler retries is never judged against its own
+ * earlier assumption. false and *out zeroed when nothing: the common case
+ * costs one atomic read. */
+bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
+		  size_t except_len, struct inflight_load *out);
 
 /* Counters and sizes. */
 void inflight_stats(struct inflight *in, struct inflight_stats *out);

@@ -10,14 +10,14 @@
 #include "table.h"
 #include "units.h"
 
-void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
-	      struct view_node *out)
+void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
+	      uint64_t now_ns, struct view_node *out)
 {
 	struct table_node tn;
 	uint64_t rx, tx, age;
 
 	memset(out, 0, sizeof(*out));
-	inflight_get(s->inflight, name, len, &out->inflight);
+	inflight_get(s->inflight, name, len, uid, uid_len, &out->inflight);
 	if (table_get(s->table, name, len, &tn)) {
 		out->known = true;
 		out->age_ns = table_node_age_ns(&tn, now_ns);
@@ -98,7 +98,7 @@ long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out)
 		if (!w || strcmp(rows[w - 1].name, rows[i].name))
 			rows[w++] = rows[i];
 	for (size_t i = 0; i < w; i++)
-		view_get(s, rows[i].name, strlen(rows[i].name), now_ns, &rows[i].v);
+		view_get(s, rows[i].name, strlen(rows[i].name), NULL, 0, now_ns, &rows[i].v);
 	free(nodes);
 	free(names);
 	*out = rows;

@@ -44,8 +44,11 @@ struct view_node {
 	char label[REPORT_MAX_IFNAME_LEN + 12]; /* interface(s), for reasons */
 };
 
-void view_get(struct scorer *s, const char *name, size_t len, uint64_t now_ns,
-	      struct view_node *out);
+/* The view of node name[0..len) at now_ns, for the pod whose UID is
+ * uid[0..uid_len) (NULL: for nobody): a pod the scheduler retries is never
+ * judged against its own earlier in-flight share. */
+void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
+	      uint64_t now_ns, struct view_node *out);
 
 /* The policy's input for a view: no data unless some source is fresh; the
  * rates (average, recent, p95) include the in-flight pods' weight; drops

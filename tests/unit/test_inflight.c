@@ -70,7 +70,7 @@ static struct inflight_load load(struct inflight *in, const char *node)
 {
 	struct inflight_load l;
 
-	inflight_get(in, node, strlen(node), &l);
+	inflight_get(in, node, strlen(node), NULL, 0, &l);
 	return l;
 }
 
@@ -89,14 +89,14 @@ static void test_inflight_assume(void **state)
 	struct inflight *in = *state;
 	struct inflight_load l;
 
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
-	assert_true(inflight_get(in, "a", 1, &l));
+	assert_true(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(l.rx_bytes_per_second, EST + PEN);
 	assert_int_equal(l.tx_bytes_per_second, EST + PEN);
 	assert_int_equal(l.reserved_rx_bytes_per_second, 0);
 	assert_int_equal(l.milli_pods, 1000);
-	assert_false(inflight_get(in, "b", 1, &l));
+	assert_false(inflight_get(in, "b", 1, NULL, 0, &l));
 	assert_int_equal(assume1(in, "uid-2", &plain, "a", T0 + 1), 0);
 	assert_int_equal(load(in, "a").milli_pods, 2000);
 	assert_int_equal(load(in, "a").rx_bytes_per_second, 2 * (EST + PEN));
@@ -152,7 +152,7 @@ static void test_inflight_move(void **state)
 
 	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
 	assert_int_equal(bound(in, "uid-1", "b", T0 + 5, T0 + 10), 0);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(load(in, "b").milli_pods, 1000);
 	assert_int_equal(stats(in).moved, 1);
 	assert_int_equal(stats(in).confirmed, 0);
@@ -182,7 +182,7 @@ static void test_inflight_drop(void **state)
 	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
 	inflight_drop(in, "uid-1", 5);
 	inflight_drop(in, "nobody", 6);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(stats(in).dropped, 1);
 	assert_int_equal(stats(in).pods, 0);
 	assert_int_equal(stats(in).nodes, 0);
@@ -203,7 +203,7 @@ static void test_inflight_expire(void **state)
 	inflight_tick(in, T0 + EXPIRE - 1, true);
 	assert_int_equal(load(in, "a").milli_pods, 1000);
 	inflight_tick(in, T0 + EXPIRE, true);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(load(in, "b").milli_pods, 1000);
 	assert_int_equal(stats(in).expired, 1);
 
@@ -239,7 +239,7 @@ static void test_inflight_fade(void **state)
 	inflight_tick(in, b + HOLD + FADE / 2 + INFLIGHT_TICK_NS, false);
 	assert_true(load(in, "a").milli_pods < 500);
 	inflight_tick(in, b + HOLD + FADE, true);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(stats(in).faded, 1);
 	assert_int_equal(stats(in).pods, 0);
 	assert_int_equal(stats(in).nodes, 0);
@@ -265,15 +265,15 @@ static void test_inflight_ties(void **state)
 	}
 	assert_int_equal(bound(in, "uid-1", "c", T0 + 1, T0 + 1), 0);
 	assert_int_equal(stats(in).confirmed, 1);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(load(in, "c").milli_pods, 1000);
 	assert_int_equal(stats(in).nodes, 1);
 
 	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
 	assert_int_equal(bound(in, "uid-2", "d", T0 + 1, T0 + 1), 0);
 	assert_int_equal(stats(in).moved, 1);
-	assert_false(inflight_get(in, "a", 1, &l));
-	assert_false(inflight_get(in, "b", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
+	assert_false(inflight_get(in, "b", 1, NULL, 0, &l));
 	assert_int_equal(load(in, "d").milli_pods, 1000);
 }
 
@@ -294,7 +294,7 @@ static void test_inflight_many_ties(void **state)
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, INFLIGHT_TIE_MAX + 4, T0), 0);
 	assert_int_equal(load(in, "n0").milli_pods, 1000);
 	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000);
-	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), &l));
+	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), NULL, 0, &l));
 	tied[1] = tied[0];
 	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
 	assert_int_equal(load(in, "n0").milli_pods, 2000);
@@ -309,10 +309,38 @@ static void test_inflight_reassume(void **state)
 
 	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
 	assert_int_equal(assume1(in, "uid-1", &plain, "b", T0 + NS_PER_SEC), 0);
-	assert_false(inflight_get(in, "a", 1, &l));
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
 	assert_int_equal(load(in, "b").milli_pods, 1000);
 	assert_int_equal(stats(in).pods, 1);
 	assert_int_equal(stats(in).assumed, 2);
+}
+
+/* A node's load for a retried pod leaves out that pod's own share, on
+ * every node it is counted on and only there; other pods' shares stay. */
+static void test_inflight_except(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_name ab[] = { { "a", 1 }, { "b", 1 } };
+	struct inflight_load l;
+
+	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, ab, 2, T0), 0);
+	assert_int_equal(assume1(in, "uid-2", &plain, "a", T0), 0);
+	assert_true(inflight_get(in, "a", 1, "uid-1", 5, &l));
+	assert_int_equal(l.milli_pods, 1000);
+	assert_int_equal(l.rx_bytes_per_second, EST + PEN);
+	inflight_get(in, "b", 1, "uid-1", 5, &l);
+	assert_int_equal(l.milli_pods, 0);
+	assert_int_equal(l.rx_bytes_per_second, 0);
+	/* Counted elsewhere, unknown, or no UID: the whole load. */
+	inflight_get(in, "b", 1, "uid-2", 5, &l);
+	assert_int_equal(l.milli_pods, 1000);
+	inflight_get(in, "a", 1, "uid-9", 5, &l);
+	assert_int_equal(l.milli_pods, 2000);
+	inflight_get(in, "a", 1, "", 0, &l);
+	assert_int_equal(l.milli_pods, 2000);
+	/* Nothing changed: the exception is per question. */
+	assert_int_equal(load(in, "a").milli_pods, 2000);
+	assert_int_equal(load(in, "b").milli_pods, 1000);
 }
 
 /* The caps: pods and nodes beyond them are refused, counted, and change
@@ -330,7 +358,7 @@ static void test_inflight_caps(void **state)
 	assert_int_equal(assume1(in, "p2", &plain, "b", T0), 0);
 	/* A third node does not fit: refused, the pod slot given back. */
 	assert_int_equal(assume1(in, "p3", &plain, "c", T0), -ENOSPC);
-	assert_false(inflight_get(in, "c", 1, &l));
+	assert_false(inflight_get(in, "c", 1, NULL, 0, &l));
 	/* A tie with a node that does not fit: refused as a whole. */
 	assert_int_equal(inflight_assume(in, "p3", 2, &plain, two, 2, T0), -ENOSPC);
 	assert_int_equal(load(in, "a").milli_pods, 1000);
@@ -481,6 +509,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_ties, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_many_ties, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_reassume, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_except, setup, teardown),
 		cmocka_unit_test(test_inflight_caps),
 		cmocka_unit_test_setup_teardown(test_inflight_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_model, setup, teardown),

@@ -481,16 +481,18 @@ static void check_stream(const char *how)
 {
 	struct podinformer_stats st;
 	struct podinformer_request req;
-	struct inflight_self self;
+	struct inflight_stats is;
+	struct inflight_load load;
 
 	podinformer_stats(pi, &st);
 	if (st.events != 4 || st.errors != 0)
 		fail_msg("%s: %llu events, %llu errors, want 4 and 0", how,
 			 (unsigned long long)st.events, (unsigned long long)st.errors);
-	assert_true(inflight_self(in, "a", 1, &self));
-	assert_int_equal(self.n, 1);
-	assert_string_equal(self.nodes[0], "n2");
-	assert_false(inflight_self(in, "b", 1, &self));
+	/* One pod left, on n2; n1 (where a was, and b) holds none. */
+	inflight_stats(in, &is);
+	assert_int_equal(is.pods, 1);
+	assert_true(inflight_get(in, "n2", 2, NULL, 0, &load));
+	assert_false(inflight_get(in, "n1", 2, NULL, 0, &load));
 	assert_int_equal(podinformer_end(pi, 0, NULL), 0);
 	assert_int_equal(podinformer_next(pi, &req), 0);
 	if (!strstr(req.path, "resourceVersion=30&"))
@@ -600,11 +602,11 @@ static void test_podinformer_pods(void **state)
 	assert_int_equal(podinformer_end(pi, 0, NULL), 0);
 	inflight_tick(in, now_ns, true);
 	/* 80 Mb/s declared: reserved; a malformed annotation declares nothing. */
-	assert_true(inflight_get(in, "n3", 2, &load));
+	assert_true(inflight_get(in, "n3", 2, NULL, 0, &load));
 	assert_int_equal(load.reserved_rx_bytes_per_second, 10000000);
 	assert_int_equal(load.reserved_tx_bytes_per_second, 0);
 	/* Bound hours before now (the wall clock is 21 Sep 2026, 14:13): long faded. */
-	assert_false(inflight_get(in, "n4", 2, &load));
+	assert_false(inflight_get(in, "n4", 2, NULL, 0, &load));
 	inflight_stats(in, &is);
 	assert_int_equal(is.pods, 2); /* not the unbound one, nor the one without a UID */
 	stop();

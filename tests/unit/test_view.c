@@ -118,7 +118,7 @@ static void test_view_get(void **state)
 		struct policy_node pn;
 		struct view_node v;
 
-		view_get(f->s, row->node, strlen(row->node), START_NS + row->later_ns, &v);
+		view_get(f->s, row->node, strlen(row->node), NULL, 0, START_NS + row->later_ns, &v);
 		if (v.source != row->source || v.known != row->known ||
 		    v.traffic.rx.average != row->rx || v.traffic.tx.average != row->tx ||
 		    v.age_ns != row->age_ns || strcmp(v.label, row->label))
@@ -202,7 +202,7 @@ static void test_view_without_prometheus(void **state)
 	struct view_node v;
 
 	f->s->prom = NULL;
-	view_get(f->s, "silent", 6, START_NS, &v);
+	view_get(f->s, "silent", 6, NULL, 0, START_NS, &v);
 	assert_int_equal(v.source, VIEW_NONE);
 	assert_int_equal(view_count(f->s, START_NS, &c), 0);
 	assert_int_equal(c.agent, 1);
