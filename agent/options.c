@@ -229,7 +229,7 @@ void agent_options_usage(FILE *f)
 static int default_node(struct agent_options *o, char *err, size_t errlen)
 {
 	const char *env = getenv("NODE_NAME");
-	char host[REPORT_MAX_NODE_LEN + 1];
+	char host[NODENAME_MAX_LEN + 1];
 	char why[128];
 
 	if (o->node[0])

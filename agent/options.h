@@ -16,7 +16,7 @@
 #include "sender.h"
 
 struct agent_options {
-	char node[REPORT_MAX_NODE_LEN + 1];
+	char node[NODENAME_MAX_LEN + 1];
 	struct ifselect_spec interfaces;
 	enum sampler_source source;
 	bool source_set;	/* --source given: no automatic fallback */

@@ -81,7 +81,7 @@ static int parse(int argc, char **argv, struct forge *f)
 			return -EINVAL;
 		}
 	}
-	if (!f->url || strlen(f->node) > REPORT_MAX_NODE_LEN || f->size > FORGE_MAX_SIZE) {
+	if (!f->url || strlen(f->node) > NODENAME_MAX_LEN || f->size > FORGE_MAX_SIZE) {
 		fprintf(stderr, "usage: netsched-forge --scorer URL [--node NAME] [--instance ID] "
 				"[--seq N] [--rx B/s] [--end-offset-ms +-MS] [--key-file F] "
 				"[--save F] | --replay F | --size N (at most %u)\n", FORGE_MAX_SIZE);

@@ -99,7 +99,7 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 	char why[256];
 	int rc;
 
-	if (nodename_check(r->node, strnlen(r->node, REPORT_MAX_NODE_LEN + 1), why, sizeof(why)))
+	if (nodename_check(r->node, strnlen(r->node, NODENAME_MAX_LEN + 1), why, sizeof(why)))
 		return errmsg(err, errlen, -EBADMSG, "node name is %s", why);
 	if (r->n_ifaces > REPORT_MAX_INTERFACES)
 		return errmsg(err, errlen, -E2BIG, "%s: %u interfaces, limit %u", r->node,
@@ -363,7 +363,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	memset(&r, 0, sizeof(r));
 	if (copy_name(r.node, sizeof(r.node), rep->node)) {
 		rc = errmsg(err, errlen, -EBADMSG, "node name is empty or longer than %u bytes",
-			  REPORT_MAX_NODE_LEN);
+			  NODENAME_MAX_LEN);
 		goto out;
 	}
 	r.instance_id = rep->instance_id;

@@ -11,14 +11,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodename.h"
 #include "traffic.h"
 
 #define REPORT_WIRE_VERSION 1u
 /* A full report with REPORT_MAX_INTERFACES long-named interfaces is ~4 KB. */
 #define REPORT_MAX_BYTES (16u * 1024u)
 #define REPORT_MAX_INTERFACES 32u
-/* DNS subdomain (Kubernetes node names), and IFNAMSIZ - 1. */
-#define REPORT_MAX_NODE_LEN 253u
+/* IFNAMSIZ - 1; node names follow nodename.h. */
 #define REPORT_MAX_IFNAME_LEN 15u
 /* A window longer than a day is a bug or a forgery. */
 #define REPORT_MAX_COVERED_MS (24ULL * 3600ULL * 1000ULL)
@@ -45,7 +45,7 @@ struct report_iface {
 };
 
 struct report {
-	char node[REPORT_MAX_NODE_LEN + 1];
+	char node[NODENAME_MAX_LEN + 1];
 	uint64_t instance_id;
 	uint64_t seq;
 	uint64_t window_start_unix_ms;

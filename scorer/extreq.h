@@ -22,8 +22,6 @@
 #include "membudget.h"
 #include "nodename.h"
 
-#define EXTREQ_MAX_NAME_LEN NODENAME_MAX_LEN
-
 /* Bounds on one request; the scorer's --max-request-nodes sets max_nodes. */
 struct extreq_limits {
 	size_t max_nodes;		/* more nodes in one request -> -E2BIG */

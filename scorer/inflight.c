@@ -38,7 +38,7 @@ struct inode {
 	uint32_t hash;
 	uint32_t refs;			/* pods counted on it; 0 = free slot */
 	uint16_t len;
-	char name[INFLIGHT_NODE_MAX + 1];
+	char name[NODENAME_MAX_LEN + 1];
 	struct inflight_load sum;
 };
 
@@ -462,7 +462,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX) || n == 0)
 		return -EINVAL;
 	for (size_t k = 0; k < n && k < INFLIGHT_TIE_MAX; k++)
-		if (!valid_name(nodes[k].s, nodes[k].len, INFLIGHT_NODE_MAX))
+		if (!valid_name(nodes[k].s, nodes[k].len, NODENAME_MAX_LEN))
 			return -EINVAL;
 	h = hash(uid, uid_len);
 	pthread_rwlock_wrlock(&in->lock);
@@ -507,7 +507,7 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 	int rc = 0;
 
 	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX) ||
-	    !valid_name(node, node_len, INFLIGHT_NODE_MAX))
+	    !valid_name(node, node_len, NODENAME_MAX_LEN))
 		return -EINVAL;
 	if (bound_ns > now_ns)
 		bound_ns = now_ns;
@@ -599,7 +599,7 @@ bool inflight_get(struct inflight *in, const char *node, size_t len, const char 
 
 	memset(out, 0, sizeof(*out));
 	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
-	    !valid_name(node, len, INFLIGHT_NODE_MAX))
+	    !valid_name(node, len, NODENAME_MAX_LEN))
 		return false;
 	pthread_rwlock_rdlock(&in->lock);
 	i = find_node(in, node, len, hash(node, len));

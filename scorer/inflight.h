@@ -63,8 +63,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodename.h"
+
 #define INFLIGHT_UID_MAX 64u		/* Kubernetes UIDs are 36-byte UUIDs */
-#define INFLIGHT_NODE_MAX 253u		/* a DNS subdomain */
 #define INFLIGHT_LABEL_MAX 127u		/* "namespace/name", truncated */
 #define INFLIGHT_TIE_MAX 8u
 #define INFLIGHT_TICK_NS (100ULL * 1000 * 1000)
@@ -118,7 +119,7 @@ struct inflight_stats {
 
 /* One pod on one node, for /v1/nodes (inflight_list()). */
 struct inflight_entry {
-	char node[INFLIGHT_NODE_MAX + 1];
+	char node[NODENAME_MAX_LEN + 1];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	bool bound;			/* the watch says it is here */
 	struct inflight_load load;	/* what it adds to this node now */

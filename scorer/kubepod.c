@@ -9,9 +9,10 @@
 #include "nodename.h"
 #include "units.h"
 
-/* Kubernetes UIDs are 36-byte UUIDs; names and namespaces at most 253. */
+/* Kubernetes UIDs are 36-byte UUIDs; pod names are DNS subdomains like
+ * node names, and namespaces, phases and reasons are shorter. */
 #define UID_MAX 64u
-#define NAME_MAX_LEN 253u
+#define NAME_MAX_LEN NODENAME_MAX_LEN
 #define TIME_MAX_LEN 40u
 
 /* Member key of object obj as a string of at most max bytes as received,

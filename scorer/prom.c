@@ -260,7 +260,7 @@ bool prom_get(struct prom *p, const char *node, size_t len, uint64_t now_ns, uin
 	size_t lo = 0, hi;
 	bool found = false;
 
-	if (!p || len > PROMQUERY_NODE_MAX)
+	if (!p || len > NODENAME_MAX_LEN)
 		return false;
 	pthread_mutex_lock(&p->lock);
 	sn = fresh(p, now_ns, age_ns);
@@ -287,7 +287,7 @@ bool prom_get(struct prom *p, const char *node, size_t len, uint64_t now_ns, uin
 	return found;
 }
 
-size_t prom_nodes(struct prom *p, uint64_t now_ns, char (*names)[PROMQUERY_NODE_MAX + 1],
+size_t prom_nodes(struct prom *p, uint64_t now_ns, char (*names)[NODENAME_MAX_LEN + 1],
 		  size_t cap)
 {
 	const struct snapshot *sn;

@@ -57,8 +57,8 @@ bool prom_get(struct prom *p, const char *node, size_t len, uint64_t now_ns, uin
 	      uint64_t *tx, uint64_t *age_ns);
 
 /* Copies up to cap node names of a fresh snapshot into names (each
- * PROMQUERY_NODE_MAX + 1 bytes); returns how many there are. */
-size_t prom_nodes(struct prom *p, uint64_t now_ns, char (*names)[PROMQUERY_NODE_MAX + 1],
+ * NODENAME_MAX_LEN + 1 bytes); returns how many there are. */
+size_t prom_nodes(struct prom *p, uint64_t now_ns, char (*names)[NODENAME_MAX_LEN + 1],
 		  size_t cap);
 
 #endif

@@ -173,13 +173,13 @@ static bool value_ok(const struct json *d, int i, uint64_t *out)
 	return true;
 }
 
-/* A node name: 1..253 bytes, printable, no escapes (DNS names need none). */
+/* A node name (nodename.h), which never needs an escape. */
 static bool node_ok(const struct json *d, int i, char *out)
 {
 	size_t n = 0;
 	const char *s = json_text(d, i, &n);
 
-	if (json_type(d, i) != JSMN_STRING || n > PROMQUERY_NODE_MAX || !nodename_valid(s, n))
+	if (json_type(d, i) != JSMN_STRING || !nodename_valid(s, n))
 		return false;
 	memcpy(out, s, n);
 	out[n] = '\0';

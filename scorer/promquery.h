@@ -13,10 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nodename.h"
+
 #define PROMQUERY_MAX_LEN 4096
 #define PROMQUERY_DEVICE_MAX 128
 #define PROMQUERY_LABEL_MAX 64
-#define PROMQUERY_NODE_MAX 253
 
 enum promquery_preset {
 	PROMQUERY_KUBE_PROMETHEUS,	/* the node_exporter target's `instance` is the node name */
@@ -50,7 +51,7 @@ int promquery_build(const struct promquery_config *cfg, char *out, size_t cap, c
 const char *promquery_node_label(const struct promquery_config *cfg);
 
 struct promquery_value {
-	char node[PROMQUERY_NODE_MAX + 1];
+	char node[NODENAME_MAX_LEN + 1];
 	uint64_t rx_bytes_per_second;
 	uint64_t tx_bytes_per_second;
 	bool has_rx, has_tx;

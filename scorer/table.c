@@ -134,7 +134,7 @@ void table_filter(struct table *t, const struct filter_config *cfg, enum policy_
 /* A maxUtilization transition, logged once the lock is released. */
 struct transition {
 	enum filter_event ev;
-	char node[REPORT_MAX_NODE_LEN + 1];
+	char node[NODENAME_MAX_LEN + 1];
 	char label[REPORT_MAX_IFNAME_LEN + 12];
 	const char *which;
 	uint64_t rate, link;
@@ -314,7 +314,7 @@ bool table_get(struct table *t, const char *name, size_t len, struct table_node 
 	const uint32_t *e;
 	bool found = false;
 
-	if (len == 0 || len > REPORT_MAX_NODE_LEN)
+	if (len == 0 || len > NODENAME_MAX_LEN)
 		return false;
 	pthread_rwlock_rdlock(&t->lock);
 	e = find_slot(t, name, len);

@@ -13,11 +13,12 @@
 #include <stdint.h>
 
 #include "filter.h"
+#include "nodename.h"
 #include "policy.h"
 #include "report.h"
 
 struct table_node {
-	char name[REPORT_MAX_NODE_LEN + 1];
+	char name[NODENAME_MAX_LEN + 1];
 	uint64_t instance_id;
 	uint64_t seq;
 	/* The latest report's window end (agent's clock, capped by ingest at

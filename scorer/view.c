@@ -76,7 +76,7 @@ long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out)
 {
 	size_t cap = table_capacity(s->table), n, m = 0, w = 0;
 	struct table_node *nodes = malloc(cap * sizeof(*nodes));
-	char(*names)[PROMQUERY_NODE_MAX + 1] = calloc(cap, sizeof(*names));
+	char(*names)[NODENAME_MAX_LEN + 1] = calloc(cap, sizeof(*names));
 	struct view_entry *rows = calloc(2 * cap + 1, sizeof(*rows));
 
 	if (!nodes || !names || !rows) {

@@ -16,6 +16,7 @@
 
 #include "filter.h"
 #include "inflight.h"
+#include "nodename.h"
 #include "policy.h"
 #include "report.h"
 #include "traffic.h"
@@ -58,7 +59,7 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 
 /* One node of view_list(). */
 struct view_entry {
-	char name[REPORT_MAX_NODE_LEN + 1];
+	char name[NODENAME_MAX_LEN + 1];
 	struct view_node v;
 };
 

@@ -80,7 +80,7 @@ static void check_request(const struct extreq *rq, const char *body, size_t len)
 	for (size_t i = 0; i < rq->n; i++) {
 		const struct extreq_node *nd = &rq->nodes[i];
 
-		check(nd->name_len >= 1 && nd->name_len <= EXTREQ_MAX_NAME_LEN);
+		check(nd->name_len >= 1 && nd->name_len <= NODENAME_MAX_LEN);
 		check(inside(nd->name, nd->name_len, body, len));
 		for (size_t k = 0; k < nd->name_len; k++)
 			check(nd->name[k] != '\\' && (unsigned char)nd->name[k] >= 0x20);

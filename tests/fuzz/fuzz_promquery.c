@@ -20,7 +20,7 @@ static void check_value(const struct promquery_value *v)
 {
 	size_t n = strnlen(v->node, sizeof(v->node));
 
-	check(n >= 1 && n <= PROMQUERY_NODE_MAX);
+	check(n >= 1 && n <= NODENAME_MAX_LEN);
 	for (size_t i = 0; i < n; i++)
 		check(v->node[i] > ' ' && v->node[i] < 0x7f && v->node[i] != '\\' &&
 		      v->node[i] != '"' && v->node[i] != '/');

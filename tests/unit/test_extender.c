@@ -570,7 +570,7 @@ static void test_extender_limits(void **state)
 		int l = snprintf(req, sizeof(req), "{\"NodeNames\":[\"%0*d\"]}", (int)n, 7);
 
 		ext_prioritize(s, req, (size_t)l, &r);
-		if (r.status != (n <= EXTREQ_MAX_NAME_LEN ? 200u : 400u))
+		if (r.status != (n <= NODENAME_MAX_LEN ? 200u : 400u))
 			fail_msg("a name of %zu bytes: status %u: %s", n, r.status, r.body);
 		free(r.body);
 	}

@@ -48,7 +48,7 @@ static void test_prom_refresh(void **state)
 	static const char *const nodes[] = { "node-b", "node-a" };
 	static const double rx[] = { 2000, 1000 }, tx[] = { 20, 10 };
 	char token[] = "/tmp/netsched-test-prom-XXXXXX", err[256];
-	char names[4][PROMQUERY_NODE_MAX + 1], longname[PROMQUERY_NODE_MAX + 2];
+	char names[4][NODENAME_MAX_LEN + 1], longname[NODENAME_MAX_LEN + 2];
 	struct fake_prometheus *fp = fake_prometheus_start();
 	struct counters c = { 0 };
 	struct prom_config cfg;

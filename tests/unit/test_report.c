@@ -166,7 +166,7 @@ static void m_node_sum(Netsched__Report *rep, Netsched__Interface *ifc)
 	ifc->rx_bytes = 300ULL * 1000 * 1000 * 1000;
 }
 
-static char long_node[REPORT_MAX_NODE_LEN + 2];
+static char long_node[NODENAME_MAX_LEN + 2];
 static void m_long_node(Netsched__Report *rep, Netsched__Interface *ifc) { (void)ifc; rep->node = long_node; }
 
 static const struct bad_row bad_rows[] = {
