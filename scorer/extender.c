@@ -168,7 +168,7 @@ static void record(struct scorer *s, const struct extreq *rq, const struct infli
 	char label[INFLIGHT_LABEL_MAX + 1];
 	int rc;
 
-	if (!s->inflight || !rq->pod_uid.s || n == 0)
+	if (!s->inflight || !rq->pod_uid.len || n == 0)
 		return;
 	pod.label = pod_id(rq, label, sizeof(label));
 	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, nodes, n, now);
@@ -189,7 +189,7 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 	size_t n = 0;
 	int top = -1;
 
-	if (!s->inflight || !rq->pod_uid.s || rq->n == 0)
+	if (!s->inflight || !rq->pod_uid.len || rq->n == 0)
 		return;
 	for (size_t i = 0; i < rq->n; i++)
 		if (pn[i].score > top)

@@ -8,6 +8,7 @@
 
 #include "errmsg.h"
 #include "json.h"
+#include "kubepod.h"
 #include "nodename.h"
 
 /* The request being read: its JSON document and where messages go. */
@@ -166,7 +167,7 @@ static int read_pod(struct ctx *c, int pod, struct extreq *rq)
 		return fail(c, -EINVAL, "Pod.metadata is %s, expected an object", json_kind(&c->d, md));
 	if (read_string(c, md, "Pod.metadata", "name", true, &rq->pod_name) ||
 	    read_string(c, md, "Pod.metadata", "namespace", true, &rq->pod_namespace) ||
-	    read_string(c, md, "Pod.metadata", "uid", true, &rq->pod_uid))
+	    kubepod_read_uid(&c->d, md, "Pod.metadata", true, &rq->pod_uid, c->err, c->errlen))
 		return -EINVAL;
 	ann = json_member(&c->d, md, "annotations", true);
 	if (ann < 0 || json_is_null(&c->d, ann))

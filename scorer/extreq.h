@@ -21,6 +21,7 @@
 
 #include "membudget.h"
 #include "nodename.h"
+#include "poduid.h"
 
 /* Bounds on one request; the scorer's --max-request-nodes sets max_nodes. */
 struct extreq_limits {
@@ -57,7 +58,7 @@ struct extreq {
 	struct extreq_node *nodes;	/* n entries, in request order; owned */
 	struct extreq_str pod_namespace;	/* Pod.metadata.namespace, for logs */
 	struct extreq_str pod_name;		/* Pod.metadata.name, for logs */
-	struct extreq_str pod_uid;		/* Pod.metadata.uid: in-flight pods */
+	struct pod_uid pod_uid;			/* Pod.metadata.uid: in-flight pods */
 	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
 	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
 };

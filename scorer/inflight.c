@@ -23,7 +23,7 @@ struct ipod {
 	bool bound;
 	uint8_t uid_len;
 	uint8_t n;			/* nodes it is counted on */
-	char uid[INFLIGHT_UID_MAX];
+	char uid[POD_UID_MAX];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	int32_t nodes[INFLIGHT_TIE_MAX];
 	uint64_t t0_ns;			/* bound, or assumed while unconfirmed */
@@ -459,7 +459,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 	struct ipod *p;
 	int rc = 0;
 
-	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX) || n == 0)
+	if (!valid_name(uid, uid_len, POD_UID_MAX) || n == 0)
 		return -EINVAL;
 	for (size_t k = 0; k < n && k < INFLIGHT_TIE_MAX; k++)
 		if (!valid_name(nodes[k].s, nodes[k].len, NODENAME_MAX_LEN))
@@ -506,7 +506,7 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 	bool here = false;
 	int rc = 0;
 
-	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX) ||
+	if (!valid_name(uid, uid_len, POD_UID_MAX) ||
 	    !valid_name(node, node_len, NODENAME_MAX_LEN))
 		return -EINVAL;
 	if (bound_ns > now_ns)
@@ -558,7 +558,7 @@ void inflight_drop(struct inflight *in, const char *uid, size_t uid_len)
 	int32_t i;
 	uint32_t h;
 
-	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX))
+	if (!valid_name(uid, uid_len, POD_UID_MAX))
 		return;
 	h = hash(uid, uid_len);
 	pthread_rwlock_wrlock(&in->lock);
@@ -579,7 +579,7 @@ static void exclude(const struct inflight *in, int32_t i, const char *uid, size_
 	int32_t k;
 	const struct ipod *p;
 
-	if (!valid_name(uid, uid_len, INFLIGHT_UID_MAX))
+	if (!valid_name(uid, uid_len, POD_UID_MAX))
 		return;
 	k = find_pod(in, uid, uid_len, hash(uid, uid_len));
 	if (k == NONE)

@@ -64,8 +64,8 @@
 #include <stdint.h>
 
 #include "nodename.h"
+#include "poduid.h"
 
-#define INFLIGHT_UID_MAX 64u		/* Kubernetes UIDs are 36-byte UUIDs */
 #define INFLIGHT_LABEL_MAX 127u		/* "namespace/name", truncated */
 #define INFLIGHT_TIE_MAX 8u
 #define INFLIGHT_TICK_NS (100ULL * 1000 * 1000)

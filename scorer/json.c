@@ -419,8 +419,8 @@ static unsigned hex_value(char ch)
 }
 
 /* Decodes the escape at s[*i] (a backslash) and moves past it. jsmn has
- * checked that it is complete; \uXXXX yields the UTF-16 unit, and a unit
- * >= 0x80 never equals the ASCII keys compared here. */
+ * checked that it is complete; \uXXXX yields the UTF-16 unit (a key
+ * compares it as is: one >= 0x80 never equals an ASCII key). */
 static unsigned unescape(const char *s, size_t n, size_t *i)
 {
 	unsigned v = 0;
@@ -510,6 +510,75 @@ const char *json_text(const struct json *doc, int i, size_t *len)
 		return NULL;
 	*len = (size_t)(doc->t[i].end - doc->t[i].start);
 	return doc->js + doc->t[i].start;
+}
+
+/* Code point cp as UTF-8 into out[*k..cap); false when it does not fit. */
+static bool put_utf8(char *out, size_t cap, size_t *k, unsigned cp)
+{
+	unsigned char b[4];
+	size_t n;
+
+	if (cp < 0x80) {
+		b[0] = (unsigned char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (unsigned char)(0xc0 | cp >> 6);
+		b[1] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (unsigned char)(0xe0 | cp >> 12);
+		b[1] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (unsigned char)(0xf0 | cp >> 18);
+		b[1] = (unsigned char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (unsigned char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (unsigned char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	if (n > cap - *k)
+		return false;
+	memcpy(out + *k, b, n);
+	*k += n;
+	return true;
+}
+
+int json_string(const struct json *doc, int i, char *out, size_t cap, size_t *len)
+{
+	const char *s;
+	size_t n, j = 0, k = 0;
+
+	if (json_type(doc, i) != JSMN_STRING)
+		return -EINVAL;
+	s = doc->js + doc->t[i].start;
+	n = (size_t)(doc->t[i].end - doc->t[i].start);
+	while (j < n) {
+		unsigned cp;
+
+		if (s[j] != '\\') {
+			if (k == cap)
+				return -E2BIG;
+			out[k++] = s[j++];
+			continue;
+		}
+		cp = unescape(s, n, &j);
+		if (cp >= 0xd800 && cp <= 0xdbff && j + 1 < n && s[j] == '\\' && s[j + 1] == 'u') {
+			size_t at = j;
+			unsigned lo = unescape(s, n, &at);
+
+			if (lo >= 0xdc00 && lo <= 0xdfff) {
+				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+				j = at;
+			}
+		}
+		if (cp >= 0xd800 && cp <= 0xdfff)
+			cp = 0xfffd;
+		if (!put_utf8(out, cap, &k, cp))
+			return -E2BIG;
+	}
+	*len = k;
+	return 0;
 }
 
 bool json_text_is(const struct json *doc, int i, const char *text)

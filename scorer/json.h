@@ -80,6 +80,12 @@ int json_element(const struct json *doc, int arr, int m);
  * bracket to bracket. NULL when i is not a token. */
 const char *json_text(const struct json *doc, int i, size_t *len);
 
+/* String token i's contents with its escapes decoded, as UTF-8 (a UTF-16
+ * surrogate without its pair becomes U+FFFD, as Go decodes it), into out:
+ * at most cap bytes, not NUL-terminated; *len gets how many. 0, -EINVAL
+ * (not a string) or -E2BIG (longer than cap). */
+int json_string(const struct json *doc, int i, char *out, size_t cap, size_t *len);
+
 /* Whether token i's text (as json_text()) is exactly text. */
 bool json_text_is(const struct json *doc, int i, const char *text);
 

@@ -9,9 +9,8 @@
 #include "nodename.h"
 #include "units.h"
 
-/* Kubernetes UIDs are 36-byte UUIDs; pod names are DNS subdomains like
- * node names, and namespaces, phases and reasons are shorter. */
-#define UID_MAX 64u
+/* Pod names are DNS subdomains like node names; namespaces, phases and
+ * reasons are shorter. */
 #define NAME_MAX_LEN NODENAME_MAX_LEN
 #define TIME_MAX_LEN 40u
 
@@ -54,6 +53,31 @@ static int get_str(const struct json *d, int obj, const char *path, const char *
 			    key);
 	}
 	return rc;
+}
+
+int kubepod_read_uid(const struct json *d, int md, const char *path, bool fold,
+		     struct pod_uid *out, char *err, size_t errlen)
+{
+	int v = json_member(d, md, "uid", fold);
+	size_t len = 0;
+	int rc;
+
+	out->len = 0;
+	if (v < 0 || json_is_null(d, v))
+		return 0;
+	rc = json_string(d, v, out->s, sizeof(out->s), &len);
+	if (rc == -EINVAL)
+		return errmsg(err, errlen, -EINVAL, "%s.uid is %s, expected a string", path,
+			    json_kind(d, v));
+	if (rc == -E2BIG)
+		return errmsg(err, errlen, -EINVAL, "%s.uid is longer than the %u bytes allowed", path,
+			    POD_UID_MAX);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)out->s[i] < 0x20 || out->s[i] == 0x7f)
+			return errmsg(err, errlen, -EINVAL, "%s.uid has a control character at byte %zu",
+				    path, i);
+	out->len = len;
+	return 0;
 }
 
 /* Member key of obj as an object (or absent: -1). */
@@ -161,7 +185,7 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 		return -EINVAL;
 	if (md < 0)
 		return errmsg(err, errlen, -EINVAL, "the pod has no metadata");
-	if (get_str(d, md, "metadata", "uid", UID_MAX, &p->uid, err, errlen) ||
+	if (kubepod_read_uid(d, md, "metadata", false, &p->uid, err, errlen) ||
 	    get_str(d, md, "metadata", "namespace", NAME_MAX_LEN, &p->ns, err, errlen) ||
 	    get_str(d, md, "metadata", "name", NAME_MAX_LEN, &p->name, err, errlen) ||
 	    get_str(d, md, "metadata", "resourceVersion", KUBEPOD_RV_MAX, &p->rv, err, errlen) ||
@@ -268,7 +292,7 @@ int kubepod_read_event(const struct json *d, struct kubepod_event *ev, char *err
 			    "DELETED, BOOKMARK or ERROR", type.s ? "unknown" : "missing");
 	if (kubepod_read(d, obj, &ev->pod, err, errlen))
 		return -EINVAL;
-	if (ev->type != KUBEPOD_BOOKMARK && (!ev->pod.uid.s || ev->pod.uid.len == 0))
+	if (ev->type != KUBEPOD_BOOKMARK && ev->pod.uid.len == 0)
 		return errmsg(err, errlen, -EINVAL, "the watch event's pod has no metadata.uid");
 	return 0;
 }

@@ -3,8 +3,8 @@
  *
  * Only what in-flight accounting needs is read: a pod's UID, namespace and
  * name, the node it is bound to, its bandwidth annotations, whether it has
- * finished, and when it was scheduled. Nothing is copied: strings point into
- * the text, which must outlive the result. Everything from the apiserver is
+ * finished, and when it was scheduled. Nothing is copied but the UID
+ * (poduid.h): strings point into the text, which must outlive the result. Everything from the apiserver is
  * bounded here like any other input: UIDs, node names and resource versions
  * have a fixed maximum length, and a value of the wrong type is an error
  * that names the field, never a crash or a guess. */
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "poduid.h"
 
 /* Resource versions and continue tokens are opaque strings; etcd's are
  * decimal numbers, continue tokens base64 of a small JSON. */
@@ -29,7 +30,7 @@ struct kubepod_str {
 };
 
 struct kubepod {
-	struct kubepod_str uid;
+	struct pod_uid uid;
 	struct kubepod_str ns;
 	struct kubepod_str name;
 	struct kubepod_str node;	/* spec.nodeName; absent or empty: not bound */
@@ -85,6 +86,12 @@ int kubepod_read(const struct json *doc, int obj, struct kubepod *p, char *err, 
 /* A watch event: the whole document is {"type": ..., "object": {...}}. */
 int kubepod_read_event(const struct json *doc, struct kubepod_event *ev, char *err,
 		       size_t errlen);
+
+/* Member "uid" of object md (the metadata at path, for messages; fold:
+ * the key matched ASCII case-insensitively, as Go decodes struct fields)
+ * into *out, by the rule of poduid.h; absent or null: out->len 0. */
+int kubepod_read_uid(const struct json *doc, int md, const char *path, bool fold,
+		     struct pod_uid *out, char *err, size_t errlen);
 
 /* A PodList page: the whole document. */
 int kubepod_read_list(const struct json *doc, struct kubepod_list *l, char *err, size_t errlen);

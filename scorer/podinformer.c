@@ -182,7 +182,7 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 	struct inflight_pod pod;
 	uint64_t now;
 
-	if (!p->uid.s || !p->uid.len)
+	if (!p->uid.len)
 		return;
 	if (type == KUBEPOD_DELETED || p->finished) {
 		inflight_drop(pi->in, p->uid.s, p->uid.len);

@@ -54,6 +54,26 @@ static bool in_doc(const struct json *d, int i)
 	return i >= 0 && i < d->n;
 }
 
+/* A string decoded into a small buffer: never past it, never longer than
+ * its escaped text (an escape is at least as long as what it decodes to,
+ * but for a lone surrogate: 6 bytes to 3), and a string that fits once
+ * fits again the same. */
+static void probe_string(const struct json *d, int i)
+{
+	char out[16], again[16];
+	size_t len = 0, len2 = 0, raw = 0;
+	int rc = json_string(d, i, out, sizeof(out), &len);
+
+	check(rc == 0 || rc == -EINVAL || rc == -E2BIG);
+	check((rc == -EINVAL) == (json_type(d, i) != JSMN_STRING));
+	if (rc)
+		return;
+	(void)json_text(d, i, &raw);
+	check(len <= sizeof(out) && len <= raw);
+	check(json_string(d, i, again, sizeof(again), &len2) == 0 && len2 == len &&
+	      !memcmp(out, again, len));
+}
+
 /* Every accessor on index i, which may be anything. */
 static void probe(const struct json *d, int i)
 {
@@ -76,6 +96,7 @@ static void probe(const struct json *d, int i)
 			  d->t[d->t[k].parent].parent == i));
 	(void)json_is_null(d, i);
 	(void)json_is_string(d, i, "a");
+	probe_string(d, i);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

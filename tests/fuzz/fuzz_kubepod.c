@@ -27,9 +27,17 @@ static void check_str(const struct kubepod_str *v, size_t max)
 	check(!memchr(v->s, '\\', v->len));
 }
 
+/* Decoded (poduid.h): bounded, no control character. */
+static void check_uid(const struct pod_uid *u)
+{
+	check(u->len <= POD_UID_MAX);
+	for (size_t i = 0; i < u->len; i++)
+		check((unsigned char)u->s[i] >= 0x20 && u->s[i] != 0x7f);
+}
+
 static void check_pod(const struct kubepod *p)
 {
-	check_str(&p->uid, 64);
+	check_uid(&p->uid);
 	check_str(&p->rv, KUBEPOD_RV_MAX);
 	check_str(&p->node, NODENAME_MAX_LEN);
 	if (p->node.s && p->node.len)
@@ -57,7 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			check_pod(&ev.pod);
 		if (ev.type != KUBEPOD_ERROR && ev.type != KUBEPOD_BOOKMARK)
-			check(ev.pod.uid.s && ev.pod.uid.len > 0);
+			check(ev.pod.uid.len > 0);
 	}
 	if (kubepod_read_list(&doc, &l, err, sizeof(err)) == 0) {
 		int n = 0;

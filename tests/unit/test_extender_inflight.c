@@ -312,6 +312,30 @@ static void test_inflight_visible(void **state)
 	scorer_free(s);
 }
 
+/* The scheduler's JSON encoder may escape what the apiserver's did not:
+ * the UID prioritize assumed under, escaped, is the one the watch confirms,
+ * not an unknown pod observed beside a never-confirmed assumption. */
+static void test_inflight_escaped_uid(void **state)
+{
+	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
+	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	struct inflight_stats st;
+	int best;
+
+	(void)state;
+	best = prioritize(s, "esc\\u002d1", NULL, names, NODES);
+	assert_int_equal(inflight_bound(s->inflight, "esc-1", 5, names[best], 1,
+					&(struct inflight_pod){ 0, 0, NULL }, fake_now, fake_now), 0);
+	inflight_stats(s->inflight, &st);
+	assert_int_equal(st.assumed, 1);
+	assert_int_equal(st.confirmed, 1);
+	assert_int_equal(st.observed, 0);
+	assert_int_equal(st.pods, 1);
+	/* Retried under the same escaped UID: judged without its own share. */
+	assert_int_equal(prioritize(s, "esc\\u002d1", NULL, names, NODES), best);
+	scorer_free(s);
+}
+
 /* A request without a pod UID (hand-made) is answered and not counted. */
 static void test_inflight_no_uid(void **state)
 {
@@ -339,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_reservation_tied),
 		cmocka_unit_test(test_inflight_lone_node),
 		cmocka_unit_test(test_inflight_visible),
+		cmocka_unit_test(test_inflight_escaped_uid),
 		cmocka_unit_test(test_inflight_no_uid),
 	};
 	return cmocka_run_group_tests_name("extender_inflight", tests, NULL, NULL);

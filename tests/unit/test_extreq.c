@@ -52,6 +52,11 @@ static const struct parse_row parse_rows[] = {
 	  NULL },
 	{ "a pod that is a string", "{\"Pod\":\"x\",\"NodeNames\":[]}", -EINVAL, "Pod is a string", 0,
 	  0, NULL },
+	{ "a uid that is a number", "{\"Pod\":{\"metadata\":{\"uid\":7}},\"NodeNames\":[]}", -EINVAL,
+	  "Pod.metadata.uid is a number", 0, 0, NULL },
+	{ "a uid over 64 bytes", "{\"Pod\":{\"metadata\":{\"uid\":\"0123456789012345678901234567890"
+	  "12345678901234567890123456789012345\"}},\"NodeNames\":[]}", -EINVAL,
+	  "Pod.metadata.uid is longer than the 64 bytes allowed", 0, 0, NULL },
 	{ "an annotation that is a number",
 	  "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":1}}},"
 	  "\"NodeNames\":[]}", -EINVAL, "ingress-bandwidth\"] is a number", 0, 0, NULL },
@@ -112,6 +117,26 @@ static void test_extreq_annotations(void **state)
 	extreq_free(&rq);
 }
 
+/* The pod's UID is read as the pod watch reads it (poduid.h): escapes
+ * decoded, so the in-flight pod the request assumes is the one the watch
+ * sees bound. */
+static void test_extreq_uid(void **state)
+{
+	const char *req = "{\"Pod\":{\"metadata\":{\"UID\":\"6f1c\\u002d9a\\/b\"}},\"NodeNames\":[\"a\"]}";
+	struct extreq rq;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(extreq_parse(req, strlen(req), &limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(rq.pod_uid.len, 9);
+	assert_memory_equal(rq.pod_uid.s, "6f1c-9a/b", 9);
+	extreq_free(&rq);
+	req = "{\"Pod\":{\"metadata\":{\"name\":\"p\"}},\"NodeNames\":[\"a\"]}";
+	assert_int_equal(extreq_parse(req, strlen(req), &limits, &rq, err, sizeof(err)), 0);
+	assert_int_equal(rq.pod_uid.len, 0);
+	extreq_free(&rq);
+}
+
 static void test_extreq_error_codes(void **state)
 {
 	const char *body = "{\"NodeNames\":[\"a\",\"b\",\"c\"]}";
@@ -132,6 +157,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_extreq_parse),
 		cmocka_unit_test(test_extreq_annotations),
+		cmocka_unit_test(test_extreq_uid),
 		cmocka_unit_test(test_extreq_error_codes),
 	};
 	return cmocka_run_group_tests_name("extreq", tests, NULL, NULL);

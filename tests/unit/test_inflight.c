@@ -378,13 +378,13 @@ static void test_inflight_caps(void **state)
 static void test_inflight_bad_input(void **state)
 {
 	struct inflight *in = *state;
-	char uid[INFLIGHT_UID_MAX + 2], node[NODENAME_MAX_LEN + 2];
+	char uid[POD_UID_MAX + 2], node[NODENAME_MAX_LEN + 2];
 	struct inflight_name n = { "a", 1 };
 	struct inflight_config zero = config(0, 1);
 
 	memset(uid, 'u', sizeof(uid));
 	memset(node, 'n', sizeof(node));
-	assert_int_equal(inflight_assume(in, uid, INFLIGHT_UID_MAX + 1, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(inflight_assume(in, uid, POD_UID_MAX + 1, &plain, &n, 1, T0), -EINVAL);
 	assert_int_equal(inflight_assume(in, "", 0, &plain, &n, 1, T0), -EINVAL);
 	assert_int_equal(inflight_assume(in, "u", 1, &plain, &n, 0, T0), -EINVAL);
 	n.len = NODENAME_MAX_LEN + 1;
@@ -393,7 +393,7 @@ static void test_inflight_bad_input(void **state)
 	assert_int_equal(inflight_bound(in, "u", 1, node, NODENAME_MAX_LEN + 1, &plain, T0, T0),
 			 -EINVAL);
 	assert_int_equal(inflight_bound(in, "u", 1, "", 0, &plain, T0, T0), -EINVAL);
-	assert_int_equal(inflight_assume(in, uid, INFLIGHT_UID_MAX, &plain, &n, 1, T0), -EINVAL);
+	assert_int_equal(inflight_assume(in, uid, POD_UID_MAX, &plain, &n, 1, T0), -EINVAL);
 	assert_int_equal(stats(in).pods, 0);
 	assert_int_equal(stats(in).assumed, 0);
 	assert_null(inflight_create(&zero));

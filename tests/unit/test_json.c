@@ -276,6 +276,55 @@ static char *nest(size_t depth)
 	return text;
 }
 
+/* A string's contents decoded: escapes, UTF-16 pairs, a lone surrogate as
+ * Go decodes it, raw UTF-8 kept, and the bound counted after decoding. */
+struct string_row {
+	const char *name;
+	const char *json;	/* one JSON value */
+	size_t cap;
+	int rc;
+	const char *want;	/* when rc == 0 */
+	size_t want_len;
+};
+
+static const struct string_row string_rows[] = {
+	{ "plain", "\"6f1c-9a\"", 64, 0, "6f1c-9a", 7 },
+	{ "simple escapes", "\"a\\/\\\\\\\"\\n\"", 64, 0, "a/\\\"\n", 5 },
+	{ "ASCII in \\u", "\"\\u0061\\u002d\"", 64, 0, "a-", 2 },
+	{ "two-byte", "\"\\u00e9\"", 64, 0, "\xc3\xa9", 2 },
+	{ "a surrogate pair", "\"\\ud83d\\ude00\"", 64, 0, "\xf0\x9f\x98\x80", 4 },
+	{ "a lone high surrogate", "\"\\ud83dx\"", 64, 0, "\xef\xbf\xbdx", 4 },
+	{ "a lone low surrogate", "\"\\ude00\"", 64, 0, "\xef\xbf\xbd", 3 },
+	{ "a NUL", "\"a\\u0000b\"", 64, 0, "a\0b", 3 },
+	{ "raw UTF-8 kept", "\"\xc3\xa9\"", 64, 0, "\xc3\xa9", 2 },
+	{ "exactly the cap", "\"abcd\"", 4, 0, "abcd", 4 },
+	{ "over the cap", "\"abcde\"", 4, -E2BIG, NULL, 0 },
+	{ "over the cap once decoded", "\"abc\\u00e9\"", 4, -E2BIG, NULL, 0 },
+	{ "under the cap once decoded", "\"\\u0061\\u0062\\u0063\\u0064\"", 4, 0, "abcd", 4 },
+	{ "not a string", "{}", 64, -EINVAL, NULL, 0 },
+};
+
+static void test_json_string(void **state)
+{
+	(void)state;
+	for (size_t r = 0; r < sizeof(string_rows) / sizeof(string_rows[0]); r++) {
+		const struct string_row *row = &string_rows[r];
+		struct json d;
+		char out[64], err[128];
+		size_t len = 0;
+		int rc;
+
+		if (json_parse(&d, row->json, strlen(row->json), 16, err, sizeof(err)))
+			fail_msg("%s: not JSON: %s", row->name, err);
+		rc = json_string(&d, 0, out, row->cap, &len);
+		if (rc != row->rc)
+			fail_msg("%s: rc %d, want %d", row->name, rc, row->rc);
+		if (rc == 0 && (len != row->want_len || memcmp(out, row->want, len)))
+			fail_msg("%s: got %zu bytes \"%.*s\"", row->name, len, (int)len, out);
+		json_free(&d);
+	}
+}
+
 static void test_json_deep_nesting(void **state)
 {
 	const int depth = (int)JSON_MAX_DEPTH;
@@ -314,6 +363,7 @@ int main(void)
 		cmocka_unit_test(test_json_token_budget),
 		cmocka_unit_test(test_json_counts_real_requests),
 		cmocka_unit_test(test_json_accessors),
+		cmocka_unit_test(test_json_string),
 		cmocka_unit_test(test_json_deep_nesting),
 	};
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);

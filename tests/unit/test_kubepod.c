@@ -45,6 +45,11 @@ static bool str_eq(const struct kubepod_str *v, const char *s)
 	return v->s && v->len == strlen(s) && memcmp(v->s, s, v->len) == 0;
 }
 
+static bool uid_eq(const struct pod_uid *u, const char *s)
+{
+	return u->len == strlen(s) && memcmp(u->s, s, u->len) == 0;
+}
+
 static void test_kubepod_read_pod(void **state)
 {
 	struct json doc;
@@ -55,7 +60,7 @@ static void test_kubepod_read_pod(void **state)
 	(void)state;
 	assert_int_equal(parse(&doc, pod_json), 0);
 	assert_int_equal(kubepod_read(&doc, 0, &p, err, sizeof(err)), 0);
-	assert_true(str_eq(&p.uid, POD_UID));
+	assert_true(uid_eq(&p.uid, POD_UID));
 	assert_true(str_eq(&p.ns, "shop"));
 	assert_true(str_eq(&p.name, "web-1"));
 	assert_true(str_eq(&p.node, "node-7"));
@@ -77,45 +82,56 @@ struct pod_case {
 	bool finished;
 	const char *node;	/* NULL: not bound */
 	int64_t sched;		/* -1: do not check */
+	const char *uid;	/* NULL: do not check */
 };
 
 static const struct pod_case pod_cases[] = {
 	{ "created bound: creation time", "{\"metadata\":{\"uid\":\"u1\",\"creationTimestamp\":"
-	  "\"1970-01-01T00:01:40Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, false, "n1", 100 },
-	{ "unbound", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":{}}", 0, NULL, false, NULL, 0 },
+	  "\"1970-01-01T00:01:40Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, false, "n1", 100, NULL },
+	{ "unbound", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":{}}", 0, NULL, false, NULL, 0, NULL },
 	{ "null spec and status", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":null,\"status\":null}",
-	  0, NULL, false, NULL, 0 },
+	  0, NULL, false, NULL, 0, NULL },
 	{ "succeeded", "{\"metadata\":{\"uid\":\"u1\"},\"spec\":{\"nodeName\":\"n1\"},"
-	  "\"status\":{\"phase\":\"Succeeded\"}}", 0, NULL, true, "n1", -1 },
+	  "\"status\":{\"phase\":\"Succeeded\"}}", 0, NULL, true, "n1", -1, NULL },
 	{ "failed", "{\"metadata\":{\"uid\":\"u1\"},\"status\":{\"phase\":\"Failed\"}}", 0, NULL,
-	  true, NULL, -1 },
+	  true, NULL, -1, NULL },
 	{ "terminating", "{\"metadata\":{\"uid\":\"u1\",\"deletionTimestamp\":"
-	  "\"2026-11-23T09:00:00Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, true, "n1", -1 },
+	  "\"2026-11-23T09:00:00Z\"},\"spec\":{\"nodeName\":\"n1\"}}", 0, NULL, true, "n1", -1, NULL },
 	{ "offset time and fraction", "{\"metadata\":{\"uid\":\"u1\",\"creationTimestamp\":"
-	  "\"1970-01-01T01:01:40.123+01:00\"}}", 0, NULL, false, NULL, 100 },
-	{ "not an object", "[1]", -EINVAL, "expected an object", false, NULL, -1 },
-	{ "no metadata", "{\"spec\":{}}", -EINVAL, "no metadata", false, NULL, -1 },
+	  "\"1970-01-01T01:01:40.123+01:00\"}}", 0, NULL, false, NULL, 100, NULL },
+	{ "not an object", "[1]", -EINVAL, "expected an object", false, NULL, -1, NULL },
+	{ "no metadata", "{\"spec\":{}}", -EINVAL, "no metadata", false, NULL, -1, NULL },
 	{ "uid a number", "{\"metadata\":{\"uid\":7}}", -EINVAL, "metadata.uid is a number",
-	  false, NULL, -1 },
+	  false, NULL, -1, NULL },
 	{ "uid too long", "{\"metadata\":{\"uid\":\"0123456789012345678901234567890123456789"
-	  "01234567890123456789012345\"}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1 },
-	{ "uid escaped", "{\"metadata\":{\"uid\":\"a\\u0000b\"}}", -EINVAL, "escape", false, NULL,
-	  -1 },
+	  "01234567890123456789012345\"}}", -EINVAL, "longer than the 64 bytes allowed", false, NULL, -1,
+	  NULL },
+	/* UIDs are decoded and bounded as the extender request's are (poduid.h). */
+	{ "uid escaped: decoded", "{\"metadata\":{\"uid\":\"a\\u002db\\/c\"}}", 0, NULL, false, NULL,
+	  -1, "a-b/c" },
+	{ "uid bounded once decoded", "{\"metadata\":{\"uid\":\"\\u0030123456789012345678901234567"
+	  "890123456789012345678901234567890123\"}}", 0, NULL, false, NULL, -1,
+	  "0123456789012345678901234567890123456789012345678901234567890123" },
+	{ "uid decoded over the bound", "{\"metadata\":{\"uid\":\"012345678901234567890123456789"
+	  "012345678901234567890123456789012\\u00e9\"}}", -EINVAL, "longer than the 64 bytes allowed",
+	  false, NULL, -1, NULL },
+	{ "uid with a control character", "{\"metadata\":{\"uid\":\"a\\u0000b\"}}", -EINVAL,
+	  "metadata.uid has a control character at byte 1", false, NULL, -1, NULL },
 	{ "node name with a capital", "{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"nodeName\":"
-	  "\"Node-1\"}}", -EINVAL, "spec.nodeName", false, NULL, -1 },
+	  "\"Node-1\"}}", -EINVAL, "spec.nodeName", false, NULL, -1, NULL },
 	{ "node name with a slash", "{\"metadata\":{\"uid\":\"u\"},\"spec\":{\"nodeName\":"
-	  "\"a/b\"}}", -EINVAL, "spec.nodeName", false, NULL, -1 },
+	  "\"a/b\"}}", -EINVAL, "spec.nodeName", false, NULL, -1, NULL },
 	{ "annotations an array", "{\"metadata\":{\"uid\":\"u\",\"annotations\":[]}}", -EINVAL,
-	  "metadata.annotations is an array", false, NULL, -1 },
+	  "metadata.annotations is an array", false, NULL, -1, NULL },
 	{ "conditions an object", "{\"metadata\":{\"uid\":\"u\"},\"status\":{\"conditions\":{}}}",
-	  -EINVAL, "status.conditions is an object", false, NULL, -1 },
+	  -EINVAL, "status.conditions is an object", false, NULL, -1, NULL },
 	{ "condition a string", "{\"metadata\":{\"uid\":\"u\"},\"status\":{\"conditions\":"
-	  "[\"x\"]}}", -EINVAL, "status.conditions[0]", false, NULL, -1 },
+	  "[\"x\"]}}", -EINVAL, "status.conditions[0]", false, NULL, -1, NULL },
 	{ "bad time", "{\"metadata\":{\"uid\":\"u\",\"creationTimestamp\":\"yesterday, noon "
-	  "sharp!!\"}}", -EINVAL, "RFC 3339", false, NULL, -1 },
+	  "sharp!!\"}}", -EINVAL, "RFC 3339", false, NULL, -1, NULL },
 	{ "huge annotation", "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"kubernetes.io/"
 	  "egress-bandwidth\":\"1111111111111111111111111111111111111111111111111111111111111"
-	  "11111\"}}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1 },
+	  "11111\"}}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1, NULL },
 };
 
 static void test_kubepod_cases(void **state)
@@ -140,6 +156,9 @@ static void test_kubepod_cases(void **state)
 				fail_msg("%s: finished %d", c->name, p.finished);
 			if (c->node ? !str_eq(&p.node, c->node) : p.node.s != NULL)
 				fail_msg("%s: node", c->name);
+			if (c->uid && !uid_eq(&p.uid, c->uid))
+				fail_msg("%s: uid \"%.*s\", want \"%s\"", c->name, (int)p.uid.len,
+					 p.uid.s, c->uid);
 			if (c->sched >= 0 && p.scheduled_unix_s != c->sched)
 				fail_msg("%s: scheduled %lld, want %lld", c->name,
 					 (long long)p.scheduled_unix_s, (long long)c->sched);
@@ -233,7 +252,7 @@ static void test_kubepod_list(void **state)
 	assert_int_equal(l.n, 2);
 	for (int it = kubepod_list_item(&doc, &l, -1); it >= 0; it = kubepod_list_item(&doc, &l, it)) {
 		assert_int_equal(kubepod_read(&doc, it, &p, err, sizeof(err)), 0);
-		assert_true(str_eq(&p.uid, POD_UID));
+		assert_true(uid_eq(&p.uid, POD_UID));
 		n++;
 	}
 	assert_int_equal(n, 2);
