@@ -5,9 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "traffic.h"
 #include "units.h"
 
-#define MBPS_MAX 3200000ULL /* 3.2 Tb/s */
+/* sysfs says Mb/s. */
+#define MBPS_MAX (TRAFFIC_MAX_BYTES_PER_SECOND * 8 / 1000000)
 
 uint64_t linkspeed_read(const char *root, const char *ifname)
 {

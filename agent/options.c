@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "hostport.h"
 #include "nodename.h"
+#include "traffic.h"
 #include "units.h"
 
 #define MAX_DURATION_MS (3600ULL * 1000)
@@ -108,9 +109,9 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 		return -EINVAL;
 	}
 	if (units_parse_quantity(eq + 1, &ls.bps) || ls.bps == 0 ||
-	    ls.bps > REPORT_MAX_LINK_SPEED_BPS) {
+	    ls.bps > TRAFFIC_MAX_BYTES_PER_SECOND * 8) {
 		snprintf(why, len, "speed must be 1 to %llu bits per second, e.g. 10G or 25G",
-			 REPORT_MAX_LINK_SPEED_BPS);
+			 TRAFFIC_MAX_BYTES_PER_SECOND * 8);
 		return -EINVAL;
 	}
 	memcpy(ls.ifname, v, (size_t)(eq - v));

@@ -62,18 +62,18 @@ static int validate_iface(const struct report *r, const struct report_iface *ifc
 	    t->tx.average != traffic_per_second(ifc->tx_bytes, t->covered_ms))
 		return errmsg(err, errlen, -EINVAL, "%s: %s averages are not its byte counts over "
 			    "its covered time (report_iface_count())", r->node, ifc->name);
-	if (link > REPORT_MAX_LINK_SPEED_BPS / 8)
+	if (link > TRAFFIC_MAX_BYTES_PER_SECOND)
 		return errmsg(err, errlen, -ERANGE, "%s: %s link speed %llu B/s, limit %llu B/s",
 			    r->node, ifc->name, (unsigned long long)link,
-			    REPORT_MAX_LINK_SPEED_BPS / 8);
+			    TRAFFIC_MAX_BYTES_PER_SECOND);
 	for (size_t i = 0; i < traffic_n_figures; i++) {
 		const struct traffic_figure *f = &traffic_figures[i];
 		uint64_t v = traffic_get(t, f);
 
-		if (f->bound == TRAFFIC_RATE && v > REPORT_MAX_BYTES_PER_SECOND)
+		if (f->bound == TRAFFIC_RATE && v > TRAFFIC_MAX_BYTES_PER_SECOND)
 			return errmsg(err, errlen, -ERANGE, "%s: %s %s %llu B/s, limit %llu B/s",
 				    r->node, ifc->name, f->label, (unsigned long long)v,
-				    REPORT_MAX_BYTES_PER_SECOND);
+				    TRAFFIC_MAX_BYTES_PER_SECOND);
 		/* The agent drops any sample over twice the link speed, so no
 		 * honest window, average or peak, can be above it. */
 		if (f->bound == TRAFFIC_RATE && link && v > link * REPORT_MAX_LINK_FACTOR)
@@ -122,11 +122,11 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 	}
 	/* Each interface within bounds can still add up to a node no NIC
 	 * could carry. */
-	if (rx_sum > REPORT_MAX_BYTES_PER_SECOND || tx_sum > REPORT_MAX_BYTES_PER_SECOND)
+	if (rx_sum > TRAFFIC_MAX_BYTES_PER_SECOND || tx_sum > TRAFFIC_MAX_BYTES_PER_SECOND)
 		return errmsg(err, errlen, -ERANGE, "%s: %u interfaces add up to rx %llu B/s tx %llu B/s, "
 			    "limit %llu B/s for a node", r->node, r->n_ifaces,
 			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
-			    REPORT_MAX_BYTES_PER_SECOND);
+			    TRAFFIC_MAX_BYTES_PER_SECOND);
 	return 0;
 }
 

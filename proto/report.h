@@ -22,13 +22,10 @@
 #define REPORT_MAX_IFNAME_LEN 15u
 /* A window longer than a day is a bug or a forgery. */
 #define REPORT_MAX_COVERED_MS (24ULL * 3600ULL * 1000ULL)
-/* 3.2 Tb/s: twice the fastest NIC one could buy in 2026. A report implying
- * more than this on one interface is absurd and rejected. */
-#define REPORT_MAX_BYTES_PER_SECOND (400ULL * 1000ULL * 1000ULL * 1000ULL)
-#define REPORT_MAX_LINK_SPEED_BPS (3200ULL * 1000ULL * 1000ULL * 1000ULL)
-/* Where the link speed is known, no rate may be over this many times it:
- * the agent drops samples over twice the link speed. A node's interfaces
- * together may not be over REPORT_MAX_BYTES_PER_SECOND either. */
+/* Rates and link speeds are bounded by TRAFFIC_MAX_BYTES_PER_SECOND, on
+ * one interface and a node's together. Where the link speed is known, no
+ * rate may be over this many times it: the agent drops samples over twice
+ * the link speed. */
 #define REPORT_MAX_LINK_FACTOR 2
 
 struct report_iface {

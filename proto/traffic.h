@@ -12,6 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* 3.2 Tb/s: twice the fastest NIC one could buy in 2026. A rate or a link
+ * speed above it is absurd wherever it comes from: a report (on one
+ * interface or a node's together), --link-speed or sysfs on the agent, the
+ * Prometheus fallback. */
+#define TRAFFIC_MAX_BYTES_PER_SECOND (400ULL * 1000 * 1000 * 1000)
+
 /* One direction, bytes per second. recent and p95 are 0 from agents that
  * do not send them; each is at most the peak. */
 struct traffic_rates {

@@ -1,6 +1,7 @@
 #include "kubepod.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -40,7 +41,7 @@ static int get_text(const struct json *d, int obj, const char *path, const char 
 }
 
 /* get_text(), and a string that needs an escape is refused: none of the
- * values used here (UIDs, names, versions, quantities) ever has one. */
+ * values read with it (names, versions, times) ever has one. */
 static int get_str(const struct json *d, int obj, const char *path, const char *key, size_t max,
 		   struct kubepod_str *out, char *err, size_t errlen)
 {
@@ -193,13 +194,15 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 	    get_str(d, md, "metadata", "deletionTimestamp", TIME_MAX_LEN, &deleting, err, errlen) ||
 	    get_obj(d, md, "metadata", "annotations", &ann, err, errlen))
 		return -EINVAL;
-	/* Annotation values are free text: only their length is bounded here;
-	 * whether they are quantities is the caller's question. */
+	/* Annotation values are free text, taken as the extender request takes
+	 * them (the event's size bounds them): whether one is a quantity is
+	 * units_parse_quantity_n()'s question, and a pod is never refused for
+	 * it. */
 	if (ann >= 0 &&
-	    (get_str(d, ann, "metadata.annotations", "kubernetes.io/ingress-bandwidth", 64,
-		     &p->ingress, err, errlen) ||
-	     get_str(d, ann, "metadata.annotations", "kubernetes.io/egress-bandwidth", 64,
-		     &p->egress, err, errlen)))
+	    (get_text(d, ann, "metadata.annotations", "kubernetes.io/ingress-bandwidth", SIZE_MAX,
+		      &p->ingress, err, errlen) ||
+	     get_text(d, ann, "metadata.annotations", "kubernetes.io/egress-bandwidth", SIZE_MAX,
+		      &p->egress, err, errlen)))
 		return -EINVAL;
 	if (spec >= 0 &&
 	    get_str(d, spec, "spec", "nodeName", NODENAME_MAX_LEN, &p->node, err, errlen))

@@ -167,7 +167,7 @@ static bool value_ok(const struct json *d, int i, uint64_t *out)
 	buf[n] = '\0';
 	errno = 0;
 	v = strtod(buf, &end);
-	if (errno || *end || !isfinite(v) || v < 0 || v > (double)PROMQUERY_MAX_BYTES_PER_SECOND)
+	if (errno || *end || !isfinite(v) || v < 0 || v > (double)TRAFFIC_MAX_BYTES_PER_SECOND)
 		return false;
 	*out = (uint64_t)(v + 0.5);
 	return true;

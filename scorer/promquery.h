@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "nodename.h"
+#include "traffic.h"
 
 #define PROMQUERY_MAX_LEN 4096
 #define PROMQUERY_DEVICE_MAX 128
@@ -68,8 +69,8 @@ struct promquery_result {
  * promquery_result_free), or -EBADMSG (not JSON, not a vector, an error
  * status: err says which and quotes Prometheus's own error), -E2BIG, or
  * -ENOMEM. Values that are not finite, negative or above
- * PROMQUERY_MAX_BYTES_PER_SECOND are dropped and counted, never used. */
-#define PROMQUERY_MAX_BYTES_PER_SECOND (400ULL * 1000 * 1000 * 1000)
+ * TRAFFIC_MAX_BYTES_PER_SECOND (traffic.h) are dropped and counted, never
+ * used. */
 int promquery_parse(const char *body, size_t len, const char *node_label, size_t max_nodes,
 		    struct promquery_result *out, char *err, size_t errlen);
 void promquery_result_free(struct promquery_result *r);

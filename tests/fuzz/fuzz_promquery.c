@@ -2,7 +2,7 @@
  * kube-prometheus node label and a small node limit. On success the result
  * must keep promquery.h's promises: at most max_nodes values, sorted by
  * node with no duplicates, each a printable 1..253-byte name with an rx or
- * a tx rate within PROMQUERY_MAX_BYTES_PER_SECOND. */
+ * a tx rate within TRAFFIC_MAX_BYTES_PER_SECOND. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,8 +27,8 @@ static void check_value(const struct promquery_value *v)
 	check(v->has_rx || v->has_tx);
 	check(v->has_rx || v->rx_bytes_per_second == 0);
 	check(v->has_tx || v->tx_bytes_per_second == 0);
-	check(v->rx_bytes_per_second <= PROMQUERY_MAX_BYTES_PER_SECOND);
-	check(v->tx_bytes_per_second <= PROMQUERY_MAX_BYTES_PER_SECOND);
+	check(v->rx_bytes_per_second <= TRAFFIC_MAX_BYTES_PER_SECOND);
+	check(v->tx_bytes_per_second <= TRAFFIC_MAX_BYTES_PER_SECOND);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

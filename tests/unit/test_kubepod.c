@@ -129,9 +129,16 @@ static const struct pod_case pod_cases[] = {
 	  "[\"x\"]}}", -EINVAL, "status.conditions[0]", false, NULL, -1, NULL },
 	{ "bad time", "{\"metadata\":{\"uid\":\"u\",\"creationTimestamp\":\"yesterday, noon "
 	  "sharp!!\"}}", -EINVAL, "RFC 3339", false, NULL, -1, NULL },
+	/* Annotations are free text, read as the extender request reads them:
+	 * whether one is a quantity is units_parse_quantity_n()'s question, and
+	 * a pod is never refused for it. */
 	{ "huge annotation", "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"kubernetes.io/"
 	  "egress-bandwidth\":\"1111111111111111111111111111111111111111111111111111111111111"
-	  "11111\"}}}", -EINVAL, "longer than the 64 allowed", false, NULL, -1, NULL },
+	  "11111\"}}}", 0, NULL, false, NULL, -1, NULL },
+	{ "escaped annotation", "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"kubernetes.io/"
+	  "egress-bandwidth\":\"10\\u004d\"}}}", 0, NULL, false, NULL, -1, NULL },
+	{ "annotation a number", "{\"metadata\":{\"uid\":\"u\",\"annotations\":{\"kubernetes.io/"
+	  "egress-bandwidth\":10}}}", -EINVAL, "egress-bandwidth is a number", false, NULL, -1, NULL },
 };
 
 static void test_kubepod_cases(void **state)
