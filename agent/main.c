@@ -235,8 +235,8 @@ int main(int argc, char **argv)
 	int rc = 1;
 
 	log_init("netsched-agent");
-	agent_options_defaults(&o);
-	if (agent_options_parse(&o, argc, argv, err, sizeof(err))) {
+	if (agent_options_defaults(&o, err, sizeof(err)) ||
+	    agent_options_parse(&o, argc, argv, err, sizeof(err))) {
 		fprintf(stderr, "netsched-agent: %s\n", err);
 		return EXIT_USAGE;
 	}

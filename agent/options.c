@@ -69,24 +69,6 @@ static int set_scorer(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_sample_interval(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&((struct agent_options *)ctx)->sample_interval_ms, v, 100,
-				MAX_DURATION_MS, why, len);
-}
-
-static int set_window(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&((struct agent_options *)ctx)->window_ms, v, 100,
-				MAX_DURATION_MS, why, len);
-}
-
-static int set_report_interval(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&((struct agent_options *)ctx)->report_interval_ms, v, 100,
-				MAX_DURATION_MS, why, len);
-}
-
 static int set_netns(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -129,20 +111,6 @@ static int set_link_speed(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_scorer_ca(void *ctx, const char *v, char *why, size_t len)
-{
-	struct agent_options *o = ctx;
-
-	return cli_set_string(o->scorer_ca, sizeof(o->scorer_ca), v, why, len);
-}
-
-static int set_key_file(void *ctx, const char *v, char *why, size_t len)
-{
-	struct agent_options *o = ctx;
-
-	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
-}
-
 static int set_metrics(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -163,63 +131,54 @@ static int set_log_level(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_once(void *ctx, const char *v, char *why, size_t len)
-{
-	(void)v, (void)why, (void)len;
-	((struct agent_options *)ctx)->once = true;
-	return 0;
-}
-
-static int set_check_config(void *ctx, const char *v, char *why, size_t len)
-{
-	(void)v, (void)why, (void)len;
-	((struct agent_options *)ctx)->check_config = true;
-	return 0;
-}
-
-static int set_help(void *ctx, const char *v, char *why, size_t len)
-{
-	(void)v, (void)why, (void)len;
-	((struct agent_options *)ctx)->help = true;
-	return 0;
-}
+/* Where a typed option's value goes. */
+#define AT(field) .offset = offsetof(struct agent_options, field), \
+		  .size = sizeof(((struct agent_options *)0)->field)
+#define DURATION(field) .type = CLI_DURATION, AT(field), .min = 100, .max = MAX_DURATION_MS
 
 static const struct cli_opt opts[] = {
-	{ "node", CLI_VALUE, set_node, "NAME  this node's name ($NODE_NAME, then the host name)" },
-	{ "interfaces", CLI_VALUE, set_interfaces, "LIST  auto | names | globs, e.g. auto,eth1 or "
-						     "ens* (auto)" },
-	{ "exclude-interfaces", CLI_VALUE, set_exclude, "LIST  globs never measured, e.g. "
-							"ens9*" },
-	{ "scorer", CLI_VALUE, set_scorer, "URL  where to send reports, repeatable "
-					     "(tcp://netsched-scorer:7470)" },
-	{ "sample-interval", CLI_VALUE, set_sample_interval, "DUR  between counter readings (1s)" },
-	{ "window", CLI_VALUE, set_window, "DUR  span of each report (60s)" },
-	{ "report-interval", CLI_VALUE, set_report_interval, "DUR  between reports (2s)" },
-	{ "source", CLI_VALUE, set_source, "NAME  netlink | sysfs (netlink, sysfs if it fails)" },
-	{ "netns", CLI_VALUE, set_netns, "NAME|PATH  read the counters of this network namespace" },
-	{ "link-speed", CLI_VALUE, set_link_speed, "IF=SPEED  link speed in bit/s, repeatable "
-						     "(ens192=10G)" },
-	{ "scorer-ca", CLI_VALUE, set_scorer_ca, "FILE  CA that tls+tcp:// scorers' certificates "
-						   "chain to" },
-	{ "key-file", CLI_VALUE, set_key_file, "FILE  sign reports with the first key in this file" },
-	{ "metrics", CLI_VALUE, set_metrics, "ADDR:PORT  serve /metrics and /healthz (off)" },
-	{ "log-level", CLI_VALUE, set_log_level, "LEVEL  error | warn | info | debug (info)" },
-	{ "once", CLI_FLAG, set_once, "  sample over one interval, print one JSON report, exit" },
-	{ "check-config", CLI_FLAG, set_check_config, "  check the options, print "
-						       "\"configuration OK\"" },
-	{ "help", CLI_FLAG, set_help, "  this text" },
+	{ .name = "node", .kind = CLI_VALUE, .arg = "NAME", .set = set_node,
+	  .help = "this node's name; without it $NODE_NAME, then the host name" },
+	{ .name = "interfaces", .kind = CLI_VALUE, .arg = "LIST", .set = set_interfaces,
+	  .help = "auto | names | globs, e.g. auto,eth1 or ens*", .def = "auto" },
+	{ .name = "exclude-interfaces", .kind = CLI_VALUE, .arg = "LIST", .set = set_exclude,
+	  .help = "globs never measured, e.g. ens9*" },
+	{ .name = "scorer", .kind = CLI_VALUE, .arg = "URL", .set = set_scorer,
+	  .help = "where to send reports, repeatable, e.g. tcp://netsched-scorer:7470" },
+	{ .name = "sample-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(sample_interval_ms),
+	  .help = "between counter readings", .def = "1s" },
+	{ .name = "window", .kind = CLI_VALUE, .arg = "DUR", DURATION(window_ms),
+	  .help = "span of each report", .def = "60s" },
+	{ .name = "report-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(report_interval_ms),
+	  .help = "between reports", .def = "2s" },
+	/* No default through the handler: given, it also turns off the
+	 * fallback to sysfs. */
+	{ .name = "source", .kind = CLI_VALUE, .arg = "NAME", .set = set_source,
+	  .help = "netlink | sysfs; without it netlink, and sysfs if netlink fails" },
+	{ .name = "netns", .kind = CLI_VALUE, .arg = "NAME|PATH", .set = set_netns,
+	  .help = "read the counters of this network namespace" },
+	{ .name = "link-speed", .kind = CLI_VALUE, .arg = "IF=SPEED", .set = set_link_speed,
+	  .help = "link speed in bit/s, repeatable, e.g. ens192=10G" },
+	{ .name = "scorer-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(scorer_ca),
+	  .help = "CA that tls+tcp:// scorers' certificates chain to" },
+	{ .name = "key-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(key_file),
+	  .help = "sign reports with the first key in this file" },
+	{ .name = "metrics", .kind = CLI_VALUE, .arg = "ADDR:PORT", .set = set_metrics,
+	  .help = "serve /metrics and /healthz; off unless given" },
+	{ .name = "log-level", .kind = CLI_VALUE, .arg = "LEVEL", .set = set_log_level,
+	  .help = "error | warn | info | debug", .def = "info" },
+	{ .name = "once", .kind = CLI_FLAG, .type = CLI_SWITCH, AT(once),
+	  .help = "sample over one interval, print one JSON report, exit" },
+	{ .name = "check-config", .kind = CLI_FLAG, .type = CLI_SWITCH, AT(check_config),
+	  .help = "check the options, print \"configuration OK\"" },
+	{ .name = "help", .kind = CLI_FLAG, .type = CLI_SWITCH, AT(help), .help = "this text" },
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
-void agent_options_defaults(struct agent_options *o)
+int agent_options_defaults(struct agent_options *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
-	o->sample_interval_ms = 1000;
-	o->window_ms = 60000;
-	o->report_interval_ms = 2000;
-	o->log_level = LOG_LVL_INFO;
-	o->interfaces.is_auto = true;
-	o->source = SAMPLER_NETLINK;
+	return cli_defaults(opts, N_OPTS, o, err, errlen);
 }
 
 void agent_options_usage(FILE *f)

@@ -41,7 +41,9 @@ struct agent_options {
 /* The most sample intervals one window may hold (an hour of 1 s samples). */
 #define AGENT_MAX_WINDOW_SLOTS 3600u
 
-void agent_options_defaults(struct agent_options *o);
+/* Every option at its default (the option table's). 0, or -EINVAL with err
+ * naming a default that does not parse. */
+int agent_options_defaults(struct agent_options *o, char *err, size_t errlen);
 
 /* Applies the config file and the flags, fills the node name from
  * $NODE_NAME or the host name when unset, and checks the options against

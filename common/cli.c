@@ -21,6 +21,39 @@ static const struct cli_opt *find(const struct cli_opt *opts, size_t n, const ch
 	return NULL;
 }
 
+static int set_switch(bool *dst, const char *v, char *why, size_t len)
+{
+	if (!v || strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
+		*dst = true;
+	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
+		*dst = false;
+	else {
+		snprintf(why, len, "expected on or off (or true or false)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Parses v for op into ctx, by its type. */
+static int apply(const struct cli_opt *op, void *ctx, const char *v, char *why, size_t len)
+{
+	void *at = (char *)ctx + op->offset;
+
+	switch (op->type) {
+	case CLI_STRING:
+		return cli_set_string(at, op->size, v, why, len);
+	case CLI_DURATION:
+		return cli_set_duration(at, v, op->min, op->max, why, len);
+	case CLI_COUNT:
+		return cli_set_count(at, v, op->max, why, len);
+	case CLI_SWITCH:
+		return set_switch(at, v, why, len);
+	case CLI_CUSTOM:
+	default:
+		return op->set(ctx, v, why, len);
+	}
+}
+
 static int from_file(void *arg, const char *key, const char *value, char *why, size_t len)
 {
 	const struct file_ctx *fc = arg;
@@ -34,7 +67,7 @@ static int from_file(void *arg, const char *key, const char *value, char *why, s
 		snprintf(why, len, "a command-line flag, not allowed in a config file");
 		return -EINVAL;
 	}
-	return op->set(fc->ctx, value, why, len);
+	return apply(op, fc->ctx, value, why, len);
 }
 
 int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **argv, char *err,
@@ -88,7 +121,7 @@ int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **
 		}
 		op = &opts[c - 256];
 		snprintf(why, sizeof(why), "invalid value");
-		if (op->set(ctx, op->kind == CLI_FLAG ? NULL : optarg, why, sizeof(why))) {
+		if (apply(op, ctx, op->kind == CLI_FLAG ? NULL : optarg, why, sizeof(why))) {
 			if (op->kind == CLI_FLAG)
 				snprintf(err, errlen, "--%s: %s", op->name, why);
 			else
@@ -103,13 +136,38 @@ int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **
 	return 0;
 }
 
+int cli_defaults(const struct cli_opt *opts, size_t n, void *ctx, char *err, size_t errlen)
+{
+	char why[256];
+
+	for (size_t i = 0; i < n; i++) {
+		if (!opts[i].def)
+			continue;
+		snprintf(why, sizeof(why), "invalid value");
+		if (apply(&opts[i], ctx, opts[i].def, why, sizeof(why))) {
+			snprintf(err, errlen, "--%s: default %s: %s", opts[i].name, opts[i].def, why);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static void usage_line(FILE *f, const char *name, const char *arg, const char *help,
+		       const char *def)
+{
+	char left[64];
+
+	snprintf(left, sizeof(left), "--%s%s%s", name, arg ? " " : "", arg ? arg : "");
+	fprintf(f, "  %-34s %s%s%s%s\n", left, help, def ? " (" : "", def ? def : "", def ? ")" : "");
+}
+
 void cli_usage(FILE *f, const char *prog, const struct cli_opt *opts, size_t n)
 {
 	fprintf(f, "usage: %s [options]\n", prog);
 	for (size_t i = 0; i < n; i++)
 		if (opts[i].help && opts[i].kind != CLI_FILE_ONLY)
-			fprintf(f, "  --%-18s %s\n", opts[i].name, opts[i].help);
-	fprintf(f, "  --%-18s %s\n", "config", "FILE  YAML file whose keys are these option names");
+			usage_line(f, opts[i].name, opts[i].arg, opts[i].help, opts[i].def);
+	usage_line(f, "config", "FILE", "YAML file whose keys are these option names", NULL);
 }
 
 int cli_set_string(char *dst, size_t cap, const char *v, char *why, size_t len)

@@ -7,6 +7,11 @@
  * `--config` stands, so flags win. `--config` itself is handled here and
  * must not appear in the table.
  *
+ * A row states everything about its option once: its name, what its value
+ * looks like, what it does, its default (applied by cli_defaults() through
+ * the same parser as a flag's value, and shown by cli_usage()), and either
+ * a type with where the value goes and its bounds, or a handler.
+ *
  * Handlers write their reason (without the option name) into why and return
  * 0 or a negative errno. cli_parse() turns that into one line naming the
  * option, the value and the problem, the line a program prints before it
@@ -27,11 +32,26 @@ enum cli_kind {
 	CLI_FILE_ONLY,	/* `name: VALUE` in a file only (compatibility names) */
 };
 
+/* How a row's value is parsed and stored, at offset in the context. */
+enum cli_type {
+	CLI_CUSTOM,	/* set() parses and stores it */
+	CLI_STRING,	/* a string into char[size] (cli_set_string()) */
+	CLI_DURATION,	/* milliseconds into a uint64_t, from min to max (cli_set_duration()) */
+	CLI_COUNT,	/* a uint64_t from 1 to max (cli_set_count()) */
+	CLI_SWITCH,	/* a bool: on or true, off or false; a CLI_FLAG sets it */
+};
+
 struct cli_opt {
 	const char *name;
 	enum cli_kind kind;
-	cli_set_fn set;
-	const char *help;	/* "ARG   what it does (default)"; NULL hides it */
+	const char *arg;	/* what the value looks like, for --help: "DUR", "N" */
+	const char *help;	/* what it does; NULL hides the option */
+	const char *def;	/* the default as one would write it; NULL: none */
+	enum cli_type type;
+	size_t offset;		/* typed: where the value goes in the context */
+	size_t size;		/* CLI_STRING: the array's size */
+	uint64_t min, max;	/* CLI_DURATION (ms), CLI_COUNT (max) */
+	cli_set_fn set;		/* CLI_CUSTOM */
 };
 
 #define CLI_MAX_OPTS 64
@@ -41,6 +61,11 @@ struct cli_opt {
 int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **argv, char *err,
 	      size_t errlen);
 
+/* Sets every option that has a default to it. 0, or -EINVAL with err
+ * naming the option whose default does not parse (a bug). */
+int cli_defaults(const struct cli_opt *opts, size_t n, void *ctx, char *err, size_t errlen);
+
+/* Lists the options with their values, what they do and their defaults. */
 void cli_usage(FILE *f, const char *prog, const struct cli_opt *opts, size_t n);
 
 /* Helpers for handlers; each writes *dst only on success. */

@@ -30,7 +30,6 @@ struct extreq_limits {
 	struct membudget *budget;	/* tokens' memory; no room -> -EBUSY; NULL: none */
 };
 
-#define EXTREQ_DEFAULT_MAX_NODES 10000u
 #define EXTREQ_DEFAULT_MAX_JSON_TOKENS (4u * 1024u * 1024u)
 
 enum extreq_mode {

@@ -47,9 +47,6 @@ struct filter_config {
 	uint64_t hold_ms;		/* ... once filtered for at least this long */
 };
 
-#define FILTER_DEFAULT_MARGIN_PCT 10
-#define FILTER_DEFAULT_HOLD_MS 30000
-
 /* What the pod asks for, bits per second; 0 = nothing. */
 struct filter_pod {
 	uint64_t ingress_bps;

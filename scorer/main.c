@@ -64,8 +64,8 @@ int main(int argc, char **argv)
 	 * buffers then sat in the heap: peak RSS went 100 MiB over the
 	 * request memory budget (tests/integration/test_memory.sh). */
 	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
-	scorer_options_defaults(&o);
-	if (scorer_options_parse(&o, argc, argv, err, sizeof(err))) {
+	if (scorer_options_defaults(&o, err, sizeof(err)) ||
+	    scorer_options_parse(&o, argc, argv, err, sizeof(err))) {
 		fprintf(stderr, "netsched-scorer: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 	s.limits.max_body_bytes = o.max_body_bytes;
 	s.limits.request.max_nodes = o.max_request_nodes;
 	s.limits.connections_per_client = (unsigned)o.connections_per_client;
-	s.limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s.limits.request.max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS;
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
 	s.started_unix_ms = clock_unix_ms();

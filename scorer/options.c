@@ -6,8 +6,10 @@
 
 #include "cli.h"
 #include "hostport.h"
-#include "scorer.h"
 #include "units.h"
+
+#define HOUR_MS (3600ULL * 1000)
+#define DAY_MS (24 * HOUR_MS)
 
 /* Handlers get the options as ctx; this names it. */
 #define OPTS(ctx) ((struct scorer_options *)(ctx))
@@ -121,46 +123,6 @@ static int set_filter_margin(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_filter_hold(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->filter.hold_ms, v, 0, 24ULL * 3600 * 1000, why, len);
-}
-
-static int set_bandwidth_filter(void *ctx, const char *v, char *why, size_t len)
-{
-	struct scorer_options *o = OPTS(ctx);
-
-	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
-		o->filter.bandwidth = true;
-	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
-		o->filter.bandwidth = false;
-	else {
-		snprintf(why, len, "expected on or off");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int set_stale(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->stale_after_ms, v, 100, 24ULL * 3600 * 1000, why, len);
-}
-
-static int set_max_nodes(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_count(&OPTS(ctx)->max_tracked_nodes, v, 1000000, why, len);
-}
-
-static int set_max_request_nodes(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_count(&OPTS(ctx)->max_request_nodes, v, 1000000, why, len);
-}
-
-static int set_per_client(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_count(&OPTS(ctx)->connections_per_client, v, 256, why, len);
-}
-
 static int set_max_body(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -244,9 +206,13 @@ static int set_prom_range(void *ctx, const char *v, char *why, size_t len)
 	struct prom_config *p = &OPTS(ctx)->prom;
 	uint64_t ms;
 
-	if (cli_set_duration(&ms, v, 1000, 24ULL * 3600 * 1000, why, len))
+	if (cli_set_duration(&ms, v, 1000, DAY_MS, why, len))
 		return -EINVAL;
-	snprintf(p->query.range, sizeof(p->query.range), "%us", (unsigned)(ms / 1000));
+	/* Whole seconds, in minutes where they are whole (the default reads 1m). */
+	if (ms % 60000 == 0)
+		snprintf(p->query.range, sizeof(p->query.range), "%um", (unsigned)(ms / 60000));
+	else
+		snprintf(p->query.range, sizeof(p->query.range), "%us", (unsigned)(ms / 1000));
 	return 0;
 }
 
@@ -299,50 +265,6 @@ static int set_prom_function(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_prom_refresh(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->prom.refresh_ms, v, 100, 3600 * 1000, why, len);
-}
-
-static int set_prom_timeout(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->prom.timeout_ms, v, 10, 60 * 1000, why, len);
-}
-
-static int set_prom_connect_timeout(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->prom.connect_timeout_ms, v, 10, 60 * 1000, why, len);
-}
-
-static int set_prom_token_file(void *ctx, const char *v, char *why, size_t len)
-{
-	struct prom_config *p = &OPTS(ctx)->prom;
-
-	return cli_set_string(p->token_file, sizeof(p->token_file), v, why, len);
-}
-
-static int set_prom_ca_file(void *ctx, const char *v, char *why, size_t len)
-{
-	struct prom_config *p = &OPTS(ctx)->prom;
-
-	return cli_set_string(p->ca_file, sizeof(p->ca_file), v, why, len);
-}
-
-static int set_prom_insecure(void *ctx, const char *v, char *why, size_t len)
-{
-	struct prom_config *p = &OPTS(ctx)->prom;
-
-	if (strcmp(v, "true") == 0)
-		p->insecure = true;
-	else if (strcmp(v, "false") == 0)
-		p->insecure = false;
-	else {
-		snprintf(why, len, "expected true or false");
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int set_bits_rate(uint64_t *dst, const char *v, char *why, size_t len)
 {
 	uint64_t n;
@@ -366,39 +288,6 @@ static int set_inflight_penalty(void *ctx, const char *v, char *why, size_t len)
 	return set_bits_rate(&OPTS(ctx)->inflight_penalty_bps, v, why, len);
 }
 
-static int set_inflight_hold(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->inflight_hold_ms, v, 0, 3600 * 1000, why, len);
-}
-
-static int set_inflight_fade(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->inflight_fade_ms, v, 0, 3600 * 1000, why, len);
-}
-
-static int set_inflight_expire(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_duration(&OPTS(ctx)->inflight_expire_ms, v, 100, 3600 * 1000, why, len);
-}
-
-static int set_kubeconfig(void *ctx, const char *v, char *why, size_t len)
-{
-	return cli_set_string(OPTS(ctx)->kubeconfig, sizeof(OPTS(ctx)->kubeconfig), v, why, len);
-}
-
-static int set_pod_watch(void *ctx, const char *v, char *why, size_t len)
-{
-	if (strcmp(v, "on") == 0 || strcmp(v, "true") == 0)
-		OPTS(ctx)->pod_watch = true;
-	else if (strcmp(v, "off") == 0 || strcmp(v, "false") == 0)
-		OPTS(ctx)->pod_watch = false;
-	else {
-		snprintf(why, len, "\"%s\" is not on or off", v);
-		return -EINVAL;
-	}
-	return 0;
-}
-
 static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)
 {
 	/* 0 is allowed here: it turns in-flight counting off. */
@@ -409,169 +298,129 @@ static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len
 	return 0;
 }
 
-static int set_key_file(void *ctx, const char *v, char *why, size_t len)
-{
-	struct scorer_options *o = OPTS(ctx);
+/* Where a typed option's value goes. */
+#define AT(field) .offset = offsetof(struct scorer_options, field), \
+		  .size = sizeof(((struct scorer_options *)0)->field)
 
-	return cli_set_string(o->key_file, sizeof(o->key_file), v, why, len);
-}
-
-static int set_listen_cert_key(void *ctx, const char *v, char *why, size_t len)
-{
-	struct scorer_options *o = OPTS(ctx);
-
-	return cli_set_string(o->listen_cert_key, sizeof(o->listen_cert_key), v, why, len);
-}
-
-static int set_tls_cert(void *ctx, const char *v, char *why, size_t len)
-{
-	struct tls_files *t = &OPTS(ctx)->tls;
-
-	return cli_set_string(t->cert, sizeof(t->cert), v, why, len);
-}
-
-static int set_tls_key(void *ctx, const char *v, char *why, size_t len)
-{
-	struct tls_files *t = &OPTS(ctx)->tls;
-
-	return cli_set_string(t->key, sizeof(t->key), v, why, len);
-}
-
-static int set_tls_client_ca(void *ctx, const char *v, char *why, size_t len)
-{
-	struct tls_files *t = &OPTS(ctx)->tls;
-
-	return cli_set_string(t->client_ca, sizeof(t->client_ca), v, why, len);
-}
-
-static int set_check_config(void *ctx, const char *v, char *why, size_t len)
-{
-	(void)v;
-	(void)why;
-	(void)len;
-	OPTS(ctx)->check_config = true;
-	return 0;
-}
-
-static int set_help(void *ctx, const char *v, char *why, size_t len)
-{
-	(void)v;
-	(void)why;
-	(void)len;
-	OPTS(ctx)->help = true;
-	return 0;
-}
-
+/* Every option once: its value, what it does and its default. */
 static const struct cli_opt opts[] = {
-	{ "listen", CLI_VALUE, set_listen, "URL   where agents send reports (tcp://0.0.0.0:7470)" },
-	{ "http", CLI_VALUE, set_http, "ADDR:PORT extender and status HTTP (0.0.0.0:8470)" },
-	{ "health-listen", CLI_VALUE, set_health_listen,
-	  "ADDR:PORT plain HTTP, /healthz and /readyz only, for probes under HTTPS (off)" },
-	{ "policy", CLI_VALUE, set_policy, "NAME  relative | utilization | pressure (relative)" },
-	{ "direction", CLI_VALUE, set_direction, "DIR   rx | tx | both | max (rx)" },
-	{ "drop-threshold", CLI_VALUE, set_drop_threshold,
-	  "N    pressure: a node dropping over N packets/s scores 0; 0 = any, off = never (10)" },
-	{ "max-utilization", CLI_VALUE, set_max_utilization,
-	  "PCT  filter out nodes above this share of their link, e.g. 80% (off)" },
-	{ "filter-margin", CLI_VALUE, set_filter_margin,
-	  "PCT  a node over --max-utilization passes again at or below it minus this (10)" },
-	{ "filter-hold", CLI_VALUE, set_filter_hold,
-	  "DUR  ... and after being filtered at least this long (30s)" },
-	{ "bandwidth-filter", CLI_VALUE, set_bandwidth_filter,
-	  "on|off  honour the pod's kubernetes.io/*-bandwidth annotations (on)" },
-	{ "stale-after", CLI_VALUE, set_stale, "DUR   a node's report is ignored after this (6s)" },
-	{ "max-nodes", CLI_VALUE, set_max_nodes, "N     nodes tracked at most (10000)" },
-	{ "max-body", CLI_VALUE, set_max_body, "SIZE  largest extender request body (32Mi)" },
-	{ "max-request-nodes", CLI_VALUE, set_max_request_nodes, "N     nodes in one request at most (10000)" },
-	{ "connections-per-client", CLI_VALUE, set_per_client,
-	  "N     HTTP connections one client address may hold (32)" },
-	{ "log-level", CLI_VALUE, set_log_level, "LEVEL error | warn | info | debug (info)" },
-	{ "listen-cert-key", CLI_VALUE, set_listen_cert_key,
-	  "FILE  PEM certificate and key for a tls+tcp:// --listen" },
-	{ "tls-cert", CLI_VALUE, set_tls_cert, "FILE  serve HTTPS with this PEM certificate (chain)" },
-	{ "tls-key", CLI_VALUE, set_tls_key, "FILE  its PEM private key" },
-	{ "tls-client-ca", CLI_VALUE, set_tls_client_ca,
-	  "FILE  require client certificates signed by this CA (mTLS)" },
-	{ "inflight-estimate", CLI_VALUE, set_inflight_estimate,
-	  "BW   what a just-placed pod without a bandwidth annotation adds, per direction (0)" },
-	{ "inflight-penalty", CLI_VALUE, set_inflight_penalty,
-	  "BW   what every just-placed pod adds besides, so bursts spread (10M)" },
-	{ "inflight-hold", CLI_VALUE, set_inflight_hold,
-	  "DUR  a bound pod weighs fully this long: start-up + the agents' --window (70s)" },
-	{ "inflight-fade", CLI_VALUE, set_inflight_fade, "DUR  then fades to nothing over this (60s)" },
-	{ "inflight-expire", CLI_VALUE, set_inflight_expire,
-	  "DUR  with a pod watch, an assumption never bound is dropped after this (30s)" },
-	{ "inflight-max-pods", CLI_VALUE, set_inflight_max_pods,
-	  "N     pods counted in flight at most; 0 = off (10000)" },
-	{ "pod-watch", CLI_VALUE, set_pod_watch,
-	  "on|off  confirm in-flight pods from the apiserver: in a pod its ServiceAccount, "
-	  "else --kubeconfig (on)" },
-	{ "kubeconfig", CLI_VALUE, set_kubeconfig,
-	  "FILE  reach the apiserver with this kubeconfig (outside a cluster)" },
-	{ "key-file", CLI_VALUE, set_key_file,
-	  "FILE  accept only reports signed with a key in this file (a Secret)" },
-	{ "prometheus", CLI_VALUE, set_prometheus, "URL   optional fallback for silent agents" },
-	{ "prometheus-preset", CLI_VALUE, set_prom_preset,
-	  "NAME  kube-prometheus | go-plugin | node-uname (kube-prometheus)" },
-	{ "prometheus-query", CLI_VALUE, set_prom_query,
-	  "PROMQL  custom: $metric, $device, $range replaced; by prometheus-node-label" },
-	{ "prometheus-node-label", CLI_VALUE, set_prom_node_label,
-	  "LABEL  the node label of a custom query (instance)" },
-	{ "prometheus-device", CLI_VALUE, set_prom_device,
-	  "REGEX  node_exporter devices to count (eth[0-9]+|en[a-z0-9]+|bond[0-9]+)" },
-	{ "prometheus-range", CLI_VALUE, set_prom_range,
-	  "DUR  rate() range, at least 4 scrape intervals (1m)" },
-	{ "prometheus-function", CLI_VALUE, set_prom_function, "rate|irate  (rate)" },
-	{ "prometheus-refresh", CLI_VALUE, set_prom_refresh, "DUR  between queries (15s)" },
-	{ "prometheus-timeout", CLI_VALUE, set_prom_timeout, "DUR  whole request deadline (2s)" },
-	{ "prometheus-connect-timeout", CLI_VALUE, set_prom_connect_timeout,
-	  "DUR  connect deadline (500ms)" },
-	{ "prometheus-token-file", CLI_VALUE, set_prom_token_file,
-	  "FILE  bearer token, re-read every query" },
-	{ "prometheus-ca-file", CLI_VALUE, set_prom_ca_file, "FILE  CA bundle for https" },
-	{ "prometheus-insecure-skip-verify", CLI_VALUE, set_prom_insecure,
-	  "true|false  skip TLS verification (false)" },
-	{ "check-config", CLI_FLAG, set_check_config, "      validate the options, print \"configuration OK\"" },
-	{ "help", CLI_FLAG, set_help, "      print this help" },
+	{ .name = "listen", .kind = CLI_VALUE, .arg = "URL", .set = set_listen,
+	  .help = "where agents send reports", .def = "tcp://0.0.0.0:7470" },
+	{ .name = "http", .kind = CLI_VALUE, .arg = "ADDR:PORT", .set = set_http,
+	  .help = "extender and status HTTP", .def = "0.0.0.0:8470" },
+	{ .name = "health-listen", .kind = CLI_VALUE, .arg = "ADDR:PORT", .set = set_health_listen,
+	  .help = "plain HTTP, /healthz and /readyz only, for probes under HTTPS; off unless given" },
+	{ .name = "policy", .kind = CLI_VALUE, .arg = "NAME", .set = set_policy,
+	  .help = "relative | utilization | pressure", .def = "relative" },
+	{ .name = "direction", .kind = CLI_VALUE, .arg = "DIR", .set = set_direction,
+	  .help = "rx | tx | both | max", .def = "rx" },
+	/* What a NIC counts without any load (frames for an unknown VLAN or
+	 * protocol, an active-backup bond's idle port) is far below 10 packets
+	 * a second; a queue that overflows drops thousands. */
+	{ .name = "drop-threshold", .kind = CLI_VALUE, .arg = "N", .set = set_drop_threshold,
+	  .help = "pressure: a node dropping over N packets/s scores 0; 0 = any, off = never",
+	  .def = "10" },
+	{ .name = "max-utilization", .kind = CLI_VALUE, .arg = "PCT", .set = set_max_utilization,
+	  .help = "filter out nodes above this share of their link, e.g. 80%", .def = "off" },
+	{ .name = "filter-margin", .kind = CLI_VALUE, .arg = "PCT", .set = set_filter_margin,
+	  .help = "a node over --max-utilization passes again at or below it minus this",
+	  .def = "10" },
+	{ .name = "filter-hold", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(filter.hold_ms), .min = 0, .max = DAY_MS,
+	  .help = "... and after being filtered at least this long", .def = "30s" },
+	{ .name = "bandwidth-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
+	  AT(filter.bandwidth), .help = "honour the pod's kubernetes.io/*-bandwidth annotations",
+	  .def = "on" },
+	{ .name = "stale-after", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(stale_after_ms), .min = 100, .max = DAY_MS,
+	  .help = "a node's report is ignored after this", .def = "6s" },
+	{ .name = "max-nodes", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(max_tracked_nodes), .max = 1000000, .help = "nodes tracked at most", .def = "10000" },
+	{ .name = "max-body", .kind = CLI_VALUE, .arg = "SIZE", .set = set_max_body,
+	  .help = "largest extender request body", .def = "32Mi" },
+	{ .name = "max-request-nodes", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(max_request_nodes), .max = 1000000, .help = "nodes in one request at most",
+	  .def = "10000" },
+	{ .name = "connections-per-client", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(connections_per_client), .max = 256,
+	  .help = "HTTP connections one client address may hold",
+	  .def = "32" },
+	{ .name = "log-level", .kind = CLI_VALUE, .arg = "LEVEL", .set = set_log_level,
+	  .help = "error | warn | info | debug", .def = "info" },
+	{ .name = "listen-cert-key", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
+	  AT(listen_cert_key), .help = "PEM certificate and key for a tls+tcp:// --listen" },
+	{ .name = "tls-cert", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(tls.cert),
+	  .help = "serve HTTPS with this PEM certificate (chain)" },
+	{ .name = "tls-key", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(tls.key),
+	  .help = "its PEM private key" },
+	{ .name = "tls-client-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
+	  AT(tls.client_ca), .help = "require client certificates signed by this CA (mTLS)" },
+	{ .name = "inflight-estimate", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_estimate,
+	  .help = "what a just-placed pod without a bandwidth annotation adds, per direction",
+	  .def = "0" },
+	{ .name = "inflight-penalty", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_penalty,
+	  .help = "what every just-placed pod adds besides, so bursts spread", .def = "10M" },
+	{ .name = "inflight-hold", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(inflight_hold_ms), .min = 0, .max = HOUR_MS,
+	  .help = "a bound pod weighs fully this long: start-up + the agents' --window",
+	  .def = "70s" },
+	{ .name = "inflight-fade", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(inflight_fade_ms), .min = 0, .max = HOUR_MS, .help = "then fades to nothing over this",
+	  .def = "60s" },
+	{ .name = "inflight-expire", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(inflight_expire_ms), .min = 100, .max = HOUR_MS,
+	  .help = "with a pod watch, an assumption never bound is dropped after this", .def = "30s" },
+	{ .name = "inflight-max-pods", .kind = CLI_VALUE, .arg = "N", .set = set_inflight_max_pods,
+	  .help = "pods counted in flight at most; 0 = off", .def = "10000" },
+	{ .name = "pod-watch", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH, AT(pod_watch),
+	  .help = "confirm in-flight pods from the apiserver: in a pod its ServiceAccount, else "
+		  "--kubeconfig", .def = "on" },
+	{ .name = "kubeconfig", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(kubeconfig),
+	  .help = "reach the apiserver with this kubeconfig (outside a cluster)" },
+	{ .name = "key-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(key_file),
+	  .help = "accept only reports signed with a key in this file (a Secret)" },
+	{ .name = "prometheus", .kind = CLI_VALUE, .arg = "URL", .set = set_prometheus,
+	  .help = "optional fallback for silent agents" },
+	{ .name = "prometheus-preset", .kind = CLI_VALUE, .arg = "NAME", .set = set_prom_preset,
+	  .help = "kube-prometheus | go-plugin | node-uname", .def = "kube-prometheus" },
+	{ .name = "prometheus-query", .kind = CLI_VALUE, .arg = "PROMQL", .set = set_prom_query,
+	  .help = "custom: $metric, $device, $range replaced; by prometheus-node-label" },
+	{ .name = "prometheus-node-label", .kind = CLI_VALUE, .arg = "LABEL",
+	  .set = set_prom_node_label, .help = "the node label of a custom query", .def = "instance" },
+	{ .name = "prometheus-device", .kind = CLI_VALUE, .arg = "REGEX", .set = set_prom_device,
+	  .help = "node_exporter devices to count", .def = "eth[0-9]+|en[a-z0-9]+|bond[0-9]+" },
+	{ .name = "prometheus-range", .kind = CLI_VALUE, .arg = "DUR", .set = set_prom_range,
+	  .help = "rate() range, at least 4 scrape intervals", .def = "1m" },
+	{ .name = "prometheus-function", .kind = CLI_VALUE, .arg = "rate|irate",
+	  .set = set_prom_function, .help = "rate() or irate()", .def = "rate" },
+	{ .name = "prometheus-refresh", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(prom.refresh_ms), .min = 100, .max = HOUR_MS, .help = "between queries", .def = "15s" },
+	{ .name = "prometheus-timeout", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(prom.timeout_ms), .min = 10, .max = 60 * 1000, .help = "whole request deadline",
+	  .def = "2s" },
+	{ .name = "prometheus-connect-timeout", .kind = CLI_VALUE, .arg = "DUR",
+	  .type = CLI_DURATION, AT(prom.connect_timeout_ms), .min = 10, .max = 60 * 1000,
+	  .help = "connect deadline", .def = "500ms" },
+	{ .name = "prometheus-token-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
+	  AT(prom.token_file), .help = "bearer token, re-read every query" },
+	{ .name = "prometheus-ca-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
+	  AT(prom.ca_file), .help = "CA bundle for https" },
+	{ .name = "prometheus-insecure-skip-verify", .kind = CLI_VALUE, .arg = "true|false",
+	  .type = CLI_SWITCH, AT(prom.insecure), .help = "skip TLS verification", .def = "false" },
+	{ .name = "check-config", .kind = CLI_FLAG, .type = CLI_SWITCH, AT(check_config),
+	  .help = "validate the options, print \"configuration OK\"" },
+	{ .name = "help", .kind = CLI_FLAG, .type = CLI_SWITCH, AT(help), .help = "print this help" },
 	/* The Go plugin's names, in files only. */
-	{ "prometheusAddress", CLI_FILE_ONLY, set_prometheus, NULL },
-	{ "networkInterface", CLI_FILE_ONLY, set_network_interface, NULL },
-	{ "timeRangeInMinutes", CLI_FILE_ONLY, set_time_range, NULL },
+	{ .name = "prometheusAddress", .kind = CLI_FILE_ONLY, .set = set_prometheus },
+	{ .name = "networkInterface", .kind = CLI_FILE_ONLY, .set = set_network_interface },
+	{ .name = "timeRangeInMinutes", .kind = CLI_FILE_ONLY, .set = set_time_range },
 };
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
-void scorer_options_defaults(struct scorer_options *o)
+int scorer_options_defaults(struct scorer_options *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
-	strcpy(o->listen, "tcp://0.0.0.0:7470");
-	strcpy(o->http_addr, "0.0.0.0");
-	o->http_port = 8470;
-	o->policy = POLICY_RELATIVE;
-	o->direction = POLICY_DIR_RX;
-	o->max_drops_per_second = POLICY_DEFAULT_DROP_THRESHOLD;
-	o->filter.bandwidth = true;
-	o->filter.margin_pct = FILTER_DEFAULT_MARGIN_PCT;
-	o->filter.hold_ms = FILTER_DEFAULT_HOLD_MS;
-	o->stale_after_ms = 6000;
-	o->max_tracked_nodes = SCORER_DEFAULT_MAX_TRACKED_NODES;
-	o->max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
-	o->max_request_nodes = SCORER_DEFAULT_MAX_NODES;
-	o->connections_per_client = SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
-	o->log_level = LOG_LVL_INFO;
-	o->prom.query.preset = PROMQUERY_KUBE_PROMETHEUS;
-	strcpy(o->prom.query.device, "eth[0-9]+|en[a-z0-9]+|bond[0-9]+");
-	strcpy(o->prom.query.range, "1m");
-	strcpy(o->prom.query.node_label, "instance");
-	o->prom.refresh_ms = 15000;
-	o->prom.timeout_ms = 2000;
-	o->prom.connect_timeout_ms = 500;
-	o->inflight_max_pods = 10000;
-	o->inflight_estimate_bps = 0;
-	o->inflight_penalty_bps = 10000000;
-	o->inflight_hold_ms = 70000;
-	o->inflight_fade_ms = 60000;
-	o->inflight_expire_ms = 30000;
-	o->pod_watch = true;
+	return cli_defaults(opts, N_OPTS, o, err, errlen);
 }
 
 void scorer_options_usage(FILE *f)

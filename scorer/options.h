@@ -1,5 +1,6 @@
 /* The scorer's settings: defaults, command-line flags and the YAML --config
- * file, all through one table of option handlers. Flags win over the file. */
+ * file, all from one table (options.c) stating each option's value, bounds,
+ * default and help once (common/cli.h). Flags win over the file. */
 #ifndef NETSCHED_SCORER_OPTIONS_H
 #define NETSCHED_SCORER_OPTIONS_H
 
@@ -55,7 +56,9 @@ struct scorer_options {
 	bool help;
 };
 
-void scorer_options_defaults(struct scorer_options *o);
+/* Every option at its default. 0, or -EINVAL with err naming a default
+ * that does not parse. */
+int scorer_options_defaults(struct scorer_options *o, char *err, size_t errlen);
 
 /* Applies a config file (if --config is given) and then the flags. Returns 0,
  * or -EINVAL with err set to one line naming the option and the problem. */

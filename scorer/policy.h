@@ -48,10 +48,6 @@ struct policy_node {
  * gap up to the bursts counts too. Never overflows. */
 uint64_t policy_pressure(uint64_t rate, uint64_t recent, uint64_t p95);
 
-/* The default --drop-threshold: what a NIC counts without any load (frames
- * for an unknown VLAN or protocol, an active-backup bond's idle port) is far
- * below 10 packets a second; a queue that overflows drops thousands. */
-#define POLICY_DEFAULT_DROP_THRESHOLD 10u
 /* max_per_second for a threshold that is off: drops never count. */
 #define POLICY_DROPS_IGNORED UINT64_MAX
 

@@ -21,13 +21,12 @@
 struct scorer_limits {
 	size_t max_body_bytes;		/* larger -> 413 */
 	struct extreq_limits request;	/* nodes and JSON tokens -> 400 */
-	unsigned connections_per_client; /* per client address; 0 = the default */
+	unsigned connections_per_client; /* per client address; 0: the fallback below */
 };
 
-#define SCORER_DEFAULT_MAX_BODY_BYTES (32u * 1024u * 1024u)
-#define SCORER_DEFAULT_MAX_NODES EXTREQ_DEFAULT_MAX_NODES
-#define SCORER_DEFAULT_MAX_JSON_TOKENS EXTREQ_DEFAULT_MAX_JSON_TOKENS
-#define SCORER_DEFAULT_MAX_TRACKED_NODES 10000u
+/* What http.c allows a scorer built without options (0 above);
+ * --connections-per-client's default (options.c) is the same number, as
+ * test_scorer_options checks. */
 #define SCORER_DEFAULT_CONNECTIONS_PER_CLIENT 32u
 
 struct prom;

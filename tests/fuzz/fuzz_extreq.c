@@ -27,6 +27,7 @@
 
 #define START_NS (1000ULL * 1000000000ULL)
 #define STALE_NS (6ULL * 1000000000ULL)
+#define MAX_NODES 10000 /* --max-request-nodes's default: fake_scorer.h's limit */
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -75,7 +76,8 @@ static void check_request(const struct extreq *rq, const char *body, size_t len)
 	const struct extreq_str *strs[] = { &rq->pod_namespace, &rq->pod_name,
 					    &rq->ingress_bandwidth, &rq->egress_bandwidth };
 
-	check(rq->n <= SCORER_DEFAULT_MAX_NODES);
+	check(rq->n <= MAX_NODES);
+	check(rq->pod_uid.len <= POD_UID_MAX);
 	check(rq->nodes != NULL);
 	for (size_t i = 0; i < rq->n; i++) {
 		const struct extreq_node *nd = &rq->nodes[i];
@@ -100,7 +102,7 @@ static void check_request(const struct extreq *rq, const char *body, size_t len)
  * other null) whose nodes are the kept ones: a subsequence of the request. */
 static void check_filter(const struct extreq *rq, const struct reply *out)
 {
-	struct extreq_limits lim = { .max_nodes = EXTREQ_DEFAULT_MAX_NODES,
+	struct extreq_limits lim = { .max_nodes = MAX_NODES,
 				     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 	struct extreq kept;
 	char err[256];

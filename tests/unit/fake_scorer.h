@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/clock.h"
+#include "scorer/options.h"
 #include "scorer/scorer.h"
 
 static uint64_t fake_now;
@@ -19,15 +20,19 @@ static inline uint64_t fake_clock(void)
 	return fake_now;
 }
 
-/* A scorer whose clock reads fake_now (set to start_ns), with default
- * limits, the relative policy on rx, and a table of table_nodes nodes.
- * NULL when memory runs out. */
+/* A scorer whose clock reads fake_now (set to start_ns), with the
+ * options' default limits, the relative policy on rx, and a table of
+ * table_nodes nodes. NULL when memory runs out. */
 static inline struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_ns, uint64_t stale_ns)
 {
 	struct scorer *s = calloc(1, sizeof(*s));
+	struct scorer_options o;
+	char err[256];
 
-	if (!s)
+	if (!s || scorer_options_defaults(&o, err, sizeof(err))) {
+		free(s);
 		return NULL;
+	}
 	s->table = table_create(table_nodes);
 	if (!s->table) {
 		free(s);
@@ -38,9 +43,10 @@ static inline struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_
 	s->direction = POLICY_DIR_RX;
 	s->stale_after_ns = stale_ns;
 	s->warmup_ns = stale_ns;
-	s->limits.max_body_bytes = SCORER_DEFAULT_MAX_BODY_BYTES;
-	s->limits.request.max_nodes = SCORER_DEFAULT_MAX_NODES;
-	s->limits.request.max_json_tokens = SCORER_DEFAULT_MAX_JSON_TOKENS;
+	s->limits.max_body_bytes = o.max_body_bytes;
+	s->limits.request.max_nodes = o.max_request_nodes;
+	s->limits.connections_per_client = (unsigned)o.connections_per_client;
+	s->limits.request.max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS;
 	s->now_ns = fake_clock;
 	s->started_mono_ns = start_ns;
 	return s;

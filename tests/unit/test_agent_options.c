@@ -24,8 +24,8 @@ static int parse(struct agent_options *o, char *err, size_t len, ...)
 	for (char *a; argc < 23 && (a = va_arg(ap, char *)); )
 		argv[argc++] = a;
 	va_end(ap);
-	agent_options_defaults(o);
 	err[0] = '\0';
+	assert_int_equal(agent_options_defaults(o, err, len), 0);
 	return agent_options_parse(o, argc, argv, err, len);
 }
 
@@ -97,7 +97,7 @@ static void test_agent_options_rows(void **state)
 
 		for (size_t k = 0; k < 7 && rows[i].args[k]; k++)
 			argv[argc++] = (char *)rows[i].args[k];
-		agent_options_defaults(&o);
+		assert_int_equal(agent_options_defaults(&o, err, sizeof(err)), 0);
 		rc = agent_options_parse(&o, argc, argv, err, sizeof(err));
 		if (!rows[i].why && rc)
 			fail_msg("row %zu: refused: %s", i, err);
@@ -144,7 +144,7 @@ static void test_agent_options_values(void **state)
 	assert_int_equal(o.source, SAMPLER_NETLINK);
 
 	/* One scorer more than the most. */
-	agent_options_defaults(&o);
+	assert_int_equal(agent_options_defaults(&o, err, sizeof(err)), 0);
 	argc = 1;
 	for (int i = 0; i <= SENDER_MAX_SCORERS; i++) {
 		argv[argc++] = "--scorer";
@@ -157,7 +157,7 @@ static void test_agent_options_values(void **state)
 	{
 		static char speeds[REPORT_MAX_INTERFACES + 1][24];
 
-		agent_options_defaults(&o);
+		assert_int_equal(agent_options_defaults(&o, err, sizeof(err)), 0);
 		argc = 1;
 		argv[argc++] = "--once";
 		for (unsigned i = 0; i <= REPORT_MAX_INTERFACES; i++) {

@@ -46,10 +46,10 @@ static int set_legacy(void *c, const char *v, char *why, size_t len)
 }
 
 static const struct cli_opt opts[] = {
-	{ "name", CLI_VALUE, set_name, "NAME  a name" },
-	{ "count", CLI_VALUE, set_count, "N  a count" },
-	{ "flag", CLI_FLAG, set_flag, "  a flag" },
-	{ "legacyName", CLI_FILE_ONLY, set_legacy, NULL },
+	{ .name = "name", .kind = CLI_VALUE, .arg = "NAME", .set = set_name, .help = "a name" },
+	{ .name = "count", .kind = CLI_VALUE, .arg = "N", .set = set_count, .help = "a count" },
+	{ .name = "flag", .kind = CLI_FLAG, .set = set_flag, .help = "a flag" },
+	{ .name = "legacyName", .kind = CLI_FILE_ONLY, .set = set_legacy },
 };
 #define N (sizeof(opts) / sizeof(opts[0]))
 
@@ -118,11 +118,110 @@ static void test_cli_file(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* Typed rows: each states where its value goes, its bounds and its
+ * default once; defaults go through the same parsing as a flag. */
+struct typed {
+	char path[8];
+	uint64_t wait_ms;
+	uint64_t tries;
+	bool on;
+	bool flag;
+};
+
+#define TAT(f) .offset = offsetof(struct typed, f), .size = sizeof(((struct typed *)0)->f)
+
+static const struct cli_opt typed_opts[] = {
+	{ .name = "path", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, TAT(path),
+	  .help = "a file", .def = "/etc" },
+	{ .name = "wait", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION, TAT(wait_ms),
+	  .min = 100, .max = 60000, .help = "a wait", .def = "2s" },
+	{ .name = "tries", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT, TAT(tries), .max = 5,
+	  .help = "a count", .def = "3" },
+	{ .name = "on", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH, TAT(on),
+	  .help = "a switch", .def = "on" },
+	{ .name = "flag", .kind = CLI_FLAG, .type = CLI_SWITCH, TAT(flag), .help = "a flag" },
+};
+#define N_TYPED (sizeof(typed_opts) / sizeof(typed_opts[0]))
+
+struct typed_row {
+	const char *flag, *value;
+	const char *says;	/* NULL: accepted */
+};
+
+static const struct typed_row typed_rows[] = {
+	{ "--path", "/run", NULL },
+	{ "--path", "/var/lib", "--path /var/lib: 8 bytes, limit 7" },
+	{ "--wait", "500ms", NULL },
+	{ "--wait", "50ms", "--wait 50ms: expected a duration from 100ms to 60s, such as 2s" },
+	{ "--tries", "5", NULL },
+	{ "--tries", "0", "--tries 0: expected a count from 1 to 5" },
+	{ "--on", "off", NULL },
+	{ "--on", "false", NULL },
+	{ "--on", "maybe", "--on maybe: expected on or off (or true or false)" },
+};
+
+static void test_cli_typed(void **state)
+{
+	struct typed t;
+	char err[256] = "";
+	char *argv[3] = { "prog", "--flag", NULL };
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	assert_int_equal(cli_defaults(typed_opts, N_TYPED, &t, err, sizeof(err)), 0);
+	assert_string_equal(t.path, "/etc");
+	assert_int_equal(t.wait_ms, 2000);
+	assert_int_equal(t.tries, 3);
+	assert_true(t.on);
+	assert_false(t.flag);
+	assert_int_equal(cli_parse(typed_opts, N_TYPED, &t, 2, argv, err, sizeof(err)), 0);
+	assert_true(t.flag);
+	for (size_t i = 0; i < sizeof(typed_rows) / sizeof(typed_rows[0]); i++) {
+		const struct typed_row *row = &typed_rows[i];
+		char *args[4] = { "prog", (char *)row->flag, (char *)row->value, NULL };
+		int rc;
+
+		err[0] = '\0';
+		rc = cli_parse(typed_opts, N_TYPED, &t, 3, args, err, sizeof(err));
+		if (row->says ? rc != -EINVAL || strcmp(err, row->says) : rc != 0)
+			fail_msg("%s %s: rc %d \"%s\", want \"%s\"", row->flag, row->value, rc, err,
+				 row->says ? row->says : "");
+	}
+	assert_false(t.on);
+}
+
+/* A default that does not parse is a bug, named before anything runs; and
+ * --help shows each default beside what the option does. */
+static void test_cli_defaults_and_usage(void **state)
+{
+	static const struct cli_opt broken[] = {
+		{ .name = "tries", .kind = CLI_VALUE, .type = CLI_COUNT, TAT(tries), .max = 5,
+		  .help = "a count", .def = "9" },
+	};
+	struct typed t;
+	char err[256] = "", *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	(void)state;
+	assert_int_equal(cli_defaults(broken, 1, &t, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "--tries: default 9: expected a count from 1 to 5");
+	assert_non_null(f);
+	cli_usage(f, "prog", typed_opts, N_TYPED);
+	fclose(f);
+	assert_non_null(strstr(text, "  --wait DUR"));
+	assert_non_null(strstr(text, " a wait (2s)\n"));
+	assert_non_null(strstr(text, " a flag\n"));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_cli_file),
+		cmocka_unit_test(test_cli_typed),
+		cmocka_unit_test(test_cli_defaults_and_usage),
 	};
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 
 #include "scorer/extreq.h"
 
-static const struct extreq_limits limits = { .max_nodes = EXTREQ_DEFAULT_MAX_NODES,
+static const struct extreq_limits limits = { .max_nodes = 10000,
 					     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
 
 struct parse_row {

@@ -155,7 +155,7 @@ struct dropping_row {
 static const struct dropping_row dropping_rows[] = {
 	{ "no drops", 0, 60000, 0, false },
 	{ "threshold 0: one drop counts", 1, 60000, 0, true },
-	{ "a trickle: 120 in 60 s is 2/s", 120, 60000, POLICY_DEFAULT_DROP_THRESHOLD, false },
+	{ "a trickle: 120 in 60 s is 2/s", 120, 60000, 10 /* the default */, false },
 	{ "exactly at the threshold: not over", 600, 60000, 10, false },
 	{ "just over the threshold", 601, 60000, 10, true },
 	{ "an overflowing queue: 25 in a 4 s window", 100, 4000, 10, true },

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "scorer/options.h"
+#include "scorer/scorer.h"
 
 static int parse(struct scorer_options *o, char *err, size_t len, ...)
 {
@@ -22,7 +23,7 @@ static int parse(struct scorer_options *o, char *err, size_t len, ...)
 	for (char *a; argc < 15 && (a = va_arg(ap, char *)); )
 		argv[argc++] = a;
 	va_end(ap);
-	scorer_options_defaults(o);
+	assert_int_equal(scorer_options_defaults(o, err, len), 0);
 	return scorer_options_parse(o, argc, argv, err, len);
 }
 
@@ -49,6 +50,8 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.direction, POLICY_DIR_RX);
 	assert_int_equal(o.stale_after_ms, 6000);
 	assert_int_equal(o.connections_per_client, 32);
+	/* What http.c falls back to for a scorer built without options. */
+	assert_int_equal(o.connections_per_client, SCORER_DEFAULT_CONNECTIONS_PER_CLIENT);
 	assert_int_equal(o.inflight_max_pods, 10000);
 	assert_int_equal(o.inflight_estimate_bps, 0);
 	assert_int_equal(o.inflight_penalty_bps, 10000000);
@@ -69,7 +72,7 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.filter.hold_ms, 0);
 	assert_int_equal(o.policy, POLICY_PRESSURE);
 	/* Drops: over 10 packets a second unless told; 0 = any, off = never. */
-	assert_int_equal(o.max_drops_per_second, POLICY_DEFAULT_DROP_THRESHOLD);
+	assert_int_equal(o.max_drops_per_second, 10);
 	assert_int_equal(parse(&o, err, sizeof(err), "--drop-threshold", "0", NULL), 0);
 	assert_int_equal(o.max_drops_per_second, 0);
 	assert_int_equal(parse(&o, err, sizeof(err), "--drop-threshold", "off", NULL), 0);
