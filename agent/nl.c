@@ -146,9 +146,9 @@ struct dump_ctx {
 	void *ctx;
 };
 
-static struct counters from64(const struct rtnl_link_stats64 *st)
+static struct ifreading from64(const struct rtnl_link_stats64 *st)
 {
-	return (struct counters){
+	return (struct ifreading){
 		.rx_bytes = st->rx_bytes,
 		.tx_bytes = st->tx_bytes,
 		.rx_dropped = st->rx_dropped,
@@ -176,7 +176,7 @@ static int stats_cb(const struct nlmsghdr *nlh, void *data)
 	const struct dump_ctx *d = data;
 	const struct if_stats_msg *ifsm;
 	struct rtnl_link_stats64 st;
-	struct counters c;
+	struct ifreading c;
 
 	if (nlh->nlmsg_type != RTM_NEWSTATS || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifsm))
 		return MNL_CB_OK;
@@ -228,7 +228,7 @@ static int getlink_stats_cb(const struct nlmsghdr *nlh, void *data)
 	const struct ifinfomsg *ifi;
 	struct rtnl_link_stats64 st64;
 	struct rtnl_link_stats st32;
-	struct counters c;
+	struct ifreading c;
 
 	if (nlh->nlmsg_type != RTM_NEWLINK || mnl_nlmsg_get_payload_len(nlh) < sizeof(*ifi))
 		return MNL_CB_OK;
@@ -241,7 +241,7 @@ static int getlink_stats_cb(const struct nlmsghdr *nlh, void *data)
 		d->fn(d->ctx, (uint32_t)ifi->ifi_index, &c, 64);
 	} else if (tb[IFLA_STATS]) {
 		memcpy(&st32, mnl_attr_get_payload(tb[IFLA_STATS]), sizeof(st32));
-		c = (struct counters){
+		c = (struct ifreading){
 			.rx_bytes = st32.rx_bytes,
 			.tx_bytes = st32.tx_bytes,
 			.rx_dropped = st32.rx_dropped,

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "ifreading.h"
 #include "ifselect.h"
 
 struct nl;
@@ -41,7 +41,7 @@ int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n);
 
 /* Called once per interface in a stats dump. bits is 64, or 32 when the
  * kernel only has 32-bit counters for it (the caller handles the wrap). */
-typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct counters *c,
+typedef void (*nl_stats_fn)(void *ctx, uint32_t ifindex, const struct ifreading *c,
 			    unsigned bits);
 
 /* Reads the counters of n interfaces with n RTM_GETSTATS requests in one

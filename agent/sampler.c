@@ -212,7 +212,7 @@ static void rescan(struct sampler *s, uint64_t now_ns)
 		log_warn("sampler", "%s: no interface to measure matches the selection", s->cfg.node);
 }
 
-static void on_stats(void *ctx, uint32_t ifindex, const struct counters *c, unsigned bits)
+static void on_stats(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
 {
 	struct sampler *s = ctx;
 

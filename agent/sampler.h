@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "ifreading.h"
 #include "ifselect.h"
 #include "linkspeed.h"
 #include "log.h"
@@ -65,8 +65,8 @@ struct sampler_iface {
 	uint64_t gone_since_ns;
 	uint64_t link_speed_bps;	/* 0 = unknown */
 	unsigned bits;			/* counter width the kernel gave: 64 or 32 */
-	struct counters raw;		/* this tick's reading, as the kernel gave it */
-	struct counters wide;		/* widened to 64 bits (32-bit kernels) */
+	struct ifreading raw;		/* this tick's reading, as the kernel gave it */
+	struct ifreading wide;		/* widened to 64 bits (32-bit kernels) */
 	bool have_raw;
 	bool seen;			/* whether this tick read it */
 	struct sysfs_stats sysfs;

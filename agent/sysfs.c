@@ -70,7 +70,7 @@ static int read_u64(int fd, uint64_t *out)
 	return units_parse_u64(buf, UINT64_MAX, out) ? -EIO : 0;
 }
 
-int sysfs_stats_read(struct sysfs_stats *st, struct counters *c)
+int sysfs_stats_read(struct sysfs_stats *st, struct ifreading *c)
 {
 	uint64_t v[SYSFS_N_FILES];
 	int rc;
@@ -82,7 +82,7 @@ int sysfs_stats_read(struct sysfs_stats *st, struct counters *c)
 		if (rc)
 			return rc;
 	}
-	*c = (struct counters){
+	*c = (struct ifreading){
 		.rx_bytes = v[0],
 		.tx_bytes = v[1],
 		.rx_dropped = v[2],

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "ifreading.h"
 #include "ifselect.h"
 
 #define SYSFS_N_FILES 5
@@ -27,7 +27,7 @@ void sysfs_stats_init(struct sysfs_stats *st);
 int sysfs_stats_open(struct sysfs_stats *st, const char *root, const char *ifname);
 /* Reads every counter. 0, or -errno (e.g. -ENODEV once the device is gone;
  * *c is then untouched). */
-int sysfs_stats_read(struct sysfs_stats *st, struct counters *c);
+int sysfs_stats_read(struct sysfs_stats *st, struct ifreading *c);
 void sysfs_stats_close(struct sysfs_stats *st);
 
 /* Every interface under root, for when netlink is unavailable: name,

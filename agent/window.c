@@ -38,14 +38,14 @@ static void push(struct window *w, const struct window_slot *s)
 		w->count++;
 }
 
-static void prime(struct window *w, uint64_t now_ns, const struct counters *c)
+static void prime(struct window *w, uint64_t now_ns, const struct ifreading *c)
 {
 	w->primed = true;
 	w->prev_ns = now_ns;
 	w->prev = *c;
 }
 
-static bool went_back(const struct counters *prev, const struct counters *c)
+static bool went_back(const struct ifreading *prev, const struct ifreading *c)
 {
 	return c->rx_bytes < prev->rx_bytes || c->tx_bytes < prev->tx_bytes ||
 	       c->rx_dropped < prev->rx_dropped || c->rx_missed_errors < prev->rx_missed_errors ||
@@ -63,7 +63,7 @@ static uint64_t per_second(uint64_t bytes, uint64_t dur_ns)
 	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
 }
 
-enum window_event window_add(struct window *w, uint64_t now_ns, const struct counters *c,
+enum window_event window_add(struct window *w, uint64_t now_ns, const struct ifreading *c,
 			     uint64_t max_gap_ns, uint64_t max_bytes_per_second)
 {
 	struct window_slot s = { .end_ns = now_ns };

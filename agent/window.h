@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "ifreading.h"
 #include "traffic.h"
 
 /* One sample interval. A gap is a slot without data, so it still ages out. */
@@ -45,7 +45,7 @@ struct window {
 	uint32_t count;		/* slots in use, <= cap */
 	bool primed;
 	uint64_t prev_ns;
-	struct counters prev;
+	struct ifreading prev;
 	/* Lifetime counts, for logs and metrics. */
 	uint64_t resets;
 	uint64_t gaps;
@@ -90,7 +90,7 @@ void window_free(struct window *w);
 /* Feeds one reading taken at now_ns. A reading more than max_gap_ns after the
  * previous one is a gap; any counter lower than before is a reset.
  * max_bytes_per_second 0 means no limit. */
-enum window_event window_add(struct window *w, uint64_t now_ns, const struct counters *c,
+enum window_event window_add(struct window *w, uint64_t now_ns, const struct ifreading *c,
 			     uint64_t max_gap_ns, uint64_t max_bytes_per_second);
 
 /* A reading that could not be taken (interface gone, read failed). */

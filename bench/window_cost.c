@@ -43,7 +43,7 @@ static void cpu_model(char *buf, size_t len)
 /* ns per window_stats() over a full window of slots one-second samples. */
 static double cost(uint32_t slots, unsigned rounds)
 {
-	struct counters c = { 0 };
+	struct ifreading c = { 0 };
 	struct window_stats st;
 	struct window w;
 	uint64_t seed = 88172645463325252ULL, t0, sum = 0;

@@ -107,11 +107,11 @@ static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
 
 /* Latency from start to now into h; a clock that went backwards (only a
  * test's fake one can) counts as zero. */
-static void observe(struct scorer *s, struct counters_histogram *h, uint64_t start)
+static void observe(struct scorer *s, struct registry_histogram *h, uint64_t start)
 {
 	uint64_t end = s->now_ns();
 
-	counters_observe(h, end > start ? end - start : 0);
+	registry_observe(h, end > start ? end - start : 0);
 }
 
 /* Scores 0..10 as JSON integers; clamped again so no policy bug can send

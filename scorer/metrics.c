@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "buf.h"
-#include "counters.h"
+#include "registry.h"
 #include "inflight.h"
 #include "log.h"
 #include "podwatch.h"
@@ -18,16 +18,16 @@ static unsigned long get(atomic_ulong *v)
 }
 
 /* labels: "" or one label pair such as verb="filter". */
-static void histogram(struct buf *b, const char *name, const char *labels, struct counters_histogram *h)
+static void histogram(struct buf *b, const char *name, const char *labels, struct registry_histogram *h)
 {
 	const char *sep = labels[0] ? "," : "";
 	unsigned long cumulative = 0;
 
-	for (size_t i = 0; i <= COUNTERS_LATENCY_BUCKETS; i++) {
+	for (size_t i = 0; i <= REGISTRY_LATENCY_BUCKETS; i++) {
 		cumulative += get(&h->buckets[i]);
-		if (i < COUNTERS_LATENCY_BUCKETS)
+		if (i < REGISTRY_LATENCY_BUCKETS)
 			buf_printf(b, "%s_bucket{%s%sle=\"%g\"} %lu\n", name, labels, sep,
-				   counters_bucket_seconds(i), cumulative);
+				   registry_bucket_seconds(i), cumulative);
 		else
 			buf_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %lu\n", name, labels, sep, cumulative);
 	}
@@ -170,7 +170,7 @@ static void node_series(struct buf *b, struct scorer *s)
 
 void metrics_render(struct scorer *s, struct reply *out)
 {
-	struct counters *c = &s->counters;
+	struct registry *c = &s->counters;
 	size_t fresh;
 	struct buf b;
 

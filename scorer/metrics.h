@@ -1,4 +1,4 @@
-/* GET /metrics: the scorer's counters (counters.h) and node gauges (view.h)
+/* GET /metrics: the scorer's counters (registry.h) and node gauges (view.h)
  * in the Prometheus text format (0.0.4). No C client library for Prometheus
  * is packaged in Debian, so the format is written here and checked in tests
  * with `promtool check metrics`. */

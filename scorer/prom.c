@@ -14,7 +14,7 @@
 #include "bearertoken.h"
 #include "buf.h"
 #include "clock.h"
-#include "counters.h"
+#include "registry.h"
 #include "log.h"
 #include "worker.h"
 
@@ -27,7 +27,7 @@ struct snapshot {
 };
 
 struct prom {
-	struct counters *counters;
+	struct registry *counters;
 	uint64_t (*now_ns)(void);
 	struct prom_config cfg;
 	char query[PROMQUERY_MAX_LEN];
@@ -141,7 +141,7 @@ static uint64_t prom_refresh(void *arg)
 	int rc;
 
 	rc = refresh(p, &sn, why, sizeof(why));
-	counters_observe(&p->counters->latency_prometheus, clock_mono_ns() - start);
+	registry_observe(&p->counters->latency_prometheus, clock_mono_ns() - start);
 	if (rc) {
 		atomic_fetch_add(&p->counters->prom_failures, 1);
 		p->failures++;
@@ -169,7 +169,7 @@ static uint64_t prom_refresh(void *arg)
 	return p->cfg.refresh_ms;
 }
 
-struct prom *prom_start(const struct prom_config *cfg, struct counters *counters,
+struct prom *prom_start(const struct prom_config *cfg, struct registry *counters,
 			uint64_t (*now_ns)(void), char *err, size_t errlen)
 {
 	struct prom *p;

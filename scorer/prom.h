@@ -11,7 +11,7 @@
  * used at all.
  *
  * Counters (refreshes, failures, dropped values, latency) are the
- * scorer's (counters.h), updated atomically by the thread. */
+ * scorer's (registry.h), updated atomically by the thread. */
 #ifndef NETSCHED_PROM_H
 #define NETSCHED_PROM_H
 
@@ -39,13 +39,13 @@ struct prom_config {
 	size_t max_nodes;
 };
 
-struct counters;
+struct registry;
 struct prom;
 
 /* Checks the config, builds the query and starts the thread; the first
  * refresh runs at once. counters must outlive it; now_ns (monotonic) times
  * each snapshot. NULL with err set. */
-struct prom *prom_start(const struct prom_config *cfg, struct counters *counters,
+struct prom *prom_start(const struct prom_config *cfg, struct registry *counters,
 			uint64_t (*now_ns)(void), char *err, size_t errlen);
 /* Stops the thread (an in-flight request ends within its deadline) and
  * frees everything. Accepts NULL. */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "counters.h"
+#include "registry.h"
 #include "extreq.h"
 #include "membudget.h"
 #include "filter.h"
@@ -62,7 +62,7 @@ struct scorer {
 	/* Our wall clock at start: a signed report whose window ended before
 	 * it was captured before we ran (0: no such check). */
 	uint64_t started_unix_ms;
-	struct counters counters;
+	struct registry counters;	/* what /metrics reports (registry.h) */
 };
 
 #endif

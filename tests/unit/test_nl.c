@@ -46,7 +46,7 @@ struct expected_link {
 	char name[IFNAMSIZ];
 	char kind[16];		/* "" for none */
 	bool loopback, default_route;
-	struct counters c;
+	struct ifreading c;
 };
 
 static struct expected_link want[TEST_LINKS];
@@ -72,7 +72,7 @@ static void load_expected(void)
 				  &v[4], &v[5]) == 6) {
 			for (size_t i = 0; i < n_want; i++)
 				if (want[i].ifindex == v[0])
-					want[i].c = (struct counters){ v[1], v[2], v[3], v[4], v[5] };
+					want[i].c = (struct ifreading){ v[1], v[2], v[3], v[4], v[5] };
 		} else if (sscanf(line, "default %15s", a) == 1) {
 			for (size_t i = 0; i < n_want; i++)
 				if (!strcmp(want[i].name, a))
@@ -115,11 +115,11 @@ static const struct expected_link *expected(uint32_t ifindex)
 struct seen {
 	size_t n;
 	uint32_t ifindex[TEST_LINKS];
-	struct counters c[TEST_LINKS];
+	struct ifreading c[TEST_LINKS];
 	unsigned bits[TEST_LINKS];
 };
 
-static void collect(void *ctx, uint32_t ifindex, const struct counters *c, unsigned bits)
+static void collect(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
 {
 	struct seen *s = ctx;
 
@@ -130,7 +130,7 @@ static void collect(void *ctx, uint32_t ifindex, const struct counters *c, unsig
 	s->n++;
 }
 
-static bool same(const struct counters *a, const struct counters *b)
+static bool same(const struct ifreading *a, const struct ifreading *b)
 {
 	return a->rx_bytes == b->rx_bytes && a->tx_bytes == b->tx_bytes &&
 	       a->rx_dropped == b->rx_dropped && a->tx_dropped == b->tx_dropped &&
@@ -415,7 +415,7 @@ static void test_nl_built_links(void **state)
 
 /* --------------------------------------------------------- the real socket */
 
-static void count_lo(void *ctx, uint32_t ifindex, const struct counters *c, unsigned bits)
+static void count_lo(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
 {
 	(void)c;
 	assert_int_equal(bits, 64);

@@ -18,7 +18,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/counters.h"
+#include "scorer/registry.h"
 #include "scorer/prom.h"
 #include "tests/unit/fake_prometheus.h"
 
@@ -50,7 +50,7 @@ static void test_prom_refresh(void **state)
 	char token[] = "/tmp/netsched-test-prom-XXXXXX", err[256];
 	char names[4][NODENAME_MAX_LEN + 1], longname[NODENAME_MAX_LEN + 2];
 	struct fake_prometheus *fp = fake_prometheus_start();
-	struct counters c = { 0 };
+	struct registry c = { 0 };
 	struct prom_config cfg;
 	uint64_t rxv = 0, txv = 0, age = 1;
 	unsigned long fails;
@@ -142,7 +142,7 @@ static void test_prom_url_slashes(void **state)
 	struct fake_prometheus *fp = fake_prometheus_start();
 	static const char *const nodes[] = { "node-a" };
 	static const double rx[] = { 1 }, tx[] = { 2 };
-	struct counters c = { 0 };
+	struct registry c = { 0 };
 	struct prom_config cfg;
 	char url[80], err[256];
 	struct prom *p;
@@ -177,7 +177,7 @@ static const struct start_row start_rows[] = {
 
 static void test_prom_start_refused(void **state)
 {
-	struct counters c = { 0 };
+	struct registry c = { 0 };
 
 	(void)state;
 	for (size_t r = 0; r < sizeof(start_rows) / sizeof(start_rows[0]); r++) {

@@ -55,7 +55,7 @@ static int teardown(void **state)
 static void test_sysfs_reads_kept_open_files(void **state)
 {
 	struct sysfs_stats st;
-	struct counters c = { 0 };
+	struct ifreading c = { 0 };
 
 	(void)state;
 	put_stats("eth0", "18446744073709551615\n"); /* 2^64 - 1 is a legal counter */
@@ -80,7 +80,7 @@ static void test_sysfs_refuses_garbage(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(garbage) / sizeof(garbage[0]); i++) {
-		struct counters c = { .rx_bytes = 99 };
+		struct ifreading c = { .rx_bytes = 99 };
 
 		put_stats("bad0", garbage[i]);
 		assert_int_equal(sysfs_stats_open(&st, root, "bad0"), 0);

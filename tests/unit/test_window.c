@@ -101,7 +101,7 @@ static void test_window_rows(void **state)
 				window_gap(&w, s->t_ms * MS);
 				continue;
 			}
-			struct counters c = { .rx_bytes = s->rx, .tx_bytes = s->tx };
+			struct ifreading c = { .rx_bytes = s->rx, .tx_bytes = s->tx };
 			int ev = (int)window_add(&w, s->t_ms * MS, &c, 2000 * MS, row->limit);
 			if (ev != s->want)
 				fail_msg("%s: step %zu gave event %d, want %d", row->name, i, ev,
@@ -127,7 +127,7 @@ static void test_window_rows(void **state)
 
 static enum window_event add(struct window *w, uint64_t t_ms, uint64_t rx, uint64_t tx)
 {
-	struct counters c = { .rx_bytes = rx, .tx_bytes = tx };
+	struct ifreading c = { .rx_bytes = rx, .tx_bytes = tx };
 
 	return window_add(w, t_ms * MS, &c, 2000 * MS, 0);
 }
@@ -155,7 +155,7 @@ static void test_window_counts_events(void **state)
 /* Drops ride along with the bytes; a drop counter going back is a reset too. */
 static void test_window_drops(void **state)
 {
-	struct counters c = { .rx_bytes = 10, .rx_dropped = 5, .rx_missed_errors = 1, .tx_dropped = 2 };
+	struct ifreading c = { .rx_bytes = 10, .rx_dropped = 5, .rx_missed_errors = 1, .tx_dropped = 2 };
 	struct window_stats st;
 	struct window w;
 
@@ -213,7 +213,7 @@ static void test_window_burst(void **state)
 	(void)state;
 	for (size_t r = 0; r < sizeof(burst_rows) / sizeof(burst_rows[0]); r++) {
 		const struct burst_row *row = &burst_rows[r];
-		struct counters c = { 0 };
+		struct ifreading c = { 0 };
 		struct window_stats st;
 		struct window w;
 
@@ -248,7 +248,7 @@ static void test_window_burst(void **state)
 /* Gaps take no part in the percentile and the recent rate skips them. */
 static void test_window_burst_gap(void **state)
 {
-	struct counters c = { 0 };
+	struct ifreading c = { 0 };
 	struct window_stats st;
 	struct window w;
 
@@ -283,7 +283,7 @@ static void test_window_p95_matches_sorting(void **state)
 	(void)state;
 	for (uint32_t round = 0; round < 600; round++) {
 		uint32_t n = 1 + round % 300, shape = round % 4;
-		struct counters c = { 0 };
+		struct ifreading c = { 0 };
 		struct window_stats st;
 		struct window w;
 		uint64_t want;

@@ -1,8 +1,9 @@
-/* The scorer's counters and latency histograms: the bottom layer, written
- * lock-free by every thread (HTTP workers, ingest, the Prometheus refresh)
- * and read by GET /metrics (metrics.h), which only formats them. */
-#ifndef NETSCHED_COUNTERS_H
-#define NETSCHED_COUNTERS_H
+/* The scorer's metric registry: its counters and latency histograms, the
+ * bottom layer, written lock-free by every thread (HTTP workers, ingest,
+ * the Prometheus refresh) and read by GET /metrics (metrics.h), which only
+ * formats them. (The agent's interface counters are agent/ifreading.h.) */
+#ifndef NETSCHED_REGISTRY_H
+#define NETSCHED_REGISTRY_H
 
 #include <stdatomic.h>
 #include <stddef.h>
@@ -10,15 +11,15 @@
 
 /* Upper bounds of the latency buckets, 50 us to 1 s; one more bucket
  * (+Inf) holds the rest. */
-#define COUNTERS_LATENCY_BUCKETS 12
+#define REGISTRY_LATENCY_BUCKETS 12
 
-struct counters_histogram {
-	atomic_ulong buckets[COUNTERS_LATENCY_BUCKETS + 1];
+struct registry_histogram {
+	atomic_ulong buckets[REGISTRY_LATENCY_BUCKETS + 1];
 	atomic_ulong sum_ns;
 	atomic_ulong count;
 };
 
-struct counters {
+struct registry {
 	atomic_ulong reports_accepted;
 	atomic_ulong reports_duplicate;
 	atomic_ulong reports_malformed;	/* not a report, or over a size/count limit */
@@ -35,19 +36,19 @@ struct counters {
 	atomic_ulong requests_bad;	/* 4xx answers */
 	atomic_ulong http_busy;		/* 503s: the request memory budget was full */
 	atomic_ulong http_deadline_closes; /* no headers in time, or idle (httpguard.h) */
-	struct counters_histogram latency_filter;
-	struct counters_histogram latency_prioritize;
+	struct registry_histogram latency_filter;
+	struct registry_histogram latency_prioritize;
 	/* The Prometheus fallback (prom.h). */
 	atomic_ulong prom_refreshes;
 	atomic_ulong prom_failures;
 	atomic_ulong prom_values_dropped;
-	struct counters_histogram latency_prometheus;
+	struct registry_histogram latency_prometheus;
 };
 
 /* Records one latency; lock-free, safe from any thread. */
-void counters_observe(struct counters_histogram *h, uint64_t ns);
+void registry_observe(struct registry_histogram *h, uint64_t ns);
 
-/* Bucket i's upper bound in seconds, i < COUNTERS_LATENCY_BUCKETS. */
-double counters_bucket_seconds(size_t i);
+/* Bucket i's upper bound in seconds, i < REGISTRY_LATENCY_BUCKETS. */
+double registry_bucket_seconds(size_t i);
 
 #endif

@@ -1,4 +1,4 @@
-/* The scorer's counters and latency histograms (scorer/counters.c): bucket
+/* The scorer's counters and latency histograms (scorer/registry.c): bucket
  * bounds are inclusive (le) as Prometheus defines them, anything over the
  * last bound lands in +Inf only, the sum and count keep every sample, and
  * observations from many threads at once all count. */
@@ -10,34 +10,34 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/counters.h"
+#include "scorer/registry.h"
 
-static void test_counters_observe_buckets(void **state)
+static void test_registry_observe_buckets(void **state)
 {
-	static struct counters c;
-	struct counters_histogram *h = &c.latency_filter;
+	static struct registry c;
+	struct registry_histogram *h = &c.latency_filter;
 
 	(void)state;
-	counters_observe(h, 0);
-	counters_observe(h, 50000);		/* exactly 50 us: first bucket */
-	counters_observe(h, 50001);		/* second */
-	counters_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
+	registry_observe(h, 0);
+	registry_observe(h, 50000);		/* exactly 50 us: first bucket */
+	registry_observe(h, 50001);		/* second */
+	registry_observe(h, 2 * NS_PER_SEC);	/* over the last bound: +Inf only */
 	assert_int_equal(atomic_load(&h->buckets[0]), 2);
 	assert_int_equal(atomic_load(&h->buckets[1]), 1);
-	assert_int_equal(atomic_load(&h->buckets[COUNTERS_LATENCY_BUCKETS]), 1);
+	assert_int_equal(atomic_load(&h->buckets[REGISTRY_LATENCY_BUCKETS]), 1);
 	assert_int_equal(atomic_load(&h->count), 4);
 	assert_int_equal(atomic_load(&h->sum_ns), 100001 + 2 * NS_PER_SEC);
 }
 
 /* The bounds /metrics prints: increasing, 50 us to 1 s. */
-static void test_counters_bucket_seconds(void **state)
+static void test_registry_bucket_seconds(void **state)
 {
 	(void)state;
-	assert_true(counters_bucket_seconds(0) == 50e-6);
-	assert_true(counters_bucket_seconds(COUNTERS_LATENCY_BUCKETS - 1) == 1.0);
-	for (size_t i = 1; i < COUNTERS_LATENCY_BUCKETS; i++)
-		assert_true(counters_bucket_seconds(i) > counters_bucket_seconds(i - 1));
-	assert_true(counters_bucket_seconds(COUNTERS_LATENCY_BUCKETS) == 0);
+	assert_true(registry_bucket_seconds(0) == 50e-6);
+	assert_true(registry_bucket_seconds(REGISTRY_LATENCY_BUCKETS - 1) == 1.0);
+	for (size_t i = 1; i < REGISTRY_LATENCY_BUCKETS; i++)
+		assert_true(registry_bucket_seconds(i) > registry_bucket_seconds(i - 1));
+	assert_true(registry_bucket_seconds(REGISTRY_LATENCY_BUCKETS) == 0);
 }
 
 #define THREADS 4
@@ -46,14 +46,14 @@ static void test_counters_bucket_seconds(void **state)
 static void *observe_many(void *arg)
 {
 	for (unsigned i = 0; i < PER_THREAD; i++)
-		counters_observe(arg, (uint64_t)i * 1000);
+		registry_observe(arg, (uint64_t)i * 1000);
 	return NULL;
 }
 
 /* Lock-free, but no sample is lost. */
-static void test_counters_threads(void **state)
+static void test_registry_threads(void **state)
 {
-	static struct counters_histogram h;
+	static struct registry_histogram h;
 	pthread_t t[THREADS];
 	unsigned long in_buckets = 0;
 
@@ -62,7 +62,7 @@ static void test_counters_threads(void **state)
 		assert_int_equal(pthread_create(&t[i], NULL, observe_many, &h), 0);
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
-	for (size_t i = 0; i <= COUNTERS_LATENCY_BUCKETS; i++)
+	for (size_t i = 0; i <= REGISTRY_LATENCY_BUCKETS; i++)
 		in_buckets += atomic_load(&h.buckets[i]);
 	assert_int_equal(atomic_load(&h.count), THREADS * PER_THREAD);
 	assert_int_equal(in_buckets, THREADS * PER_THREAD);
@@ -73,9 +73,9 @@ static void test_counters_threads(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_counters_observe_buckets),
-		cmocka_unit_test(test_counters_bucket_seconds),
-		cmocka_unit_test(test_counters_threads),
+		cmocka_unit_test(test_registry_observe_buckets),
+		cmocka_unit_test(test_registry_bucket_seconds),
+		cmocka_unit_test(test_registry_threads),
 	};
-	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("registry", tests, NULL, NULL);
 }
