@@ -15,13 +15,14 @@
 #include "clock.h"
 #include "keyfile.h"
 #include "log.h"
-#include "scorer.h"
+#include "registry.h"
+#include "table.h"
 
 /* How long one receive waits before the thread looks at the stop flag. */
 #define INGEST_POLL_MS 100
 
 struct ingest {
-	struct scorer *scorer;
+	struct ingest_config *cfg;
 	nng_socket sock;
 	pthread_t thread;
 	bool thread_started;
@@ -39,14 +40,14 @@ static void log_rejected(const char *why)
 }
 
 /* The instance whose report node holds now, for a log line (0: none). */
-static uint64_t tn_instance(struct scorer *s, const char *node)
+static uint64_t tn_instance(struct ingest_config *c, const char *node)
 {
 	struct table_node tn;
 
-	return table_get(s->table, node, strlen(node), &tn) ? tn.instance_id : 0;
+	return table_get(c->table, node, strlen(node), &tn) ? tn.instance_id : 0;
 }
 
-int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
+int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 {
 	struct report r;
 	char err[512];
@@ -56,27 +57,27 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		/* Its own line a second: a flood of garbage must not hide it. */
 		static struct log_limit limit;
 
-		atomic_fetch_add(&s->counters.reports_oversize, 1);
+		atomic_fetch_add(&c->counters->reports_oversize, 1);
 		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ingest",
 			    "report rejected: a message of %zu bytes, over the report limit of %u "
 			    "bytes", len, REPORT_MAX_BYTES);
 		return -EMSGSIZE;
 	}
-	rc = report_decode_verified(data, len, s->keys.n ? &s->keys : NULL, &r, err, sizeof(err));
+	rc = report_decode_verified(data, len, c->keys.n ? &c->keys : NULL, &r, err, sizeof(err));
 	if (rc) {
-		atomic_fetch_add(rc == -EPROTO	      ? &s->counters.reports_version :
-				 rc == -ERANGE	      ? &s->counters.reports_absurd :
-				 rc == -ENOKEY	      ? &s->counters.reports_unsigned :
-				 rc == -EKEYREJECTED ? &s->counters.reports_forged :
-							&s->counters.reports_malformed,
+		atomic_fetch_add(rc == -EPROTO	      ? &c->counters->reports_version :
+				 rc == -ERANGE	      ? &c->counters->reports_absurd :
+				 rc == -ENOKEY	      ? &c->counters->reports_unsigned :
+				 rc == -EKEYREJECTED ? &c->counters->reports_forged :
+							&c->counters->reports_malformed,
 				 1);
 		log_rejected(err);
 		return rc;
 	}
-	if (!s->keys.n && r.window_end_unix_ms > clock_unix_ms() + INGEST_MAX_SKEW_MS) {
+	if (!c->keys.n && r.window_end_unix_ms > clock_unix_ms() + INGEST_MAX_SKEW_MS) {
 		/* Unsigned reports may come from an agent whose clock is behind,
 		 * but none can have measured the future. */
-		atomic_fetch_add(&s->counters.reports_absurd, 1);
+		atomic_fetch_add(&c->counters->reports_absurd, 1);
 		snprintf(err, sizeof(err), "%s: report %llu ends %llu s ahead of our clock, limit "
 			 "%llu s", r.node, (unsigned long long)r.seq,
 			 (unsigned long long)((r.window_end_unix_ms - clock_unix_ms()) / 1000),
@@ -84,26 +85,26 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		log_rejected(err);
 		return -ERANGE;
 	}
-	if (s->keys.n && r.window_end_unix_ms < s->started_unix_ms) {
+	if (c->keys.n && r.window_end_unix_ms < c->started_unix_ms) {
 		/* Captured before we started: no table of ours saw it, so only
 		 * its time tells it from a fresh one. A live agent's next
 		 * window ends after our start. */
-		atomic_fetch_add(&s->counters.reports_replayed, 1);
+		atomic_fetch_add(&c->counters->reports_replayed, 1);
 		snprintf(err, sizeof(err), "%s: signed report %llu ends %llu ms before this scorer "
 			 "started: replayed, or the agent's clock is behind ours", r.node,
 			 (unsigned long long)r.seq,
-			 (unsigned long long)(s->started_unix_ms - r.window_end_unix_ms));
+			 (unsigned long long)(c->started_unix_ms - r.window_end_unix_ms));
 		log_rejected(err);
 		return -ETIME;
 	}
-	if (s->keys.n) {
+	if (c->keys.n) {
 		/* A signature proves who sent a report, not when: an old one
 		 * captured off the wire and sent again is refused by its time. */
 		uint64_t now = clock_unix_ms(), end = r.window_end_unix_ms;
 		uint64_t skew = now > end ? now - end : end - now;
 
 		if (skew > INGEST_MAX_SKEW_MS) {
-			atomic_fetch_add(&s->counters.reports_replayed, 1);
+			atomic_fetch_add(&c->counters->reports_replayed, 1);
 			snprintf(err, sizeof(err), "%s: signed report %llu ends %llu s %s our clock, "
 				 "limit %llu s: replayed, or a clock is wrong", r.node,
 				 (unsigned long long)r.seq, (unsigned long long)(skew / 1000),
@@ -119,42 +120,42 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 		if (r.window_end_unix_ms > cap)
 			r.window_end_unix_ms = cap;
 	}
-	switch (table_apply(s->table, &r, s->now_ns())) {
+	switch (table_apply(c->table, &r, c->now_ns())) {
 	case TABLE_EVICTED: {
 		/* A flood of new names evicts at will: a line a second. */
 		static struct log_limit limit;
 
 		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_INFO, "ingest",
 			    "%s: new node with the table full at %zu: evicted the stalest", r.node,
-			    table_capacity(s->table));
+			    table_capacity(c->table));
 	}
 		/* fall through */
 	case TABLE_APPLIED:
-		atomic_fetch_add(&s->counters.reports_accepted, 1);
+		atomic_fetch_add(&c->counters->reports_accepted, 1);
 		log_debug("ingest", "%s: seq %llu, %u interfaces", r.node,
 			  (unsigned long long)r.seq, r.n_ifaces);
 		return 0;
 	case TABLE_DUPLICATE:
 		/* Signed, so not a stray retransmission but a replay. */
-		atomic_fetch_add(s->keys.n ? &s->counters.reports_replayed :
-					     &s->counters.reports_duplicate,
+		atomic_fetch_add(c->keys.n ? &c->counters->reports_replayed :
+					     &c->counters->reports_duplicate,
 				 1);
 		return -EALREADY;
 	case TABLE_OUTDATED:
 		/* An earlier agent instance's report (replayed, or late after a
 		 * restart), or a clock stepped back: the newer data stays. */
-		atomic_fetch_add(&s->counters.reports_outdated, 1);
+		atomic_fetch_add(&c->counters->reports_outdated, 1);
 		snprintf(err, sizeof(err), "%s: report %llu of instance %016llx ends before the "
 			 "node's latest window (instance %016llx): outdated or replayed", r.node,
 			 (unsigned long long)r.seq, (unsigned long long)r.instance_id,
-			 (unsigned long long)tn_instance(s, r.node));
+			 (unsigned long long)tn_instance(c, r.node));
 		log_rejected(err);
 		return -EALREADY;
 	case TABLE_FULL:
 	default:
-		atomic_fetch_add(&s->counters.reports_table_full, 1);
+		atomic_fetch_add(&c->counters->reports_table_full, 1);
 		snprintf(err, sizeof(err), "%s: node table full at %zu nodes", r.node,
-			 table_capacity(s->table));
+			 table_capacity(c->table));
 		log_rejected(err);
 		return -ENOSPC;
 	}
@@ -162,21 +163,21 @@ int ingest_message(struct scorer *s, const uint8_t *data, size_t len)
 
 /* A rotated Secret replaces the key file: pick the new keys up. A file
  * that no longer parses keeps the old keys (and says so). */
-static void reload_keys(struct scorer *s, uint64_t *next_check)
+static void reload_keys(struct ingest_config *c, uint64_t *next_check)
 {
 	char err[256];
 	uint64_t now = clock_mono_ns();
 	int rc;
 
-	if (!s->key_file || now < *next_check)
+	if (!c->key_file || now < *next_check)
 		return;
 	*next_check = now + FILE_RELOAD_CHECK_NS;
-	rc = keyfile_reload(s->key_file, &s->keys, err, sizeof(err));
+	rc = keyfile_reload(c->key_file, &c->keys, err, sizeof(err));
 	if (rc < 0)
 		log_error("ingest", "key file changed but cannot be used: %s; keeping the %zu "
-			  "key(s) in use", err, s->keys.n);
+			  "key(s) in use", err, c->keys.n);
 	else if (rc > 0)
-		log_info("ingest", "key file %s reloaded: %zu key(s)", s->key_file, s->keys.n);
+		log_info("ingest", "key file %s reloaded: %zu key(s)", c->key_file, c->keys.n);
 }
 
 static void *ingest_thread(void *arg)
@@ -188,7 +189,7 @@ static void *ingest_thread(void *arg)
 		nng_msg *msg;
 		int rv;
 
-		reload_keys(in->scorer, &next_key_check);
+		reload_keys(in->cfg, &next_key_check);
 		rv = nng_recvmsg(in->sock, &msg, 0);
 
 		if (rv == NNG_ETIMEDOUT)
@@ -199,13 +200,13 @@ static void *ingest_thread(void *arg)
 			log_warn("ingest", "receive: %s", nng_strerror(rv));
 			continue;
 		}
-		ingest_message(in->scorer, nng_msg_body(msg), nng_msg_len(msg));
+		ingest_message(in->cfg, nng_msg_body(msg), nng_msg_len(msg));
 		nng_msg_free(msg);
 	}
 	return NULL;
 }
 
-struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_key_file,
+struct ingest *ingest_start(struct ingest_config *c, const char *url, const char *cert_key_file,
 			    char *err, size_t errlen)
 {
 	nng_listener listener;
@@ -217,7 +218,7 @@ struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	in->scorer = s;
+	in->cfg = c;
 	atomic_init(&in->stopping, false);
 	rv = nng_pull0_open(&in->sock);
 	if (rv) {

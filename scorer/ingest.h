@@ -7,17 +7,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct scorer;
+#include "keyfile.h"
+#include "report.h"
+
+struct registry;
+struct table;
 struct ingest;
+
+/* Where reports go and what they must pass. The caller owns it and keeps
+ * it while the ingest runs; only the ingest thread writes it (keys). */
+struct ingest_config {
+	struct table *table;		/* accepted reports are applied here */
+	struct registry *counters;	/* each report counted by result */
+	uint64_t (*now_ns)(void);	/* monotonic; tests move it */
+	/* --key-file: reports must be signed by one of these (keys.n == 0:
+	 * unsigned reports are accepted). With key_file set, the thread
+	 * re-reads them when the file changes (a Secret update), by the
+	 * reload policy of common/filestamp.h. */
+	const char *key_file;
+	struct keyfile keys;
+	/* Our wall clock at start: a signed report whose window ended before
+	 * it was captured before we ran (0: no such check). */
+	uint64_t started_unix_ms;
+};
 
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
  * A tls+tcp:// url needs cert_key_file: one PEM file with the certificate
  * (chain) and its private key; otherwise it may be NULL. NULL on failure
  * with err filled ("listen tcp://...: Address in use"). */
-struct ingest *ingest_start(struct scorer *s, const char *url, const char *cert_key_file,
-			    char *err, size_t errlen);
-/* With s->key_file set, the thread re-reads the keys when the file
- * changes (a Secret update), by the reload policy of common/filestamp.h. */
+struct ingest *ingest_start(struct ingest_config *cfg, const char *url,
+			    const char *cert_key_file, char *err, size_t errlen);
 
 /* Stops the thread (it notices within INGEST_POLL_MS), then closes the
  * socket; reports still queued are dropped. Accepts NULL. */
@@ -46,6 +65,6 @@ void ingest_stop(struct ingest *in);
 
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */
-int ingest_message(struct scorer *s, const uint8_t *data, size_t len);
+int ingest_message(struct ingest_config *cfg, const uint8_t *data, size_t len);
 
 #endif

@@ -45,6 +45,7 @@ static int pod_watch_access(const struct scorer_options *o, struct kubeaccess *a
 int main(int argc, char **argv)
 {
 	static struct scorer s;
+	static struct ingest_config reports;
 	struct scorer_options o;
 	struct ingest *in = NULL;
 	struct http_server *http = NULL, *health = NULL;
@@ -73,11 +74,11 @@ int main(int argc, char **argv)
 		scorer_options_usage(stdout);
 		return 0;
 	}
-	if (o.key_file[0] && keyfile_load(o.key_file, &s.keys, err, sizeof(err))) {
+	if (o.key_file[0] && keyfile_load(o.key_file, &reports.keys, err, sizeof(err))) {
 		fprintf(stderr, "netsched-scorer: --key-file %s\n", err);
 		return EXIT_USAGE;
 	}
-	s.key_file = o.key_file[0] ? o.key_file : NULL;
+	reports.key_file = o.key_file[0] ? o.key_file : NULL;
 	if (o.tls.cert[0]) {
 		struct tls_pems pems;
 
@@ -121,7 +122,7 @@ int main(int argc, char **argv)
 	s.limits.request.max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS;
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
-	s.started_unix_ms = clock_unix_ms();
+	reports.started_unix_ms = clock_unix_ms();
 	s.table = table_create(o.max_tracked_nodes);
 	if (!s.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
@@ -213,7 +214,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	in = ingest_start(&s, o.listen, o.listen_cert_key, err, sizeof(err));
+	reports.table = s.table;
+	reports.counters = &s.counters;
+	reports.now_ns = s.now_ns;
+	in = ingest_start(&reports, o.listen, o.listen_cert_key, err, sizeof(err));
 	if (!in) {
 		log_error("scorer", "%s", err);
 		goto out;
@@ -232,9 +236,9 @@ int main(int argc, char **argv)
 		log_info("scorer", "probes: GET /healthz and /readyz on http://%s:%u", o.health_addr,
 			 http_port(health));
 	}
-	if (s.keys.n)
+	if (reports.keys.n)
 		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
-			 s.keys.n, o.key_file);
+			 reports.keys.n, o.key_file);
 	else
 		log_warn("scorer", "no --key-file: reports are not authenticated, and anyone who "
 			 "reaches %s can set any node's traffic and steer scheduling", o.listen);

@@ -1,6 +1,6 @@
-/* The scorer's shared state: what every request handler and the ingest
- * thread see. Built once in main(), read-only afterwards except for the table
- * (locked inside) and the counters (atomic). */
+/* The scorer's shared state: what every request handler sees. Built once
+ * in main(), read-only afterwards except for the table (locked inside; the
+ * ingest thread writes it, ingest.h) and the counters (atomic). */
 #ifndef NETSCHED_SCORER_H
 #define NETSCHED_SCORER_H
 
@@ -8,12 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "registry.h"
 #include "extreq.h"
-#include "membudget.h"
 #include "filter.h"
-#include "keyfile.h"
+#include "membudget.h"
 #include "policy.h"
+#include "registry.h"
 #include "table.h"
 
 /* Bounds on what the scheduler may send. The defaults fit a 5,000-node
@@ -44,11 +43,6 @@ struct scorer {
 	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
 	uint64_t max_drops_per_second;
 	struct filter_config filter;
-	/* --key-file: reports must be signed by one of these (keys.n == 0:
-	 * unsigned reports are accepted). Read and reloaded by the ingest
-	 * thread only. */
-	const char *key_file;
-	struct keyfile keys;
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;
@@ -59,9 +53,6 @@ struct scorer {
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);
 	uint64_t started_mono_ns;
-	/* Our wall clock at start: a signed report whose window ended before
-	 * it was captured before we ran (0: no such check). */
-	uint64_t started_unix_ms;
 	struct registry counters;	/* what /metrics reports (registry.h) */
 };
 

@@ -39,6 +39,13 @@ static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
 	return len;
 }
 
+/* What main() gives the ingest thread, over a fake scorer's table. */
+static struct ingest_config reports_of(struct scorer *sc)
+{
+	return (struct ingest_config){ .table = sc->table, .counters = &sc->counters,
+				       .now_ns = sc->now_ns };
+}
+
 /* An envelope of the given version around raw report bytes. */
 static size_t envelope(uint32_t version, const uint8_t *inner, size_t inner_len, uint8_t *out)
 {
@@ -52,6 +59,7 @@ static size_t envelope(uint32_t version, const uint8_t *inner, size_t inner_len,
 
 static void test_ingest_reasons(void **state)
 {
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	uint8_t wire[REPORT_MAX_BYTES + 1], other[REPORT_MAX_BYTES];
 	Netsched__Report rep = NETSCHED__REPORT__INIT;
@@ -62,21 +70,22 @@ static void test_ingest_reasons(void **state)
 
 	(void)state;
 	assert_non_null(s);
+	ic = reports_of(s);
 	len = good(&r, wire, sizeof(wire), 1);
-	assert_int_equal(ingest_message(s, wire, len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -EALREADY); /* replayed */
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), -EALREADY); /* replayed */
 
 	/* Garbage and a truncated report: malformed. */
 	memset(other, 0xff, 64);
-	assert_int_not_equal(ingest_message(s, other, 64), 0);
-	assert_int_not_equal(ingest_message(s, wire, len / 2), 0);
+	assert_int_not_equal(ingest_message(&ic, other, 64), 0);
+	assert_int_not_equal(ingest_message(&ic, wire, len / 2), 0);
 	/* Over the size limit: counted as such, never decoded (issue 14,
 	 * item 15: the old code counted it as malformed, when NNG let it
 	 * through at all). */
-	assert_int_equal(ingest_message(s, wire, REPORT_MAX_BYTES + 1), -EMSGSIZE);
+	assert_int_equal(ingest_message(&ic, wire, REPORT_MAX_BYTES + 1), -EMSGSIZE);
 	/* A future wire version. */
 	n = envelope(REPORT_WIRE_VERSION + 1, wire, 8, other);
-	assert_int_equal(ingest_message(s, other, n), -EPROTO);
+	assert_int_equal(ingest_message(&ic, other, n), -EPROTO);
 	/* A well-formed report claiming 10 PB/s on one interface: absurd. */
 	rep.node = "node-1";
 	rep.instance_id = 7;
@@ -89,17 +98,17 @@ static void test_ingest_reasons(void **state)
 	rep.interfaces = &ifp;
 	n = netsched__report__pack(&rep, inner);
 	n = envelope(REPORT_WIRE_VERSION, inner, n, other);
-	assert_int_equal(ingest_message(s, other, n), -ERANGE);
+	assert_int_equal(ingest_message(&ic, other, n), -ERANGE);
 	/* Unsigned, a window ending ten years ahead: nobody measured the
 	 * future. A minute ahead is a clock that is a little off: fine. */
 	good(&r, wire, sizeof(wire), 2);
 	r.window_end_unix_ms = r.window_start_unix_ms = clock_unix_ms() + 3650ULL * 86400 * 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -ERANGE);
+	assert_int_equal(ingest_message(&ic, wire, len), -ERANGE);
 	r.window_end_unix_ms = r.window_start_unix_ms = clock_unix_ms() + 60ULL * 1000;
 	r.seq = 3;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 
 	assert_int_equal(atomic_load(&s->counters.reports_accepted), 2);
 	assert_int_equal(atomic_load(&s->counters.reports_duplicate), 1);
@@ -125,6 +134,7 @@ static void test_ingest_signed(void **state)
 {
 	static const char *k1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 	static const char *k2 = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	struct keyfile wrong;
 	uint8_t wire[REPORT_MAX_BYTES];
@@ -134,7 +144,8 @@ static void test_ingest_signed(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
+	ic = reports_of(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &ic.keys, err, sizeof(err)), 0);
 	assert_int_equal(keyfile_parse("k", k2, strlen(k2), &wrong, err, sizeof(err)), 0);
 	memset(&r, 0, sizeof(r));
 	strcpy(r.node, "node-1");
@@ -146,20 +157,20 @@ static void test_ingest_signed(void **state)
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 
-	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -EALREADY);	/* replayed as is */
+	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), -EALREADY);	/* replayed as is */
 	r.seq = 2;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -ENOKEY);		/* unsigned */
+	assert_int_equal(ingest_message(&ic, wire, len), -ENOKEY);		/* unsigned */
 	assert_int_equal(report_encode_signed(&r, &wrong.keys[0], wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -EKEYREJECTED);	/* another key */
+	assert_int_equal(ingest_message(&ic, wire, len), -EKEYREJECTED);	/* another key */
 	r.seq = 3;
 	r.instance_id = 8; /* a new instance, but a window from an hour ago */
 	r.window_end_unix_ms -= 3600 * 1000;
 	r.window_start_unix_ms -= 3600 * 1000;
-	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -ETIME);
+	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), -ETIME);
 
 	assert_int_equal(atomic_load(&s->counters.reports_accepted), 1);
 	assert_int_equal(atomic_load(&s->counters.reports_replayed), 2);
@@ -182,6 +193,7 @@ static void test_ingest_signed(void **state)
 static void test_ingest_replay_after_restart(void **state)
 {
 	static const char *k1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	uint8_t captured[REPORT_MAX_BYTES], wire[REPORT_MAX_BYTES];
 	struct table_node tn;
@@ -191,22 +203,24 @@ static void test_ingest_replay_after_restart(void **state)
 
 	(void)state;
 	assert_non_null(s);
-	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
+	ic = reports_of(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &ic.keys, err, sizeof(err)), 0);
 	good(&r, wire, sizeof(wire), 40);
 	report_iface_count(&r.ifaces[0], 9000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms() - 2000; /* two seconds old */
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
-	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], captured, sizeof(captured),
+	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], captured, sizeof(captured),
 					      &clen), 0);
 	/* Before the restart: accepted, as it was when the agent sent it. */
-	assert_int_equal(ingest_message(s, captured, clen), 0);
+	assert_int_equal(ingest_message(&ic, captured, clen), 0);
 	/* The scorer restarts (an empty table) a second after that window. */
 	fake_scorer_free(s);
 	s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	assert_non_null(s);
-	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &s->keys, err, sizeof(err)), 0);
-	s->started_unix_ms = r.window_end_unix_ms + 1000;
-	assert_int_equal(ingest_message(s, captured, clen), -ETIME);
+	ic = reports_of(s);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &ic.keys, err, sizeof(err)), 0);
+	ic.started_unix_ms = r.window_end_unix_ms + 1000;
+	assert_int_equal(ingest_message(&ic, captured, clen), -ETIME);
 	assert_int_equal(atomic_load(&s->counters.reports_replayed), 1);
 	assert_false(table_get(s->table, "node-1", 6, &tn));
 
@@ -216,8 +230,8 @@ static void test_ingest_replay_after_restart(void **state)
 	report_iface_count(&r.ifaces[0], 1000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
-	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	/* Instance 7's report of a moment ago, after the scorer started:
 	 * older than the node's latest window, so outdated. */
 	r.instance_id = 7;
@@ -225,8 +239,8 @@ static void test_ingest_replay_after_restart(void **state)
 	report_iface_count(&r.ifaces[0], 9000, 0, 1000);
 	r.window_end_unix_ms -= 500;
 	r.window_start_unix_ms -= 500;
-	assert_int_equal(report_encode_signed(&r, &s->keys.keys[0], wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -EALREADY);
+	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], wire, sizeof(wire), &len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), -EALREADY);
 	assert_int_equal(atomic_load(&s->counters.reports_outdated), 1);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
 	assert_int_equal(tn.instance_id, 8);
@@ -240,6 +254,7 @@ static void test_ingest_replay_after_restart(void **state)
  * reports take the node back within a second or two. */
 static void test_ingest_forged_sequence(void **state)
 {
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	uint8_t wire[REPORT_MAX_BYTES];
 	struct table_node tn;
@@ -248,18 +263,19 @@ static void test_ingest_forged_sequence(void **state)
 
 	(void)state;
 	assert_non_null(s);
+	ic = reports_of(s);
 	good(&r, wire, sizeof(wire), 5);
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	/* The forgery. */
 	r.seq = UINT64_MAX;
 	report_iface_count(&r.ifaces[0], 900000000, 0, 1000);
 	r.window_end_unix_ms = clock_unix_ms() + 240 * 1000;
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
 	assert_int_equal(tn.traffic.rx.average, 900000000);
 	assert_true(tn.window_end_unix_ms <= clock_unix_ms() + INGEST_ORDER_AHEAD_MS);
@@ -276,7 +292,7 @@ static void test_ingest_forged_sequence(void **state)
 	r.window_end_unix_ms = clock_unix_ms();
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	assert_true(table_get(s->table, "node-1", 6, &tn));
 	assert_int_equal(tn.traffic.rx.average, 1000);
 	assert_int_equal(tn.seq, 6);
@@ -287,6 +303,7 @@ static void test_ingest_forged_sequence(void **state)
  * fresh, and takes its place once it is stale. */
 static void test_ingest_table_full(void **state)
 {
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(1, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	uint8_t wire[REPORT_MAX_BYTES];
 	struct table_node tn;
@@ -295,15 +312,16 @@ static void test_ingest_table_full(void **state)
 
 	(void)state;
 	assert_non_null(s);
+	ic = reports_of(s);
 	table_evict_after(s->table, s->stale_after_ns);
 	len = good(&r, wire, sizeof(wire), 1);
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	strcpy(r.node, "node-2");
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
-	assert_int_equal(ingest_message(s, wire, len), -ENOSPC);
+	assert_int_equal(ingest_message(&ic, wire, len), -ENOSPC);
 	assert_int_equal(atomic_load(&s->counters.reports_table_full), 1);
 	fake_now += 7 * NS_PER_SEC;
-	assert_int_equal(ingest_message(s, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	assert_true(table_get(s->table, "node-2", 6, &tn));
 	assert_false(table_get(s->table, "node-1", 6, &tn));
 	fake_scorer_free(s);
@@ -314,6 +332,7 @@ static void test_ingest_table_full(void **state)
  * addresses and certificates that cannot work are refused at start. */
 static void test_ingest_socket(void **state)
 {
+	struct ingest_config ic;
 	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
 	char url[96], key_path[] = "/tmp/netsched-test-ingest-key.XXXXXX", err[256];
 	uint8_t wire[REPORT_MAX_BYTES];
@@ -326,14 +345,15 @@ static void test_ingest_socket(void **state)
 
 	(void)state;
 	assert_non_null(s);
+	ic = reports_of(s);
 	fd = mkstemp(key_path);
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\n",
 			       65), 65);
 	close(fd);
-	s->key_file = key_path; /* the thread reads it before its first message */
+	ic.key_file = key_path; /* the thread reads it before its first message */
 	snprintf(url, sizeof(url), "ipc:///tmp/netsched-test-ingest-%d.sock", (int)getpid());
-	in = ingest_start(s, url, NULL, err, sizeof(err));
+	in = ingest_start(&ic, url, NULL, err, sizeof(err));
 	if (!in)
 		fail_msg("ingest_start: %s", err);
 	assert_int_equal(nng_push0_open(&push), 0);
@@ -363,9 +383,9 @@ static void test_ingest_socket(void **state)
 	ingest_stop(NULL);
 	unlink(key_path);
 
-	assert_null(ingest_start(s, "tcp://256.1.1.1:7470", NULL, err, sizeof(err)));
+	assert_null(ingest_start(&ic, "tcp://256.1.1.1:7470", NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "listen tcp://256.1.1.1:7470"));
-	assert_null(ingest_start(s, "tls+tcp://127.0.0.1:0", "/nonexistent/cert.pem", err,
+	assert_null(ingest_start(&ic, "tls+tcp://127.0.0.1:0", "/nonexistent/cert.pem", err,
 				 sizeof(err)));
 	assert_non_null(strstr(err, "/nonexistent/cert.pem"));
 	fake_scorer_free(s);
