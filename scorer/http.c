@@ -29,7 +29,8 @@
 #include "tls.h"
 #include "worker.h"
 
-/* Worker threads, each with its own epoll set over all connections. */
+/* Worker threads in libmicrohttpd's pool, each poll()ing the connections
+ * it accepted (level-triggered: start_daemon() says why not epoll). */
 #define HTTP_THREADS 2u
 #define HTTP_MAX_CONNECTIONS 256u
 /* Longer than Go's 90 s idle-connection timeout, so the scheduler closes
