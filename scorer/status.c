@@ -19,6 +19,13 @@ static void put_milli(struct buf *b, uint32_t milli)
 	buf_printf(b, "%u.%03u", milli / 1000, milli % 1000);
 }
 
+/* ,"key":v */
+static void put_u64(struct buf *b, const char *key, uint64_t v)
+{
+	buf_printf(b, ",\"%s\":", key);
+	buf_json_u64(b, v);
+}
+
 /* "inflight": what pods just placed add to this node, and which they are;
  * e[*k..] are the entries for this node and later ones (both lists sorted
  * by node name). */
@@ -29,14 +36,10 @@ static void put_inflight(struct buf *b, const char *name, const struct inflight_
 
 	buf_puts(b, ",\"inflight\":{\"pods\":");
 	put_milli(b, l->milli_pods);
-	buf_puts(b, ",\"rxBytesPerSecond\":");
-	buf_json_u64(b, l->rx_bytes_per_second);
-	buf_puts(b, ",\"txBytesPerSecond\":");
-	buf_json_u64(b, l->tx_bytes_per_second);
-	buf_puts(b, ",\"reservedRxBytesPerSecond\":");
-	buf_json_u64(b, l->reserved_rx_bytes_per_second);
-	buf_puts(b, ",\"reservedTxBytesPerSecond\":");
-	buf_json_u64(b, l->reserved_tx_bytes_per_second);
+	put_u64(b, "rxBytesPerSecond", l->rx_bytes_per_second);
+	put_u64(b, "txBytesPerSecond", l->tx_bytes_per_second);
+	put_u64(b, "reservedRxBytesPerSecond", l->reserved_rx_bytes_per_second);
+	put_u64(b, "reservedTxBytesPerSecond", l->reserved_tx_bytes_per_second);
 	buf_puts(b, ",\"list\":[");
 	while (*k < n_e && strcmp(e[*k].node, name) < 0)
 		(*k)++;
@@ -54,14 +57,9 @@ static void put_inflight(struct buf *b, const char *name, const struct inflight_
 /* The node's traffic figures, each under its key (traffic.h). */
 static void put_traffic(struct buf *b, const struct traffic *t)
 {
-	for (size_t i = 0; i < traffic_n_figures; i++) {
-		const struct traffic_figure *f = &traffic_figures[i];
-
-		if (!f->json)
-			continue;
-		buf_printf(b, ",\"%s\":", f->json);
-		buf_json_u64(b, traffic_get(t, f));
-	}
+	for (size_t i = 0; i < traffic_n_figures; i++)
+		if (traffic_figures[i].json)
+			put_u64(b, traffic_figures[i].json, traffic_get(t, &traffic_figures[i]));
 }
 
 /* What the score was computed from, in the configured direction with the
@@ -72,17 +70,12 @@ static void put_inputs(struct buf *b, const struct scorer *s, const struct polic
 	buf_json_cstr(b, policy_kind_name(s->policy));
 	buf_puts(b, ",\"direction\":");
 	buf_json_cstr(b, policy_direction_name(s->direction));
-	buf_puts(b, ",\"averageBytesPerSecond\":");
-	buf_json_u64(b, p->rate);
-	buf_puts(b, ",\"recentBytesPerSecond\":");
-	buf_json_u64(b, p->recent);
-	buf_puts(b, ",\"p95BytesPerSecond\":");
-	buf_json_u64(b, p->p95);
-	buf_puts(b, ",\"drops\":");
-	buf_json_u64(b, p->drops);
+	put_u64(b, "averageBytesPerSecond", p->rate);
+	put_u64(b, "recentBytesPerSecond", p->recent);
+	put_u64(b, "p95BytesPerSecond", p->p95);
+	put_u64(b, "drops", p->drops);
 	buf_puts(b, p->dropping ? ",\"dropping\":true" : ",\"dropping\":false");
-	buf_puts(b, ",\"scoredBytesPerSecond\":");
-	buf_json_u64(b, p->pressure);
+	put_u64(b, "scoredBytesPerSecond", p->pressure);
 	buf_puts(b, "}");
 }
 
