@@ -3,9 +3,13 @@
  * (report.c), the scorer adds up per node (scorer/table.c), judges and
  * shows (/v1/nodes, /metrics).
  *
- * traffic_figures[] says, per figure, how it travels, adds up and is shown,
- * so adding one (a p99, say) is its field in netsched.proto, its
- * computation in agent/window.c and one row there. */
+ * traffic_figures[] says, per figure, how it travels, adds up over a
+ * node's interfaces, is bounded and is shown, and every layer walks it. So
+ * adding a figure (a p99, say) is: its field in netsched.proto, its member
+ * here, its computation in agent/window.c and its row there (one per
+ * direction); the wire, the bounds, a node's sum, /v1/nodes (and /metrics,
+ * if the row names a metric) follow. Every figure is a uint64_t with a row
+ * (test_traffic.c checks). */
 #ifndef NETSCHED_TRAFFIC_H
 #define NETSCHED_TRAFFIC_H
 

@@ -66,6 +66,7 @@ static void test_report_encode_limits(void **state)
 {
 	struct report r = sample_report();
 	uint8_t buf[REPORT_MAX_BYTES];
+	char err[256];
 	size_t len = 0;
 
 	(void)state;
@@ -75,6 +76,12 @@ static void test_report_encode_limits(void **state)
 	r = sample_report();
 	r.node[0] = '\0';
 	assert_int_equal(report_encode(&r, buf, sizeof(buf), &len), -EINVAL);
+	/* An average the byte counts do not make would change on the wire. */
+	r = sample_report();
+	r.ifaces[1].traffic.tx.average++;
+	assert_int_equal(report_encode(&r, buf, sizeof(buf), &len), -EINVAL);
+	assert_int_equal(report_validate(&r, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "node-7: ens191 averages are not its byte counts"));
 }
 
 /* Packs an envelope with arbitrary contents, as a forger would. */
