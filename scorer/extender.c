@@ -258,10 +258,14 @@ static void filter_input(struct scorer *s, const struct extreq *rq, const struct
 			 uint64_t now, struct view_node *v, struct filter_node *fn)
 {
 	node_view(s, rq, node, now, v);
-	*fn = (struct filter_node){ v->source != VIEW_NONE ? &v->traffic : NULL, v->label,
-				    v->inflight.reserved_rx_bytes_per_second,
-				    v->inflight.reserved_tx_bytes_per_second, v->held,
-				    v->over_for_ns };
+	*fn = (struct filter_node){
+		.traffic = v->source != VIEW_NONE ? &v->traffic : NULL,
+		.label = v->label,
+		.reserved_rx_bytes_per_second = v->inflight.reserved_rx_bytes_per_second,
+		.reserved_tx_bytes_per_second = v->inflight.reserved_tx_bytes_per_second,
+		.held = v->held,
+		.over_for_ns = v->over_for_ns,
+	};
 }
 
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
