@@ -1,5 +1,6 @@
 #include "report.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -42,6 +43,71 @@ void report_iface_count(struct report_iface *ifc, uint64_t rx_bytes, uint64_t tx
 	ifc->traffic.covered_ms = covered_ms;
 	ifc->traffic.rx.average = traffic_per_second(rx_bytes, covered_ms);
 	ifc->traffic.tx.average = traffic_per_second(tx_bytes, covered_ms);
+}
+
+void report_pod_count(struct report_pod *p, uint64_t rx_bytes, uint64_t tx_bytes,
+		      uint64_t covered_ms)
+{
+	p->rx_bytes = rx_bytes;
+	p->tx_bytes = tx_bytes;
+	p->covered_ms = covered_ms;
+	p->rx.average = traffic_per_second(rx_bytes, covered_ms);
+	p->tx.average = traffic_per_second(tx_bytes, covered_ms);
+}
+
+uint64_t report_node_link(const struct report *r)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < r->n_ifaces && i < REPORT_MAX_INTERFACES; i++) {
+		uint64_t l = r->ifaces[i].traffic.link_bytes_per_second;
+
+		if (!l)
+			return 0;
+		sum = sum + l < sum ? UINT64_MAX : sum + l;
+	}
+	return sum;
+}
+
+bool report_ip_ok(const struct report_ip *ip)
+{
+	static const uint8_t zero[16], mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *a = ip->addr;
+
+	if (ip->len == 4)
+		return a[0] != 0 && a[0] != 127 && (a[0] & 0xf0) != 0xe0 && a[0] != 0xff;
+	if (ip->len != 16)
+		return false;
+	if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
+		return false; /* :: and ::1 */
+	return a[0] != 0xff && memcmp(a, mapped, sizeof(mapped)) != 0;
+}
+
+bool report_ip_equal(const struct report_ip *a, const struct report_ip *b)
+{
+	return a->len == b->len && a->len <= 16 && memcmp(a->addr, b->addr, a->len) == 0;
+}
+
+int report_ip_format(const struct report_ip *ip, char *dst, size_t cap)
+{
+	if ((ip->len != 4 && ip->len != 16) ||
+	    !inet_ntop(ip->len == 4 ? AF_INET : AF_INET6, ip->addr, dst, (socklen_t)cap))
+		return -EINVAL;
+	return 0;
+}
+
+int report_ip_parse(const char *s, struct report_ip *ip)
+{
+	struct report_ip out = { 0 };
+
+	if (inet_pton(AF_INET, s, out.addr) == 1)
+		out.len = 4;
+	else if (inet_pton(AF_INET6, s, out.addr) == 1)
+		out.len = 16;
+	else
+		return -EINVAL;
+	*ip = out;
+	return 0;
 }
 
 /* One interface's figures, each by its bound (traffic.h). */
@@ -93,6 +159,153 @@ static int validate_iface(const struct report *r, const struct report_iface *ifc
 	return 0;
 }
 
+/* A pod's own figures; which is "pod 3 (10.244.1.7)" or "the rest". */
+static int validate_pod(const struct report *r, const struct report_pod *p, const char *which,
+			char *err, size_t errlen)
+{
+	if (p->covered_ms > REPORT_MAX_COVERED_MS)
+		return errmsg(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms", r->node,
+			    which, (unsigned long long)p->covered_ms, REPORT_MAX_COVERED_MS);
+	if (p->covered_ms == 0 && (p->rx_bytes || p->tx_bytes))
+		return errmsg(err, errlen, -ERANGE, "%s: %s has bytes but covers no time", r->node,
+			    which);
+	if (p->rx.average != traffic_per_second(p->rx_bytes, p->covered_ms) ||
+	    p->tx.average != traffic_per_second(p->tx_bytes, p->covered_ms))
+		return errmsg(err, errlen, -EINVAL, "%s: %s averages are not its byte counts over "
+			    "its covered time (report_pod_count())", r->node, which);
+	if (p->rx.average > TRAFFIC_MAX_BYTES_PER_SECOND ||
+	    p->tx.average > TRAFFIC_MAX_BYTES_PER_SECOND ||
+	    p->rx.recent > TRAFFIC_MAX_BYTES_PER_SECOND || p->tx.recent > TRAFFIC_MAX_BYTES_PER_SECOND)
+		return errmsg(err, errlen, -ERANGE, "%s: %s rx %llu B/s (recent %llu), tx %llu B/s "
+			    "(recent %llu), limit %llu B/s", r->node, which,
+			    (unsigned long long)p->rx.average, (unsigned long long)p->rx.recent,
+			    (unsigned long long)p->tx.average, (unsigned long long)p->tx.recent,
+			    TRAFFIC_MAX_BYTES_PER_SECOND);
+	return 0;
+}
+
+/* Open addressing over the listed addresses: at most REPORT_MAX_PODS x
+ * REPORT_MAX_POD_IPS of them, in a table twice that, so a scorer checks a
+ * full report in a few microseconds, not a quadratic scan. */
+#define IPSET_SLOTS (2u * REPORT_MAX_PODS * REPORT_MAX_POD_IPS)
+
+static uint32_t ip_hash(const struct report_ip *ip)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (uint8_t i = 0; i < ip->len; i++)
+		h = (h ^ ip->addr[i]) * 16777619u;
+	return h;
+}
+
+/* Adds ip; false when it was there already. */
+static bool ipset_add(const struct report_ip **slots, const struct report_ip *ip)
+{
+	uint32_t i = ip_hash(ip) % IPSET_SLOTS;
+
+	while (slots[i]) {
+		if (report_ip_equal(slots[i], ip))
+			return false;
+		i = (i + 1) % IPSET_SLOTS;
+	}
+	slots[i] = ip;
+	return true;
+}
+
+/* What a pod list must be (report.h): bounded, well-formed, no address
+ * twice, within the node's link. */
+static int validate_pods(const struct report *r, char *err, size_t errlen)
+{
+	const struct report_ip *slots[IPSET_SLOTS] = { NULL };
+	const struct report_pod *rest = &r->pods_rest;
+	uint64_t link = report_node_link(r);
+	unsigned __int128 rx = 0, tx = 0, rx_recent = 0, tx_recent = 0;
+	char which[64], ip[REPORT_IP_STRLEN];
+	int rc;
+
+	if (!r->has_pods) {
+		if (r->n_pods || r->pods_seen || rest->n_ips || rest->rx_bytes || rest->tx_bytes ||
+		    rest->covered_ms || rest->rx.recent || rest->tx.recent)
+			return errmsg(err, errlen, -EBADMSG, "%s: pod figures without a count of "
+				    "pods seen", r->node);
+		return 0;
+	}
+	if (r->n_pods > REPORT_MAX_PODS)
+		return errmsg(err, errlen, -REPORT_EPODS_OVERSIZE, "%s: %u pods listed, limit %u",
+			    r->node, r->n_pods, REPORT_MAX_PODS);
+	if (r->pods_seen > REPORT_MAX_PODS_SEEN)
+		return errmsg(err, errlen, -REPORT_EPODS_OVERSIZE, "%s: %u pods seen, limit %u",
+			    r->node, r->pods_seen, REPORT_MAX_PODS_SEEN);
+	if (r->n_pods > r->pods_seen)
+		return errmsg(err, errlen, -EBADMSG, "%s: %u pods listed but only %u seen", r->node,
+			    r->n_pods, r->pods_seen);
+	if (rest->n_ips)
+		return errmsg(err, errlen, -EBADMSG, "%s: the rest of the pods has %u addresses, "
+			    "it has none", r->node, rest->n_ips);
+	for (uint32_t i = 0; i <= r->n_pods; i++) {
+		const struct report_pod *p = i < r->n_pods ? &r->pods[i] : rest;
+
+		if (i < r->n_pods) {
+			if (p->n_ips == 0)
+				return errmsg(err, errlen, -EBADMSG, "%s: pod %u has no address", r->node,
+					    i);
+			if (p->n_ips > REPORT_MAX_POD_IPS)
+				return errmsg(err, errlen, -REPORT_EPODS_OVERSIZE,
+					    "%s: pod %u has %u addresses, limit %u", r->node, i,
+					    p->n_ips, REPORT_MAX_POD_IPS);
+			for (uint32_t k = 0; k < p->n_ips; k++) {
+				if (!report_ip_ok(&p->ips[k]))
+					return errmsg(err, errlen, -EBADMSG, "%s: pod %u address %u "
+						    "(%u bytes) is no pod's address", r->node, i, k,
+						    p->ips[k].len);
+				if (!ipset_add(slots, &p->ips[k])) {
+					report_ip_format(&p->ips[k], ip, sizeof(ip));
+					return errmsg(err, errlen, -REPORT_EPODS_DUPLICATE,
+						    "%s: pod %u lists %s, listed before", r->node, i,
+						    ip);
+				}
+			}
+			report_ip_format(&p->ips[0], ip, sizeof(ip));
+			snprintf(which, sizeof(which), "pod %u (%s)", i, ip);
+		} else {
+			snprintf(which, sizeof(which), "the rest of the pods");
+		}
+		rc = validate_pod(r, p, which, err, errlen);
+		if (rc)
+			return rc;
+		rx += p->rx.average;
+		tx += p->tx.average;
+		rx_recent += p->rx.recent;
+		tx_recent += p->tx.recent;
+	}
+	{
+		unsigned __int128 most = rx;
+
+		if (tx > most)
+			most = tx;
+		if (rx_recent > most)
+			most = rx_recent;
+		if (tx_recent > most)
+			most = tx_recent;
+		if (most > TRAFFIC_MAX_BYTES_PER_SECOND)
+			return errmsg(err, errlen, -ERANGE, "%s: pods add up to %llu B/s in one "
+				    "direction, limit %llu B/s for a node", r->node,
+				    (unsigned long long)(most > UINT64_MAX ? UINT64_MAX : most),
+				    TRAFFIC_MAX_BYTES_PER_SECOND);
+		/* Traffic between two pods of a node counts on both and crosses
+		 * no link: the factor leaves room for it. */
+		if (link && most > (unsigned __int128)link * REPORT_MAX_LINK_FACTOR)
+			return errmsg(err, errlen, -REPORT_EPODS_OVER_LINK,
+				    "%s: %u pods add up to rx %llu B/s (recent %llu), tx %llu B/s "
+				    "(recent %llu) on a %llu b/s link, limit %llu B/s", r->node,
+				    r->pods_seen, (unsigned long long)rx,
+				    (unsigned long long)rx_recent, (unsigned long long)tx,
+				    (unsigned long long)tx_recent, (unsigned long long)(link * 8),
+				    (unsigned long long)(link * REPORT_MAX_LINK_FACTOR));
+	}
+	return 0;
+}
+
 int report_validate(const struct report *r, char *err, size_t errlen)
 {
 	uint64_t rx_sum = 0, tx_sum = 0;
@@ -127,7 +340,7 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 			    "limit %llu B/s for a node", r->node, r->n_ifaces,
 			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
 			    TRAFFIC_MAX_BYTES_PER_SECOND);
-	return 0;
+	return validate_pods(r, err, errlen);
 }
 
 /* The Interface field of each figure that travels as it is (traffic.h),
@@ -218,6 +431,50 @@ static void wire_get(struct report_iface *d, const Netsched__Interface *s)
 	}
 }
 
+/* Where encoding keeps a pod's wire form until the report is packed. */
+struct wire_pod {
+	Netsched__Pod m;
+	ProtobufCBinaryData ips[REPORT_MAX_POD_IPS];
+};
+
+static void pod_put(struct wire_pod *d, const struct report_pod *src)
+{
+	netsched__pod__init(&d->m);
+	for (uint32_t k = 0; k < src->n_ips && k < REPORT_MAX_POD_IPS; k++) {
+		d->ips[k].data = (uint8_t *)src->ips[k].addr;
+		d->ips[k].len = src->ips[k].len;
+	}
+	d->m.n_ips = src->n_ips;
+	d->m.ips = d->ips;
+	d->m.rx_bytes = src->rx_bytes;
+	d->m.tx_bytes = src->tx_bytes;
+	d->m.covered_ms = src->covered_ms;
+	d->m.has_rx_recent_bytes_per_second = true;
+	d->m.rx_recent_bytes_per_second = src->rx.recent;
+	d->m.has_tx_recent_bytes_per_second = true;
+	d->m.tx_recent_bytes_per_second = src->tx.recent;
+}
+
+/* Copies a pod's wire form; -1 (malformed) for an address that is neither 4
+ * nor 16 bytes, -2 (oversize) for too many. Bounds are checked later by
+ * report_validate(). */
+static int pod_get(struct report_pod *d, const Netsched__Pod *s)
+{
+	if (s->n_ips > REPORT_MAX_POD_IPS)
+		return -2;
+	d->n_ips = (uint32_t)s->n_ips;
+	for (size_t k = 0; k < s->n_ips; k++) {
+		if (s->ips[k].len != 4 && s->ips[k].len != 16)
+			return -1;
+		d->ips[k].len = (uint8_t)s->ips[k].len;
+		memcpy(d->ips[k].addr, s->ips[k].data, s->ips[k].len);
+	}
+	report_pod_count(d, s->rx_bytes, s->tx_bytes, s->covered_ms);
+	d->rx.recent = s->has_rx_recent_bytes_per_second ? s->rx_recent_bytes_per_second : 0;
+	d->tx.recent = s->has_tx_recent_bytes_per_second ? s->tx_recent_bytes_per_second : 0;
+	return 0;
+}
+
 int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
 {
 	return report_encode_signed(r, NULL, buf, cap, len);
@@ -232,6 +489,8 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	Netsched__Envelope env = NETSCHED__ENVELOPE__INIT;
 	Netsched__Interface ifs[REPORT_MAX_INTERFACES];
 	Netsched__Interface *ifp[REPORT_MAX_INTERFACES];
+	struct wire_pod pods[REPORT_MAX_PODS + 1];
+	Netsched__Pod *podp[REPORT_MAX_PODS];
 	uint8_t inner[REPORT_MAX_BYTES];
 	size_t inner_len, outer_len;
 
@@ -251,6 +510,18 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	}
 	rep.n_interfaces = r->n_ifaces;
 	rep.interfaces = ifp;
+	if (r->has_pods) {
+		for (uint32_t i = 0; i < r->n_pods; i++) {
+			pod_put(&pods[i], &r->pods[i]);
+			podp[i] = &pods[i].m;
+		}
+		rep.n_pods = r->n_pods;
+		rep.pods = podp;
+		pod_put(&pods[REPORT_MAX_PODS], &r->pods_rest);
+		rep.pods_rest = &pods[REPORT_MAX_PODS].m;
+		rep.has_pods_seen = true;
+		rep.pods_seen = r->pods_seen;
+	}
 
 	inner_len = netsched__report__get_packed_size(&rep);
 	if (inner_len > sizeof(inner))
@@ -359,6 +630,11 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			  REPORT_MAX_INTERFACES);
 		goto out;
 	}
+	if (rep->n_pods > REPORT_MAX_PODS) {
+		rc = errmsg(err, errlen, -REPORT_EPODS_OVERSIZE, "%zu pods listed, limit %u",
+			  rep->n_pods, REPORT_MAX_PODS);
+		goto out;
+	}
 
 	memset(&r, 0, sizeof(r));
 	if (copy_name(r.node, sizeof(r.node), rep->node)) {
@@ -383,6 +659,30 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			goto out;
 		}
 		wire_get(d, s);
+	}
+	r.has_pods = rep->has_pods_seen;
+	r.pods_seen = rep->has_pods_seen ? rep->pods_seen : 0;
+	r.n_pods = (uint32_t)rep->n_pods;
+	for (size_t i = 0; i <= rep->n_pods; i++) {
+		const Netsched__Pod *s = i < rep->n_pods ? rep->pods[i] : rep->pods_rest;
+		struct report_pod *d = i < rep->n_pods ? &r.pods[i] : &r.pods_rest;
+		char which[32] = "the rest of the pods";
+
+		if (!s)
+			continue;
+		if (i < rep->n_pods)
+			snprintf(which, sizeof(which), "pod %zu", i);
+		switch (pod_get(d, s)) {
+		case -1:
+			rc = errmsg(err, errlen, -EBADMSG, "%s: %s has an address neither 4 nor 16 "
+				  "bytes long", r.node, which);
+			goto out;
+		case -2:
+			rc = errmsg(err, errlen, -REPORT_EPODS_OVERSIZE,
+				  "%s: %s has %zu addresses, limit %u", r.node, which, s->n_ips,
+				  REPORT_MAX_POD_IPS);
+			goto out;
+		}
 	}
 	rc = report_validate(&r, err, errlen);
 	if (rc)
