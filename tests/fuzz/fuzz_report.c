@@ -1,4 +1,4 @@
-/* libFuzzer: the agent report as the scorer receives it (report_decode, and
+/* libFuzzer: the agent report as the scorer receives it, pods included (report_decode, and
  * report_decode_verified with a key file, whose signature check reads the
  * envelope first). A report that decodes must pass report_validate, encode
  * again (plain and signed), and decode from each encoding to the same
@@ -32,6 +32,17 @@ static void check_same_iface(const struct report_iface *a, const struct report_i
 		      traffic_get(&b->traffic, &traffic_figures[i]));
 }
 
+static void check_same_pod(const struct report_pod *a, const struct report_pod *b)
+{
+	check(a->n_ips == b->n_ips && a->n_ips <= REPORT_MAX_POD_IPS);
+	for (uint32_t k = 0; k < a->n_ips; k++)
+		check(report_ip_equal(&a->ips[k], &b->ips[k]));
+	check(a->rx_bytes == b->rx_bytes && a->tx_bytes == b->tx_bytes);
+	check(a->covered_ms == b->covered_ms);
+	check(a->rx.average == b->rx.average && a->tx.average == b->tx.average);
+	check(a->rx.recent == b->rx.recent && a->tx.recent == b->tx.recent);
+}
+
 /* Field by field: padding bytes are not part of the value. */
 static void check_same(const struct report *a, const struct report *b)
 {
@@ -43,6 +54,11 @@ static void check_same(const struct report *a, const struct report *b)
 	check(a->n_ifaces == b->n_ifaces);
 	for (uint32_t i = 0; i < a->n_ifaces; i++)
 		check_same_iface(&a->ifaces[i], &b->ifaces[i]);
+	check(a->has_pods == b->has_pods && a->pods_seen == b->pods_seen);
+	check(a->n_pods == b->n_pods && a->n_pods <= REPORT_MAX_PODS);
+	for (uint32_t i = 0; i < a->n_pods; i++)
+		check_same_pod(&a->pods[i], &b->pods[i]);
+	check_same_pod(&a->pods_rest, &b->pods_rest);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -76,7 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(err, 0x55, sizeof(err));
 	rc = report_decode(data, size, &first, err, sizeof(err));
 	if (rc) {
-		check(rc == -EBADMSG || rc == -EPROTO || rc == -E2BIG || rc == -ERANGE);
+		check(rc == -EBADMSG || rc == -EPROTO || rc == -E2BIG || rc == -ERANGE ||
+		      rc == -REPORT_EPODS_OVERSIZE || rc == -REPORT_EPODS_DUPLICATE ||
+		      rc == -REPORT_EPODS_OVER_LINK);
 		check(memchr(err, '\0', sizeof(err)) && err[0]);
 		return 0;
 	}

@@ -44,6 +44,22 @@ static struct report sample_report(void)
 		f->traffic.rx_missed = 5;
 		f->traffic.tx_dropped = 7;
 	}
+	/* Two pods listed (one dual-stack), three more summed. */
+	r.has_pods = true;
+	r.pods_seen = 5;
+	r.n_pods = 2;
+	report_ip_parse("10.244.1.7", &r.pods[0].ips[0]);
+	report_ip_parse("fd00:10:244:1::7", &r.pods[0].ips[1]);
+	r.pods[0].n_ips = 2;
+	report_pod_count(&r.pods[0], 30000000ULL * 60, 2000000ULL * 60, 60000);
+	r.pods[0].rx.recent = 31000000;
+	r.pods[0].tx.recent = 1900000;
+	report_ip_parse("10.244.1.9", &r.pods[1].ips[0]);
+	r.pods[1].n_ips = 1;
+	report_pod_count(&r.pods[1], 5000, 7000, 14000);
+	r.pods[1].rx.recent = 400;
+	report_pod_count(&r.pods_rest, 90000, 1000, 60000);
+	r.pods_rest.tx.recent = 20;
 	return r;
 }
 
@@ -60,6 +76,67 @@ static void test_report_round_trip(void **state)
 	assert_int_equal(report_decode(buf, len, &out, NULL, 0), 0);
 	assert_memory_equal(&in, &out, sizeof(in));
 	assert_int_equal(out.ifaces[0].traffic.rx.average, 812000000);
+	assert_true(out.has_pods);
+	assert_int_equal(out.pods[0].rx.average, 30000000);
+	assert_int_equal(out.pods[1].ips[0].len, 4);
+	assert_int_equal(out.pods[0].ips[1].len, 16);
+}
+
+/* Every interface and pod at its bounds, IPv6 addresses, counters that
+ * take ten bytes each: what REPORT_MAX_BYTES must hold. */
+static void test_report_worst_case_fits(void **state)
+{
+	static struct report r, out;
+	uint8_t buf[REPORT_MAX_BYTES];
+	size_t len = 0;
+	uint64_t each = TRAFFIC_MAX_BYTES_PER_SECOND / REPORT_MAX_INTERFACES;
+	uint64_t pod = TRAFFIC_MAX_BYTES_PER_SECOND / (REPORT_MAX_PODS + 1);
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	memset(r.node, 'n', NODENAME_MAX_LEN);
+	r.instance_id = r.seq = UINT64_MAX;
+	r.window_start_unix_ms = r.window_end_unix_ms = UINT64_MAX;
+	r.sample_interval_ms = UINT32_MAX;
+	r.n_ifaces = REPORT_MAX_INTERFACES;
+	for (uint32_t i = 0; i < r.n_ifaces; i++) {
+		struct report_iface *f = &r.ifaces[i];
+
+		snprintf(f->name, sizeof(f->name), "eth%012u", i);
+		f->ifindex = f->samples = f->samples_expected = UINT32_MAX;
+		report_iface_count(f, each / 1000 * REPORT_MAX_COVERED_MS,
+				   each / 1000 * REPORT_MAX_COVERED_MS, REPORT_MAX_COVERED_MS);
+		/* Link unknown on one: the pods are held to the absolute bound. */
+		f->traffic.link_bytes_per_second = i ? TRAFFIC_MAX_BYTES_PER_SECOND : 0;
+		f->traffic.rx.peak = f->traffic.tx.peak = TRAFFIC_MAX_BYTES_PER_SECOND;
+		f->traffic.rx.p95 = f->traffic.tx.p95 = TRAFFIC_MAX_BYTES_PER_SECOND;
+		f->traffic.rx.recent = f->traffic.tx.recent = TRAFFIC_MAX_BYTES_PER_SECOND;
+		f->traffic.rx_dropped = f->traffic.rx_missed = f->traffic.tx_dropped = UINT64_MAX;
+	}
+	r.has_pods = true;
+	r.pods_seen = REPORT_MAX_PODS_SEEN;
+	r.n_pods = REPORT_MAX_PODS;
+	for (uint32_t i = 0; i <= REPORT_MAX_PODS; i++) {
+		struct report_pod *p = i < REPORT_MAX_PODS ? &r.pods[i] : &r.pods_rest;
+
+		for (uint32_t k = 0; i < REPORT_MAX_PODS && k < REPORT_MAX_POD_IPS; k++) {
+			p->ips[k].len = 16;
+			memset(p->ips[k].addr, 0xfd, 16);
+			p->ips[k].addr[14] = (uint8_t)i;
+			p->ips[k].addr[15] = (uint8_t)k;
+		}
+		p->n_ips = i < REPORT_MAX_PODS ? REPORT_MAX_POD_IPS : 0;
+		report_pod_count(p, pod / 1000 * REPORT_MAX_COVERED_MS,
+				 pod / 1000 * REPORT_MAX_COVERED_MS, REPORT_MAX_COVERED_MS);
+		p->rx.recent = p->tx.recent = pod;
+	}
+	assert_int_equal(report_validate(&r, NULL, 0), 0);
+	assert_int_equal(report_encode(&r, buf, sizeof(buf), &len), 0);
+	print_message("worst case: %zu bytes, limit %u\n", len, REPORT_MAX_BYTES);
+	/* A margin for a few more optional fields before the limit must move. */
+	assert_true(len < REPORT_MAX_BYTES * 7 / 8);
+	assert_int_equal(report_decode(buf, len, &out, NULL, 0), 0);
+	assert_memory_equal(&r, &out, sizeof(r));
 }
 
 static void test_report_encode_limits(void **state)
@@ -236,6 +313,342 @@ static void test_report_forged(void **state)
 	}
 }
 
+/* -------------------------------------------------------------- pods */
+
+/* A forged report's pods: room for one more than any bound. */
+#define F_PODS (REPORT_MAX_PODS + 1)
+#define F_IPS (REPORT_MAX_POD_IPS + 1)
+struct forged_pods {
+	Netsched__Pod pods[F_PODS];
+	Netsched__Pod *podp[F_PODS];
+	Netsched__Pod rest;
+	ProtobufCBinaryData ips[F_PODS][F_IPS];
+	uint8_t addr[F_PODS][F_IPS][16];
+};
+
+/* Pod i gets n addresses 10.244.i.k (or fd00::i:k when v6). */
+static void f_addrs(struct forged_pods *f, size_t i, size_t n, bool v6)
+{
+	for (size_t k = 0; k < n; k++) {
+		uint8_t *a = f->addr[i][k];
+
+		memset(a, 0, 16);
+		if (v6) {
+			a[0] = 0xfd;
+			a[13] = (uint8_t)(i >> 8);
+			a[14] = (uint8_t)i;
+			a[15] = (uint8_t)(k + 1);
+		} else {
+			a[0] = 10, a[1] = 244, a[2] = (uint8_t)i, a[3] = (uint8_t)(k + 1);
+		}
+		f->ips[i][k].data = a;
+		f->ips[i][k].len = v6 ? 16 : 4;
+	}
+	f->pods[i].ips = f->ips[i];
+	f->pods[i].n_ips = n;
+}
+
+/* n pods of one IPv4 address, 1000 B/s each way over 1 s, and a rest. */
+static void f_pods(Netsched__Report *rep, struct forged_pods *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		netsched__pod__init(&f->pods[i]);
+		f_addrs(f, i, 1, false);
+		f->pods[i].rx_bytes = f->pods[i].tx_bytes = 1000;
+		f->pods[i].covered_ms = 1000;
+		f->podp[i] = &f->pods[i];
+	}
+	netsched__pod__init(&f->rest);
+	rep->n_pods = n;
+	rep->pods = f->podp;
+	rep->pods_rest = &f->rest;
+	rep->has_pods_seen = 1;
+	rep->pods_seen = (uint32_t)n;
+}
+
+struct pod_row {
+	const char *name;
+	int rc;
+	const char *reason;
+	void (*mutate)(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f);
+};
+
+static void p_ok(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 3);
+}
+static void p_too_many(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, REPORT_MAX_PODS + 1);
+}
+static void p_too_many_ips(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 2);
+	f_addrs(f, 1, REPORT_MAX_POD_IPS + 1, true);
+}
+static void p_too_many_seen(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	rep->pods_seen = REPORT_MAX_PODS_SEEN + 1;
+}
+static void p_dup_across(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 3);
+	f->addr[2][0][2] = 0; /* pod 2's address becomes pod 0's: 10.244.0.1 */
+}
+static void p_dup_within(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f_addrs(f, 0, 2, true);
+	f->addr[0][1][15] = 1;
+}
+static void p_ip_length(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f->ips[0][0].len = 5;
+}
+static void p_ip_zero(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	memset(f->addr[0][0], 0, 4);
+}
+static void p_ip_mapped(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f_addrs(f, 0, 1, true);
+	memset(f->addr[0][0], 0, 16);
+	f->addr[0][0][10] = f->addr[0][0][11] = 0xff;
+	f->addr[0][0][12] = 10;
+}
+static void p_no_ip(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 2);
+	f->pods[1].n_ips = 0;
+}
+static void p_rest_ip(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f->rest.ips = f->ips[0];
+	f->rest.n_ips = 1;
+}
+static void p_more_than_seen(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 3);
+	rep->pods_seen = 2;
+}
+static void p_unseen(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	rep->has_pods_seen = 0;
+	rep->pods_seen = 0;
+}
+static void p_no_time(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f->rest.tx_bytes = 1;
+}
+static void p_absurd_recent(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, 1);
+	f->pods[0].has_tx_recent_bytes_per_second = 1;
+	f->pods[0].tx_recent_bytes_per_second = UINT64_MAX;
+}
+/* 64 pods at 300 GB/s, each under the absolute limit, and no link known. */
+static void p_node_sum(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	(void)ifc;
+	f_pods(rep, f, REPORT_MAX_PODS);
+	for (size_t i = 0; i < REPORT_MAX_PODS; i++)
+		f->pods[i].rx_bytes = 300ULL * 1000 * 1000 * 1000;
+}
+/* A 1 Gb/s node (125 MB/s): pods may add up to 250 MB/s a direction. */
+static void p_link(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	ifc->has_link_speed_bps = 1;
+	ifc->link_speed_bps = 1000000000;
+	f_pods(rep, f, 2);
+	f->pods[0].rx_bytes = 149999000; /* pod 1: 1000 */
+	f->rest.rx_bytes = 100000000;
+	f->rest.covered_ms = 1000;
+}
+static void p_over_link(Netsched__Report *rep, Netsched__Interface *ifc, struct forged_pods *f)
+{
+	p_link(rep, ifc, f);
+	f->pods[1].rx_bytes++;
+}
+static void p_recent_over_link(Netsched__Report *rep, Netsched__Interface *ifc,
+			       struct forged_pods *f)
+{
+	ifc->has_link_speed_bps = 1;
+	ifc->link_speed_bps = 1000000000;
+	f_pods(rep, f, 2);
+	f->pods[0].has_tx_recent_bytes_per_second = f->pods[1].has_tx_recent_bytes_per_second = 1;
+	f->pods[0].tx_recent_bytes_per_second = 200000000;
+	f->pods[1].tx_recent_bytes_per_second = 50000001;
+}
+
+static const struct pod_row pod_rows[] = {
+	{ "three pods, well formed", 0, "", p_ok },
+	{ "pods at exactly twice the link", 0, "", p_link },
+	{ "65 pods", -REPORT_EPODS_OVERSIZE, "65 pods listed, limit 64", p_too_many },
+	{ "5 addresses on a pod", -REPORT_EPODS_OVERSIZE, "pod 1 has 5 addresses, limit 4", p_too_many_ips },
+	{ "4097 pods seen", -REPORT_EPODS_OVERSIZE, "4097 pods seen, limit 4096", p_too_many_seen },
+	{ "an address on two pods", -REPORT_EPODS_DUPLICATE, "node-7: pod 2 lists 10.244.0.1, listed before", p_dup_across },
+	{ "an address twice on one pod", -REPORT_EPODS_DUPLICATE, "pod 0 lists fd00::1, listed before", p_dup_within },
+	{ "an address of 5 bytes", -EBADMSG, "pod 0 has an address neither 4 nor 16 bytes long", p_ip_length },
+	{ "0.0.0.0", -EBADMSG, "pod 0 address 0 (4 bytes) is no pod's address", p_ip_zero },
+	{ "an IPv4-mapped IPv6 address", -EBADMSG, "pod 0 address 0 (16 bytes) is no pod's address", p_ip_mapped },
+	{ "a listed pod without an address", -EBADMSG, "pod 1 has no address", p_no_ip },
+	{ "the rest with an address", -EBADMSG, "the rest of the pods has 1 addresses", p_rest_ip },
+	{ "more pods listed than seen", -EBADMSG, "3 pods listed but only 2 seen", p_more_than_seen },
+	{ "pods without a count of pods seen", -EBADMSG, "pod figures without a count", p_unseen },
+	{ "the rest's bytes over no time", -ERANGE, "the rest of the pods has bytes but covers no time", p_no_time },
+	{ "an absurd recent rate", -ERANGE, "pod 0 (10.244.0.1) rx 1000 B/s (recent 0), tx 1000 B/s (recent 18446744073709551615)", p_absurd_recent },
+	{ "pods adding up to an absurd node", -ERANGE, "pods add up to 19200000000000 B/s", p_node_sum },
+	{ "pods over twice the link", -REPORT_EPODS_OVER_LINK, "2 pods add up to rx 250000001 B/s (recent 0), tx 2000 B/s (recent 0) on a 1000000000 b/s link, limit 250000000 B/s", p_over_link },
+	{ "recent rates over twice the link", -REPORT_EPODS_OVER_LINK, "tx 2000 B/s (recent 250000001)", p_recent_over_link },
+};
+
+static void test_report_pods_forged(void **state)
+{
+	static struct forged_pods f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pod_rows) / sizeof(pod_rows[0]); i++) {
+		const struct pod_row *row = &pod_rows[i];
+		Netsched__Report rep = NETSCHED__REPORT__INIT;
+		Netsched__Interface ifc = NETSCHED__INTERFACE__INIT;
+		Netsched__Interface *ifp = &ifc;
+		uint8_t buf[REPORT_MAX_BYTES * 4];
+		struct report out;
+		char err[512] = "";
+		size_t len;
+		int rc;
+
+		memset(&f, 0, sizeof(f));
+		rep.node = "node-7";
+		rep.window_end_unix_ms = 2000;
+		ifc.name = "eth0";
+		ifc.rx_bytes = 1000;
+		ifc.covered_ms = 1000;
+		rep.n_interfaces = 1;
+		rep.interfaces = &ifp;
+		row->mutate(&rep, &ifc, &f);
+		len = forge(buf, REPORT_WIRE_VERSION, &rep);
+		memset(&out, 0x5a, sizeof(out));
+		rc = report_decode(buf, len, &out, err, sizeof(err));
+		if (rc != row->rc)
+			fail_msg("%s: rc %d, want %d (%s)", row->name, rc, row->rc, err);
+		if (!strstr(err, row->reason))
+			fail_msg("%s: reason \"%s\" does not mention \"%s\"", row->name, err,
+				 row->reason);
+		if (rc == 0) {
+			assert_true(out.has_pods);
+			assert_int_equal(out.n_pods, rep.n_pods);
+			continue;
+		}
+		for (size_t b = 0; b < sizeof(out); b++)
+			if (((uint8_t *)&out)[b] != 0x5a)
+				fail_msg("%s: output written on error", row->name);
+	}
+}
+
+/* How an older scorer reads a newer agent: protobuf skips a field it does
+ * not know. A report carrying a field numbered past any we use decodes. */
+static void test_report_unknown_field_skipped(void **state)
+{
+	struct report in = sample_report(), out;
+	Netsched__Envelope *env;
+	Netsched__Envelope wrap = NETSCHED__ENVELOPE__INIT;
+	uint8_t buf[REPORT_MAX_BYTES], inner[REPORT_MAX_BYTES];
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(report_encode(&in, buf, sizeof(buf), &len), 0);
+	env = netsched__envelope__unpack(NULL, len, buf);
+	assert_non_null(env);
+	memcpy(inner, env->report.data, env->report.len);
+	/* field 99, varint 1: tag (99 << 3 | 0) = 792 = 0x98 0x06 */
+	inner[env->report.len] = 0x98;
+	inner[env->report.len + 1] = 0x06;
+	inner[env->report.len + 2] = 0x01;
+	wrap.version = REPORT_WIRE_VERSION;
+	wrap.report.data = inner;
+	wrap.report.len = env->report.len + 3;
+	len = netsched__envelope__pack(&wrap, buf);
+	netsched__envelope__free_unpacked(env, NULL);
+	assert_int_equal(report_decode(buf, len, &out, NULL, 0), 0);
+	assert_memory_equal(&in, &out, sizeof(in));
+}
+
+struct ip_row {
+	const char *text;
+	int parse_rc;
+	bool ok;
+};
+
+static const struct ip_row ip_rows[] = {
+	{ "10.244.1.7", 0, true },
+	{ "fd00:10:244:1::7", 0, true },
+	{ "2001:db8::1", 0, true },
+	{ "0.0.0.0", 0, false },
+	{ "127.0.0.1", 0, false },
+	{ "224.0.0.1", 0, false },
+	{ "255.255.255.255", 0, false },
+	{ "::", 0, false },
+	{ "::1", 0, false },
+	{ "ff02::1", 0, false },
+	{ "::ffff:10.0.0.1", 0, false },
+	{ "10.244.1", -EINVAL, false },
+	{ "10.244.1.7/32", -EINVAL, false },
+	{ "", -EINVAL, false },
+	{ "fd00::7%eth0", -EINVAL, false },
+};
+
+static void test_report_ip_text(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(ip_rows) / sizeof(ip_rows[0]); i++) {
+		const struct ip_row *row = &ip_rows[i];
+		struct report_ip ip = { .len = 99 }, again;
+		char text[REPORT_IP_STRLEN];
+
+		if (report_ip_parse(row->text, &ip) != row->parse_rc)
+			fail_msg("%s: parse, want %d", row->text, row->parse_rc);
+		if (row->parse_rc) {
+			assert_int_equal(ip.len, 99); /* untouched */
+			continue;
+		}
+		if (report_ip_ok(&ip) != row->ok)
+			fail_msg("%s: ok, want %d", row->text, row->ok);
+		assert_int_equal(report_ip_format(&ip, text, sizeof(text)), 0);
+		assert_int_equal(report_ip_parse(text, &again), 0);
+		assert_true(report_ip_equal(&ip, &again));
+	}
+	{
+		struct report_ip bad = { .len = 5 };
+		char text[REPORT_IP_STRLEN];
+
+		assert_int_equal(report_ip_format(&bad, text, sizeof(text)), -EINVAL);
+		assert_false(report_ip_ok(&bad));
+	}
+}
+
 static void test_report_wrong_version_and_counts(void **state)
 {
 	Netsched__Report rep = NETSCHED__REPORT__INIT;
@@ -264,8 +677,9 @@ static void test_report_wrong_version_and_counts(void **state)
 	assert_int_equal(report_decode(buf, REPORT_MAX_BYTES + 1, &out, err, sizeof(err)), -E2BIG);
 }
 
-/* An agent from before the burst fields: its report still decodes, with
- * the fields it does not know at 0 (the scorer then uses the average). */
+/* An agent from before the burst and pod fields: its report still
+ * decodes, with the fields it does not know at 0 (the scorer then uses the
+ * average) and no pods. */
 static void test_report_without_burst_fields(void **state)
 {
 	Netsched__Report rep = NETSCHED__REPORT__INIT;
@@ -293,6 +707,9 @@ static void test_report_without_burst_fields(void **state)
 	assert_int_equal(out.ifaces[0].traffic.tx.recent, 0);
 	assert_int_equal(out.ifaces[0].traffic.rx.peak, 9000);
 	assert_int_equal(out.ifaces[0].traffic.rx.average, 5000);
+	assert_false(out.has_pods);
+	assert_int_equal(out.n_pods, 0);
+	assert_int_equal(out.pods_seen, 0);
 }
 
 static void test_report_garbage(void **state)
@@ -326,6 +743,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_round_trip),
+		cmocka_unit_test(test_report_worst_case_fits),
+		cmocka_unit_test(test_report_pods_forged),
+		cmocka_unit_test(test_report_unknown_field_skipped),
+		cmocka_unit_test(test_report_ip_text),
 		cmocka_unit_test(test_report_encode_limits),
 		cmocka_unit_test(test_report_forged),
 		cmocka_unit_test(test_report_wrong_version_and_counts),
