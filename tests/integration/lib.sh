@@ -7,11 +7,15 @@ BIN=${BIN:-bin}
 WORK=$(mktemp -d "$TMPDIR/netsched-it.XXXXXX")
 PIDS=()
 NETNS=()
+# Commands (strings, eval'd) run after the processes stopped and before the
+# namespaces go: what a killed helper may have left (tests/k8s/lab.sh).
+CLEANUP_HOOKS=()
 
 cleanup() {
 	local p ns
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${CLEANUP_HOOKS[@]}"; do eval "$p"; done
 	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$WORK"
 }

@@ -136,7 +136,8 @@ k8s_up_api() {
 
 # k8s_api_start: the apiserver on this run's etcd (k8s_up_api; again after
 # k8s_api_stop, as a restart). Its pid is in K8S_API_PID. K8S_AUTHZ=RBAC
-# makes it check permissions (the test token stays in system:masters).
+# makes it check permissions (the test token stays in system:masters);
+# K8S_FEATURE_GATES adds --feature-gates (tests/k8s/lab.sh: IPv6DualStack).
 k8s_api_start() {
 	local state=$WORK/k8s-$K8S_RUN
 	# 1.20 has no insecure port: TLS with the self-signed certificate, the
@@ -154,6 +155,7 @@ k8s_api_start() {
 		--service-account-signing-key-file "$WORK/pki/sa.key" \
 		--service-cluster-ip-range 10.0.0.0/24 \
 		--disable-admission-plugins ServiceAccount,TaintNodesByCondition \
+		${K8S_FEATURE_GATES:+--feature-gates "$K8S_FEATURE_GATES"} \
 		--cert-dir "$state/certs" --event-ttl 10m --endpoint-reconciler-type none
 	K8S_API_PID=$LAST_PID
 	K8S_PIDS+=("$LAST_PID")

@@ -1,0 +1,199 @@
+# A cluster that runs its pods (sourced, bash, after tests/integration/lib.sh
+# and tests/k8s/lib.sh): simulated nodes with shaped uplinks, Node objects
+# with pod CIDRs, and the kubelet stand-in (kubelet.py) that wires, reports
+# and runs the pods bound to them.
+#
+#   lab_nodes PREFIX SPEED STYLE...  a hub and one node per STYLE (routed or
+#                               bridged): namespaces PREFIX-hub, PREFIX-n1..
+#   lab_shape SPEED             every uplink shaped to SPEED, both directions
+#   lab_k8s_nodes               their Node objects (call after k8s_up_api)
+#   lab_kubelet [ARGS...]       the stand-in for every node (kubelet.py run)
+#   lab_kubelet_stop            SIGTERM: it tears its pods down and exits
+#   lab_background NODE RATE STREAMS   iperf3 into node NODE (its own
+#                               namespace, like a hostNetwork daemon), for
+#                               at most LAB_BG_SECONDS (600)
+#   lab_background_stop         ends every background flow
+#   lab_rx NODE                 bytes the node's uplink has received so far
+#
+# Addresses: node i's uplink eth0 is 10.231.i.2/24 and fd00:231:i::2/64, the
+# hub's side (hub-i) .1/::1; its pod CIDRs are 10.244.i.0/24 and
+# fd00:10:244:i::/64, routed by the hub to the node. The hub holds the "far"
+# address 10.231.0.1 (fd00:231::1) on lo: pods' iperf3 servers listen there,
+# so every pod's traffic crosses its node's uplink. Links are shaped with tbf
+# (no netem on this kernel): the hub side's egress is what the node's pods
+# receive, the node side's egress what they send; the agent measures eth0 as
+# in a real node and is told SPEED with --link-speed (a veth has no speed).
+# Everything lives in namespaces in NETNS (lib.sh's trap deletes them with
+# their qdiscs); the stand-in's own `cleanup` runs from CLEANUP_HOOKS, so
+# nothing of a killed stand-in survives either.
+#
+# Needs the apiserver's IPv6DualStack gate for two podCIDRs per Node
+# (1.20 keeps only the first without it): lab_nodes sets K8S_FEATURE_GATES.
+
+LAB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+LAB_NODES=()
+LAB_BG=()
+LAB_FAR4=10.231.0.1
+LAB_FAR6=fd00:231::1
+
+# lab_tc_rate SPEED: tc's spelling of 50M, 1G, 500000k (bits per second).
+lab_tc_rate() {
+	case $1 in
+	*[kK]) echo "${1%?}kbit" ;;
+	*M) echo "${1%?}mbit" ;;
+	*G) echo "${1%?}gbit" ;;
+	*[0-9]) echo "${1}bit" ;;
+	*) fail "link speed '$1' is not a number with k, M or G" ;;
+	esac
+}
+
+# lab_bps SPEED: bits per second.
+lab_bps() {
+	local n=${1%[kKMG]}
+	case $1 in
+	*[kK]) echo $((n * 1000)) ;;
+	*M) echo $((n * 1000000)) ;;
+	*G) echo $((n * 1000000000)) ;;
+	*) echo "$n" ;;
+	esac
+}
+
+lab_nodes() {
+	local prefix=$1 speed=$2 i=0 style ns hub
+	shift 2
+	[ $# -ge 1 ] && [ $# -le 200 ] || fail "lab_nodes: 1 to 200 nodes, not $#"
+	LAB_P=$prefix
+	LAB_HUB=$prefix-hub
+	hub=$LAB_HUB
+	export K8S_FEATURE_GATES=IPv6DualStack=true
+	ip netns add "$hub" || fail "cannot create namespace $hub"
+	NETNS+=("$hub")
+	ip -n "$hub" link set lo up
+	ip -n "$hub" addr add "$LAB_FAR4/32" dev lo
+	ip -n "$hub" addr add "$LAB_FAR6/128" dev lo
+	ip netns exec "$hub" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+		net.ipv6.conf.default.accept_dad=0
+	LAB_NODES=()
+	local json=""
+	for style in "$@"; do
+		i=$((i + 1))
+		case $style in routed | bridged) ;; *) fail "lab_nodes: style '$style' is neither routed nor bridged" ;; esac
+		ns=$prefix-n$i
+		ip netns add "$ns" || fail "cannot create namespace $ns"
+		NETNS+=("$ns")
+		LAB_NODES+=("n$i")
+		# Forwarding for its pods; no duplicate address detection, so a
+		# pod's host end has its link-local address at once.
+		ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 \
+			net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0
+		ip -n "$ns" link set lo up
+		ip link add "hub-$i" netns "$hub" type veth peer name eth0 netns "$ns" ||
+			fail "cannot create the uplink of $ns"
+		ip -n "$hub" addr add "10.231.$i.1/24" dev "hub-$i"
+		ip -n "$hub" addr add "fd00:231:$i::1/64" dev "hub-$i" nodad
+		ip -n "$ns" addr add "10.231.$i.2/24" dev eth0
+		ip -n "$ns" addr add "fd00:231:$i::2/64" dev eth0 nodad
+		ip -n "$hub" link set "hub-$i" up
+		ip -n "$ns" link set eth0 up
+		ip -n "$ns" route add default via "10.231.$i.1"
+		ip -n "$ns" route add default via "fd00:231:$i::1"
+		ip -n "$hub" route add "10.244.$i.0/24" via "10.231.$i.2"
+		ip -n "$hub" route add "fd00:10:244:$i::/64" via "fd00:231:$i::2"
+		json+="${json:+,}{\"name\": \"n$i\", \"netns\": \"$ns\", \"style\": \"$style\", \"hostIP\": \"10.231.$i.2\", \"uplink\": \"eth0\"}"
+	done
+	cat >"$WORK/lab-nodes.json" <<JSON
+{"prefix": "$prefix", "hub": "$hub", "far4": "$LAB_FAR4", "far6": "$LAB_FAR6", "nodes": [$json]}
+JSON
+	CLEANUP_HOOKS+=("python3 '$LAB_DIR/kubelet.py' cleanup --nodes '$WORK/lab-nodes.json' --state '$WORK/kubelet' 2>/dev/null")
+	lab_shape "$speed"
+}
+
+# lab_shape SPEED: tbf on both ends of every uplink (replacing what was
+# there). The bucket holds 2 ms of the rate (one full-size frame at least),
+# the queue 20 ms: a TCP flow fills the link, and pods sharing it share it.
+lab_shape() {
+	local rate burst i
+	rate=$(lab_tc_rate "$1")
+	burst=$(($(lab_bps "$1") / 8 / 500))
+	[ "$burst" -ge 15140 ] || burst=15140
+	for ((i = 1; i <= ${#LAB_NODES[@]}; i++)); do
+		ip netns exec "$LAB_HUB" tc qdisc replace dev "hub-$i" root tbf rate "$rate" burst "$burst" latency 20ms ||
+			fail "cannot shape hub-$i to $rate"
+		ip netns exec "$LAB_P-n$i" tc qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" latency 20ms ||
+			fail "cannot shape eth0 of $LAB_P-n$i to $rate"
+	done
+	LAB_SPEED=$1
+}
+
+# lab_k8s_nodes [CPU]: the nodes' Node objects: Ready, CPU cores (4), 16 GiB,
+# 110 pods, their pod CIDRs and InternalIP, as a kubelet registers them.
+lab_k8s_nodes() {
+	local cpu=${1:-4} i=0 n
+	for n in "${LAB_NODES[@]}"; do
+		i=$((i + 1))
+		cat <<NODE
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: $n
+  labels: {kubernetes.io/hostname: $n, kubernetes.io/os: linux}
+spec:
+  podCIDR: 10.244.$i.0/24
+  podCIDRs: [10.244.$i.0/24, "fd00:10:244:$i::/64"]
+status:
+  capacity: {cpu: "$cpu", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "$cpu", memory: 16Gi, pods: "110"}
+  addresses:
+  - {type: InternalIP, address: 10.231.$i.2}
+  - {type: Hostname, address: $n}
+  conditions:
+  - {type: Ready, status: "True", reason: KubeletReady, message: ready}
+NODE
+	done >"$WORK/lab-nodes.yaml"
+	kc create -f "$WORK/lab-nodes.yaml" >/dev/null || fail "cannot create the lab's Node objects"
+}
+
+# lab_kubelet [ARGS...]: the stand-in on this cluster (log: kubelet.log,
+# node counters every second: $WORK/stats.csv, results:
+# $WORK/kubelet/results.jsonl).
+lab_kubelet() {
+	start kubelet python3 "$LAB_DIR/kubelet.py" run --kubeconfig "$WORK/kubeconfig" \
+		--nodes "$WORK/lab-nodes.json" --state "$WORK/kubelet" --stats "$WORK/stats.csv" "$@"
+	LAB_KUBELET=$LAST_PID
+	wait_for 30 "the kubelet stand-in to list its pods" grep -q "node n${#LAB_NODES[@]}:" "$WORK/kubelet.log"
+}
+
+lab_kubelet_stop() {
+	kill "$LAB_KUBELET" 2>/dev/null
+	wait "$LAB_KUBELET" 2>/dev/null
+}
+
+# lab_background NODE RATE STREAMS [PORT]: STREAMS TCP flows of RATE/STREAMS
+# each from the hub into NODE's namespace (its uplink's rx), paced as the
+# stand-in paces pods (traffic.py: -b and the kernel's --fq-rate), so a
+# flow held back on a full link does not burst to catch up later.
+LAB_BG_SECONDS=${LAB_BG_SECONDS:-600}
+lab_background() {
+	local node=$1 rate=$2 streams=$3 port=${4:-5201} i=${1#n} per
+	per=$(($(lab_bps "$rate") / streams))
+	start "bg-server-$node-$port" ip netns exec "$LAB_P-n$i" iperf3 -s -1 -B "10.231.$i.2" -p "$port"
+	LAB_BG+=("$LAST_PID")
+	wait_for 5 "iperf3 server on port $port in $LAB_P-n$i" \
+		bash -c "ip netns exec '$LAB_P-n$i' ss -Hltn 'sport = :$port' | grep -q ."
+	start "bg-$node-$port" ip netns exec "$LAB_HUB" iperf3 -c "10.231.$i.2" -p "$port" \
+		-t "$LAB_BG_SECONDS" -P "$streams" -b "$per" --fq-rate "$((per * 105 / 100))" -C cubic
+	LAB_BG+=("$LAST_PID")
+}
+
+lab_background_stop() {
+	local p
+	for p in "${LAB_BG[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${LAB_BG[@]}"; do wait "$p" 2>/dev/null; done
+	LAB_BG=()
+}
+
+# lab_rx NODE: the node's uplink received bytes.
+lab_rx() {
+	ip -n "$LAB_P-n${1#n}" -s -j link show eth0 | jq '.[0].stats64.rx.bytes'
+}
