@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# The lab's kubelet stand-in (tests/k8s/kubelet.py, lab.sh) against a real
+# kube-apiserver v1.20.2: two nodes with shaped uplinks, n1 wired routed
+# (Calico-like), n2 bridged (cni0); pods bound with spec.nodeName (no
+# scheduler needed).
+#  1. wiring: each pod has an address from its node's pod CIDRs (IPv4 and
+#     IPv6); routed: a /32 and a /128 route to the host end, no bridge;
+#     bridged: the host end is a port of cni0; both reach the far side
+#     beyond the uplink over IPv4 and IPv6, and the hub reaches them;
+#  2. status as a kubelet reports it: Running, podIP/podIPs, hostIP,
+#     startTime, Ready; traffic as annotated in both directions crosses
+#     the uplink and is recorded (rate asked, bytes got);
+#  3. a malformed annotation: a Warning event, no traffic;
+#  4. restart: killed with SIGKILL, a pod deleted and one bound meanwhile:
+#     the new process adopts the running pod (same address, traffic still
+#     running), finalizes the deleted one, sets up the new one; a bound on
+#     pods per node fails the pod beyond it as OutOfpods;
+#  5. teardown: deleted pods leave no namespace, route, host end or iperf3
+#     process; SIGTERM tears down what still runs.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$ROOT" || exit 1
+. tests/integration/lib.sh
+. tests/k8s/lib.sh
+. tests/k8s/lab.sh
+need_root k8s-kubelet
+command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
+k8s_init
+
+P="nsl$$"
+lab_nodes "$P" 100M routed bridged
+k8s_ports
+k8s_up_api
+lab_k8s_nodes
+lab_kubelet
+
+# pod NAME NODE [TRAFFIC]: one pod bound to NODE, with that annotation.
+pod() {
+	{
+		echo "{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"$1\", \"labels\": {\"test\": \"lab\"}"
+		[ -n "${3:-}" ] && echo ", \"annotations\": {\"netsched.test/traffic\": \"$3\"}"
+		echo "}, \"spec\": {\"nodeName\": \"$2\", \"containers\": [{\"name\": \"c\", \"image\": \"netsched.invalid/pause\"}]}}"
+	} | kc create -f - >/dev/null || fail "cannot create pod $1"
+}
+field() { kc get pod "$1" -o jsonpath="$2"; }
+running() { [ "$(field "$1" '{.status.phase}')" = Running ]; }
+gone() { ! kc get pod "$1" >/dev/null 2>&1; }
+in_pod() { ip netns exec "$P-$(field "$1" '{.metadata.uid}')" "${@:2}"; }
+result() { jq -c "select(.name == \"$1\")" "$WORK/kubelet/results.jsonl" 2>/dev/null; }
+has_result() { [ -n "$(result "$1")" ]; }
+# Every iperf3 the stand-in started, from its records (checked at the end).
+seen_pids() { cat "$WORK"/kubelet/pods/*.json 2>/dev/null | jq -r '.pod_pid // empty, .far_pid // empty' >>"$WORK/pids"; }
+
+# ------------------------------------------------------------- 1. wiring
+pod r1 n1 "rate=20M,dir=rx,delay=1s,duration=2s"
+pod b1 n2 "rate=20M,dir=tx,delay=1s,duration=2s"
+pod bad n1 "rate=fast,dir=rx"
+for p in r1 b1 bad; do wait_for 20 "pod $p Running" running "$p"; done
+seen_pids
+r1=$(field r1 '{.status.podIPs[*].ip}') b1=$(field b1 '{.status.podIPs[*].ip}')
+[[ $r1 =~ ^10\.244\.1\.[0-9]+\ fd00:10:244:1::[0-9a-f]+$ ]] || fail "r1's podIPs '$r1' are not from n1's pod CIDRs"
+[[ $b1 =~ ^10\.244\.2\.[0-9]+\ fd00:10:244:2::[0-9a-f]+$ ]] || fail "b1's podIPs '$b1' are not from n2's pod CIDRs"
+echo "ok: podIPs r1 ($r1), b1 ($b1) from their nodes' pod CIDRs"
+r4=${r1% *} r6=${r1#* } b4=${b1% *} b6=${b1#* }
+host=$(ip -n "$P-n1" -o route show "$r4/32" | awk '{ print $3 }')
+[[ $host == cali* ]] || fail "n1 has no /32 route to r1 through a cali* host end: '$(ip -n "$P-n1" route)'"
+ip -n "$P-n1" -6 -o route show "$r6/128" | grep -q "dev $host" || fail "n1 has no /128 route to r1 via $host"
+ip -n "$P-n1" -o link show "$host" | grep -q master && fail "routed host end $host is in a bridge"
+echo "ok: routed n1: $r4/32 and $r6/128 via $host"
+port=$(ip -n "$P-n2" -o link show master cni0 | awk -F': ' '{ print $2 }' | cut -d@ -f1)
+[[ $port == veth* ]] || fail "n2's bridge cni0 has no veth* port: '$port'"
+ip -n "$P-n2" -o addr show cni0 | grep -q '10.244.2.1/24' || fail "cni0 on n2 lacks the gateway 10.244.2.1/24"
+echo "ok: bridged n2: host end $port on cni0 (gateway 10.244.2.1, fd00:10:244:2::1)"
+for p in r1 b1; do
+	in_pod "$p" ping -c 1 -W 2 "$LAB_FAR4" >/dev/null || fail "$p cannot reach $LAB_FAR4 beyond its uplink"
+	in_pod "$p" ping -6 -c 1 -W 2 "$LAB_FAR6" >/dev/null || fail "$p cannot reach $LAB_FAR6 over IPv6"
+done
+for a in "$r4" "$r6" "$b4" "$b6"; do
+	ip netns exec "$LAB_HUB" ping -c 1 -W 2 "$a" >/dev/null || fail "the hub cannot reach pod address $a"
+done
+echo "ok: both pods reach the far side over IPv4 and IPv6, the hub reaches all four addresses"
+
+# ---------------------------------------------------- 2. status and traffic
+expect "r1 hostIP" "$(field r1 '{.status.hostIP}')" 10.231.1.2
+expect "b1 Ready" "$(field b1 '{.status.conditions[?(@.type=="Ready")].status}')" True
+expect "b1 container running" "$(field b1 '{.status.containerStatuses[0].ready}')" true
+[ -n "$(field r1 '{.status.startTime}')" ] || fail "r1 has no startTime"
+for p in r1 b1; do wait_for 20 "$p's traffic result" has_result "$p"; done
+for p in r1 b1; do
+	res=$(result "$p")
+	echo "  $p: $res"
+	jq -e '.error == null and .fraction >= 0.8 and .rate == 20000000 and .wireBytes > .bytes' <<<"$res" >/dev/null ||
+		fail "$p asked 20 Mb/s on an idle 100 Mb/s link and got $res"
+done
+expect "r1 counted as" "$(result r1 | jq -r '.dir + " on " + .node')" "rx on n1"
+expect "b1 counted as" "$(result b1 | jq -r '.dir + " on " + .node')" "tx on n2"
+echo "ok: status Running/Ready with hostIP and startTime; 20 Mb/s each way delivered and recorded"
+
+# ----------------------------------------------------- 3. a bad annotation
+event() { kc get events --field-selector "involvedObject.name=bad,reason=InvalidTraffic" -o jsonpath='{.items[0].message}'; }
+has_event() { [ -n "$(event)" ]; }
+wait_for 10 "the InvalidTraffic event of pod bad" has_event
+expect "event for 'rate=fast'" "$(event)" \
+	"netsched.test/traffic 'rate=fast,dir=rx': rate 'fast' is not a number of bits per second such as 300M: no traffic"
+has_result bad && fail "pod bad ran traffic: $(result bad)"
+expect "pod bad still Running" "$(field bad '{.status.phase}')" Running
+echo "ok: a malformed annotation: Warning event, no traffic, pod Running"
+
+# ------------------------------------------------------------- 4. restart
+pod long n1 "rate=5M,dir=rx,duration=60s"
+wait_for 20 "pod long Running" running long
+long_ip=$(field long '{.status.podIP}')
+# Its sender, in the hub (rx: the pod's end is the receiver).
+sender() { jq -r '.far_pid // 0' "$WORK/kubelet/pods/$(field long '{.metadata.uid}').json"; }
+sending() { [ "$(sender)" -gt 0 ]; }
+wait_for 10 "long's traffic to start" sending
+long_pid=$(sender)
+seen_pids
+{
+	kill -9 "$LAB_KUBELET"
+	wait "$LAB_KUBELET"
+} 2>/dev/null
+kc delete pod b1 --wait=false >/dev/null
+pod late n2 "rate=5M,dir=rx,duration=3s"
+pod extra n1
+b1_ns="$P-$(jq -r 'select(.name == "b1") | .uid' "$WORK/kubelet/results.jsonl")"
+ip netns list | grep -q "^$b1_ns" || fail "b1's namespace vanished before the restart"
+lab_kubelet --max-pods-per-node 3
+wait_for 20 "b1 finalized" gone b1
+wait_for 20 "pod late Running" running late
+failed() { [ "$(field extra '{.status.phase}')" = Failed ]; }
+wait_for 20 "pod extra Failed on a full n1" failed
+seen_pids
+grep -q "default/long: adopted on n1 ($long_ip)" "$WORK/kubelet.log" || fail "long was not adopted: $(grep -c adopted "$WORK/kubelet.log") adoptions"
+expect "long's address after the restart" "$(field long '{.status.podIP}')" "$long_ip"
+expect "long's traffic after the restart (the same iperf3 still sends)" "$(sender)" "$long_pid"
+[ -d "/proc/$long_pid" ] || fail "long's iperf3 sender $long_pid died with the stand-in"
+ip netns list | grep -q "^$b1_ns" && fail "b1's namespace $b1_ns outlived its pod"
+expect "extra's reason" "$(field extra '{.status.reason}')" OutOfpods
+echo "ok: restart: long adopted ($long_ip, iperf3 $long_pid still running), b1 finalized, late set up, extra OutOfpods ($(field extra '{.status.message}'))"
+
+# ------------------------------------------------------------ 5. teardown
+kc delete pod long bad r1 --wait=false >/dev/null
+for p in long bad r1; do wait_for 20 "$p finalized" gone "$p"; done
+wait_for 10 "long's result (stopped by the delete)" has_result long
+jq -e '.seconds > 0 and .bytes > 0' <<<"$(result long)" >/dev/null || fail "long's partial result: $(result long)"
+expect "routes to pods left on n1" "$(ip -n "$P-n1" -o route show | grep -c '10.244.1.')" 0
+expect "host ends left on n1" "$(ip -n "$P-n1" -o link show | grep -c cali)" 0
+lab_kubelet_stop
+expect "pod namespaces after SIGTERM" "$(ip netns list | grep -c "^$P-[0-9a-f]\{8\}-")" 0
+expect "host ends left on n2 after SIGTERM" "$(ip -n "$P-n2" -o link show master cni0 | grep -c .)" 0
+left=0
+for pid in $(sort -u "$WORK/pids"); do
+	[ "$pid" -gt 0 ] && grep -qa iperf3 "/proc/$pid/cmdline" 2>/dev/null && left=$((left + 1))
+done
+expect "iperf3 processes left of $(sort -u "$WORK/pids" | wc -l) started" "$left" 0
+echo "ok: teardown: no namespace, route, host end or iperf3 process left"
+k8s_down
+echo "PASS: k8s kubelet stand-in"
