@@ -55,7 +55,7 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s clean \
-	fuzz fuzz-smoke fuzz-ci load coverage
+	fuzz fuzz-smoke fuzz-ci load coverage bench-placement demo-cluster
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
 deps:
@@ -186,6 +186,19 @@ bench: deps-bench
 bench-k8s: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/k8s.sh
+
+# What pods get on a shaped cluster whose pods run, placed by the stock
+# scheduler, by netsched as deploy/ ships it, and by an oracle
+# (bench/placement.sh; about 11 minutes; PLACEMENT_SPEEDS, PLACEMENT_WORKLOADS).
+bench-placement: deps-bench
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/placement.sh
+
+# The same at demo size: a burst on 4 shaped nodes with and without netsched,
+# and what the pods got (about 2 minutes once the control plane is cached).
+demo-cluster: deps-test
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/demo-cluster.sh
 
 # Two minutes of a 5,000-node cluster's steady load (LOAD_SECONDS to change).
 load: deps-bench

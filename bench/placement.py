@@ -1,0 +1,275 @@
+#!/usr/bin/env python3
+"""The closed-loop placement bench's driver (bench/placement.sh runs it):
+
+  placement.py background WORKLOAD SPEED      "node bits-per-second streams"
+  placement.py shipped scorer|agent ARGS...   deploy/'s args, made local
+  placement.py scheduler-config OUT KUBECONFIG URL HEALTH
+                                              deploy/'s v1beta1 config, local
+  placement.py run --workload W --speed S --placement P --out DIR ...
+  placement.py report DIR [--plots DIR] [--ways W,...]
+
+`run` plays one workload on the running cluster: its Deployments and
+ReplicaSets (as the controller-manager would leave them: no controller
+runs, so the bench creates the pods itself, each owned by its ReplicaSet
+with controller: true and labelled with its pod-template-hash, as the
+ReplicaSet controller makes them), then its pods at their times, placed by
+the stock scheduler (stock), by netsched's scheduler (netsched:
+spec.schedulerName netsched-scheduler, deploy/'s way (a)), or bound at once
+to the oracle's node (oracle: spec.nodeName); deletes them at their times;
+and writes DIR/run.json. `report` turns the runs into the tables and plots.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "k8s"))
+sys.path.insert(0, HERE)
+import kapi  # noqa: E402
+import placement_model as model  # noqa: E402
+import placement_report  # noqa: E402
+
+SAFE = "bcdfghjklmnpqrstvwxz2456789"  # k8s.io/apimachinery rand.SafeEncodeString
+
+
+def speed_bps(text):
+    units = {"k": 10**3, "M": 10**6, "G": 10**9}
+    if text[-1:] in units and text[:-1].isdigit():
+        return int(text[:-1]) * units[text[-1]]
+    if text.isdigit():
+        return int(text)
+    raise SystemExit(f"placement: speed {text!r} is not a number with k, M or G")
+
+
+def quantity(bps):
+    """A bit rate as a Kubernetes quantity the scorer and the stand-in read."""
+    return f"{bps // 1000}k" if bps % 10**6 else f"{bps // 10**6}M"
+
+
+def template_hash(template):
+    """pod-template-hash the way the Deployment controller makes it: FNV-32a
+    of the template, encoded with the apimachinery's safe alphabet."""
+    h = 0x811C9DC5
+    for b in json.dumps(template, sort_keys=True).encode():
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    out = ""
+    for _ in range(10):
+        out += SAFE[h % len(SAFE)]
+        h //= len(SAFE)
+        if h == 0:
+            break
+    return out
+
+
+# ---------------------------------------------------------------- shipped
+def shipped_args(kind, subst):
+    """The container args of deploy/scorer.yaml or deploy/agent.yaml, with
+    the options named in subst given local values (None: dropped), and
+    those it lacks appended."""
+    import yaml  # python3-yaml: the bench group of .ci/deps has it
+    path = os.path.join(HERE, "..", "deploy", f"{kind}.yaml")
+    with open(path, encoding="utf-8") as f:
+        docs = [d for d in yaml.safe_load_all(f) if d and d.get("kind") in ("Deployment", "DaemonSet")]
+    c = docs[0]["spec"]["template"]["spec"]["containers"][0]
+    args, out, i = c["args"], [], 0
+    seen = set()
+    while i < len(args):
+        a = args[i]
+        has_value = i + 1 < len(args) and not str(args[i + 1]).startswith("--")
+        value = args[i + 1] if has_value else None
+        i += 2 if has_value else 1
+        if a in subst:
+            seen.add(a)
+            if subst[a] is None:
+                continue
+            for v in subst[a] if isinstance(subst[a], list) else [subst[a]]:
+                out += [a, v]
+        else:
+            out += [a] + ([value] if has_value else [])
+    for a, v in subst.items():
+        if a not in seen and v is not None:
+            for x in v if isinstance(v, list) else [v]:
+                out += [a, x]
+    return out
+
+
+def scheduler_config(out, kubeconfig, url, health):
+    """deploy/'s v1beta1 KubeSchedulerConfiguration, made to run here as
+    tests/k8s/test_k8s_deploy.sh does: the kubeconfig, the scorer's URL, a
+    loopback health port; everything else (profile netsched-scheduler,
+    leader election, the extender's weight, verbs and httpTimeout) as
+    shipped."""
+    import yaml
+    with open(os.path.join(HERE, "..", "deploy", "scheduler", "kube-scheduler-config.v1beta1.yaml"),
+              encoding="utf-8") as f:
+        c = yaml.safe_load(f)
+    c.setdefault("clientConnection", {})["kubeconfig"] = kubeconfig
+    for e in c["extenders"]:
+        e["urlPrefix"] = url
+    c["healthzBindAddress"] = c["metricsBindAddress"] = health
+    with open(out, "w", encoding="utf-8") as f:
+        yaml.safe_dump(c, f)
+
+
+# ---------------------------------------------------------------- run
+def cpu_busy():
+    with open("/proc/stat", encoding="ascii") as f:
+        v = [int(x) for x in f.readline().split()[1:8]]
+    return sum(v) - v[3] - v[4], sum(v)
+
+
+def run(args):
+    w = model.WORKLOADS[args.workload]
+    link = speed_bps(args.speed)
+    api = kapi.Client.from_kubeconfig(args.kubeconfig)
+    ns = f"{w.key}-{args.placement}"
+    assign = model.oracle(w) if args.placement == "oracle" else {}
+    api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+
+    # Deployments and their ReplicaSets, as the controllers would leave them.
+    owners, templates = {}, {}
+    for g in {p.group.name: p.group for p in w.pods}.values():
+        n = sum(1 for p in w.pods if p.group is g)
+        rate = int(g.rate * link)
+        # Traffic until the pod is deleted (the hour is only a bound).
+        ann = {"netsched.test/traffic": f"rate={quantity(rate)},dir=rx,delay={g.delay:g}s,duration=3600s"}
+        if g.declared:
+            ann["kubernetes.io/ingress-bandwidth"] = quantity(rate)
+        template = {"metadata": {"labels": {"app": g.name}, "annotations": ann},
+                    "spec": {"containers": [{"name": g.name, "image": "netsched.invalid/pause",
+                                             "resources": {"requests": {"cpu": f"{g.cpu_m}m",
+                                                                        "memory": "64Mi"}}}]}}
+        if args.placement == "netsched":
+            template["spec"]["schedulerName"] = "netsched-scheduler"
+        dep = api.create(f"/apis/apps/v1/namespaces/{ns}/deployments", {
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": g.name, "namespace": ns},
+            "spec": {"replicas": n, "selector": {"matchLabels": {"app": g.name}}, "template": template}})
+        h = template_hash(template)
+        rs_template = json.loads(json.dumps(template))
+        rs_template["metadata"]["labels"]["pod-template-hash"] = h
+        rs = api.create(f"/apis/apps/v1/namespaces/{ns}/replicasets", {
+            "apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": {"name": f"{g.name}-{h}", "namespace": ns,
+                         "labels": rs_template["metadata"]["labels"],
+                         "annotations": {"deployment.kubernetes.io/revision": "1"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                              "name": g.name, "uid": dep["metadata"]["uid"],
+                                              "controller": True, "blockOwnerDeletion": True}]},
+            "spec": {"replicas": n, "selector": {"matchLabels": {"app": g.name, "pod-template-hash": h}},
+                     "template": rs_template}})
+        owners[g.name] = rs
+        templates[g.name] = rs_template
+
+    actions = sorted([(p.create, 0, p) for p in w.pods]
+                     + [(p.delete, 1, p) for p in w.pods if p.delete is not None], key=lambda a: (a[0], a[1]))
+    pods = {}
+    busy0 = cpu_busy()
+    t0 = time.time()
+    for at, kind, p in actions:
+        delay = t0 + at - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        if kind == 0:
+            rs = owners[p.group.name]
+            tpl = json.loads(json.dumps(templates[p.group.name]))
+            obj = {"apiVersion": "v1", "kind": "Pod",
+                   "metadata": dict(tpl["metadata"], generateName=rs["metadata"]["name"] + "-", namespace=ns,
+                                    ownerReferences=[{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                      "name": rs["metadata"]["name"],
+                                                      "uid": rs["metadata"]["uid"], "controller": True,
+                                                      "blockOwnerDeletion": True}]),
+                   "spec": tpl["spec"]}
+            if args.placement == "oracle":
+                obj["spec"]["nodeName"] = assign[p.idx]
+            created = time.time()
+            got = api.create(f"/api/v1/namespaces/{ns}/pods", obj)
+            pods[p.idx] = {"idx": p.idx, "group": p.group.name, "name": got["metadata"]["name"],
+                           "uid": got["metadata"]["uid"], "created": created, "deleted": None,
+                           "rate": int(p.group.rate * link), "declared": p.group.declared,
+                           "cpu_m": p.group.cpu_m}
+        else:
+            pods[p.idx]["deleted"] = time.time()
+            api.delete_pod(ns, pods[p.idx]["name"])
+    delay = t0 + w.end - time.time()
+    if delay > 0:
+        time.sleep(delay)
+    end = time.time()
+    busy1 = cpu_busy()
+    for item in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", []):
+        for rec in pods.values():
+            if rec["uid"] == item["metadata"]["uid"]:
+                rec["node"] = item["spec"].get("nodeName")
+                rec["phase"] = item.get("status", {}).get("phase")
+    for item in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", []):
+        api.delete_pod(ns, item["metadata"]["name"], grace=0)
+    # The stand-in tears each pod down (and records its traffic) once it
+    # sees the deletion: the next run starts on idle pod links.
+    deadline = time.time() + 60
+    state = os.path.join(args.kubelet_state, "pods")
+    while os.listdir(state) and time.time() < deadline:
+        time.sleep(0.2)
+    if os.listdir(state):
+        raise SystemExit(f"placement: {len(os.listdir(state))} pods of {ns} still set up after 60 s")
+    with open(os.path.join(args.out, "run.json"), "w", encoding="utf-8") as f:
+        json.dump({"workload": w.key, "speed": args.speed, "link": link, "placement": args.placement,
+                   "namespace": ns, "t0": t0, "end": end, "oracle": {str(k): v for k, v in assign.items()},
+                   "cpuBusy": (busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]),
+                   "pods": sorted(pods.values(), key=lambda r: r["idx"])}, f, indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("background")
+    b.add_argument("workload", choices=sorted(model.WORKLOADS))
+    b.add_argument("speed")
+    s = sub.add_parser("shipped")
+    s.add_argument("kind", choices=("scorer", "agent"))
+    s.add_argument("subst", nargs="*", help="--option=value (value 'drop' drops it)")
+    c = sub.add_parser("scheduler-config")
+    c.add_argument("out")
+    c.add_argument("kubeconfig")
+    c.add_argument("url")
+    c.add_argument("health")
+    r = sub.add_parser("run")
+    r.add_argument("--kubeconfig", required=True)
+    r.add_argument("--workload", required=True, choices=sorted(model.WORKLOADS))
+    r.add_argument("--speed", required=True)
+    r.add_argument("--placement", required=True, choices=("stock", "netsched", "oracle"))
+    r.add_argument("--out", required=True)
+    r.add_argument("--kubelet-state", required=True)
+    rep = sub.add_parser("report")
+    rep.add_argument("dir")
+    rep.add_argument("--plots")
+    rep.add_argument("--ways", default="stock,netsched,oracle")
+    rep.add_argument("--pods", action="store_true", help="each pod's node, rate asked and got")
+    a = ap.parse_args()
+    if a.cmd == "background":
+        w, link = model.WORKLOADS[a.workload], speed_bps(a.speed)
+        for node, frac in w.background.items():
+            if frac > 0:
+                print(node, int(frac * link), w.streams(node))
+    elif a.cmd == "shipped":
+        subst = {}
+        for item in a.subst:
+            k, _, v = item.partition("=")
+            subst.setdefault(k, [])
+            if v == "drop":
+                subst[k] = None
+            elif subst[k] is not None:
+                subst[k].append(v)
+        print("\n".join(shipped_args(a.kind, subst)))
+    elif a.cmd == "scheduler-config":
+        scheduler_config(a.out, a.kubeconfig, a.url, a.health)
+    elif a.cmd == "run":
+        os.makedirs(a.out, exist_ok=True)
+        run(a)
+    else:
+        return placement_report.report(a.dir, a.plots, a.ways.split(","), a.pods)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

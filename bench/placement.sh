@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# `make bench-placement`: the bandwidth pods get, placed three ways on the
+# same shaped cluster, through a real kube-apiserver and kube-scheduler
+# v1.20.2 whose pods really run (tests/k8s/lab.sh, kubelet.py):
+#   stock     the default scheduler alone
+#   netsched  a second scheduler with deploy/'s v1beta1 configuration (way
+#             (a): profile netsched-scheduler, the extender with weight 5,
+#             names mode, ignorable, httpTimeout 100ms), the scorer with
+#             deploy/scorer.yaml's args, the agents with deploy/agent.yaml's
+#             (--interfaces auto, reports signed with a key) plus
+#             --link-speed; only the scorer's --log-level is debug, so the
+#             bench can say why a pod went where it went
+#   oracle    the placement that knows every pod's demand, the background
+#             and the timeline (bench/placement_model.py), bound directly
+#             with spec.nodeName
+# Six nodes (n1-n3 routed, n4-n6 bridged pod networks), 4 CPUs each, at
+# each link speed of PLACEMENT_SPEEDS (default "50M 500M": the machine's 2
+# cores carry 500 Mb/s links with room, 1 Gb/s ones not with the bench's
+# aggregate traffic; same 10x ratio). Reference workloads
+# (PLACEMENT_WORKLOADS, default "burst declared steps churn"; rates are
+# fractions of the link, so each means the same at both speeds): see
+# bench/placement_model.py. Each speed gets a fresh control plane and
+# stand-in; each workload its background traffic, then the three ways one
+# after the other, each in its own namespace, each starting on idle pod
+# links, netsched each time with a fresh scorer and fresh agents.
+# Prints the tables (bench/placement_report.py) with the machine line and
+# writes PNG and SVG plots and the raw runs under PLACEMENT_OUT
+# (default build/bench-placement).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 1
+BIN=${BINDIR:-bin}
+. tests/integration/lib.sh
+. tests/k8s/lib.sh
+. tests/k8s/lab.sh
+. bench/lib.sh
+need_root bench-placement
+command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps bench)"
+python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps bench)"
+SPEEDS=${PLACEMENT_SPEEDS:-50M 500M}
+WORKLOADS=${PLACEMENT_WORKLOADS:-burst declared steps churn}
+WAYS=${PLACEMENT_WAYS:-stock netsched oracle}
+OUT=${PLACEMENT_OUT:-${O:-build}/bench-placement}
+STYLES=(${PLACEMENT_STYLES:-routed routed routed bridged bridged bridged})
+PY=bench/placement.py
+T_START=$(date +%s)
+k8s_init
+
+echo "== closed-loop placement: what pods get, stock vs netsched vs oracle"
+bench_machine
+rm -rf "$OUT"
+mkdir -p "$OUT"
+P="nsb$$"
+first=${SPEEDS%% *}
+lab_nodes "$P" "$first" "${STYLES[@]}"
+od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/report.key"
+SC_LISTEN=$(free_port) SC_HTTP=$(free_port) SC_HEALTH=$(free_port) NS_SCHED_PORT=$(free_port)
+
+# rates_ok SPEED WORKLOAD: every node's uplink carries at least 85% of its
+# background (the stand-in's counters, the last second).
+rates_ok() {
+	local node rate streams got
+	while read -r node rate streams; do
+		got=$(grep ",$node," "$WORK/stats.csv" | tail -n 2 |
+			awk -F, 'NR == 1 { t = $1; b = $3 } NR == 2 { if ($1 > t) printf "%d", ($3 - b) * 8 / ($1 - t) }')
+		[ "${got:-0}" -ge $((rate * 85 / 100)) ] || return 1
+	done < <(python3 "$PY" background "$2" "$1")
+}
+
+# scorer_ok SPEED WORKLOAD: the scorer has every node's agent data, and
+# sees each node's background.
+scorer_ok() {
+	local node rate streams got
+	while read -r node rate streams; do
+		got=$(curl -s "http://127.0.0.1:$SC_HTTP/v1/nodes" |
+			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
+		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
+	done < <(python3 "$PY" background "$2" "$1")
+}
+
+# netsched_up SPEED WORKLOAD / netsched_down DIR: a fresh scorer and agents
+# with deploy/'s arguments.
+netsched_up() {
+	local n args
+	mapfile -t args < <(python3 "$PY" shipped scorer -- "--listen=tcp://127.0.0.1:$SC_LISTEN" \
+		"--http=127.0.0.1:$SC_HTTP" "--health-listen=127.0.0.1:$SC_HEALTH" \
+		"--key-file=$WORK/report.key" "--log-level=debug" "--kubeconfig=$WORK/kubeconfig")
+	[ "${#args[@]}" -gt 4 ] || fail "no scorer args from deploy/scorer.yaml"
+	start scorer "$BIN/netsched-scorer" "${args[@]}"
+	SCORER_PID=$LAST_PID
+	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$SC_HTTP/healthz"
+	AGENT_PIDS=()
+	for n in "${LAB_NODES[@]}"; do
+		mapfile -t args < <(python3 "$PY" shipped agent -- "--scorer=tcp://127.0.0.1:$SC_LISTEN" \
+			"--metrics=drop" "--key-file=$WORK/report.key" "--node=$n" "--netns=$P-$n" \
+			"--link-speed=eth0=$1")
+		start "agent-$n" "$BIN/netsched-agent" "${args[@]}"
+		AGENT_PIDS+=("$LAST_PID")
+	done
+	wait_for 20 "the scorer to see every node's background" scorer_ok "$1" "$2"
+}
+netsched_down() {
+	local p
+	for p in "${AGENT_PIDS[@]}" "$SCORER_PID"; do kill "$p" 2>/dev/null; done
+	for p in "${AGENT_PIDS[@]}" "$SCORER_PID"; do wait "$p" 2>/dev/null; done
+	cp "$WORK/scorer.log" "$1/scorer.log"
+}
+
+for speed in $SPEEDS; do
+	D=$OUT/$speed
+	mkdir -p "$D"
+	lab_shape "$speed"
+	k8s_ports
+	k8s_config "$WORK/stock.yaml" none "" 100ms
+	k8s_up_api
+	kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
+	lab_k8s_nodes
+	k8s_up_scheduler "$WORK/stock.yaml"
+	python3 "$PY" scheduler-config "$WORK/netsched.yaml" "$WORK/kubeconfig" \
+		"http://127.0.0.1:$SC_HTTP" "127.0.0.1:$NS_SCHED_PORT" || fail "cannot write the netsched scheduler config"
+	start "nsched-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/netsched.yaml" --secure-port 0 --v 2
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 30 "netsched-scheduler /healthz" curl -sf "http://127.0.0.1:$NS_SCHED_PORT/healthz"
+	rm -rf "$WORK/kubelet" "$WORK/stats.csv"
+	lab_kubelet
+	for w in $WORKLOADS; do
+		t=$(date +%s)
+		port=5201
+		while read -r node rate streams; do
+			lab_background "$node" "$rate" "$streams" "$port"
+			port=$((port + 1))
+		done < <(python3 "$PY" background "$w" "$speed")
+		wait_for 20 "$w's background traffic at $speed" rates_ok "$speed" "$w"
+		for way in $WAYS; do
+			[ "$way" = netsched ] && netsched_up "$speed" "$w"
+			python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$w" --speed "$speed" \
+				--placement "$way" --out "$D/$w-$way" --kubelet-state "$WORK/kubelet" ||
+				fail "$w at $speed, $way: the run failed"
+			[ "$way" = netsched ] && netsched_down "$D/$w-$way"
+		done
+		lab_background_stop
+		echo "  $w at $speed: $(($(date +%s) - t)) s"
+	done
+	lab_kubelet_stop
+	cp "$WORK/kubelet/results.jsonl" "$WORK/stats.csv" "$D/"
+	cp "$WORK/kubelet.log" "$D/kubelet.log"
+	cp "$WORK/scheduler-$K8S_RUN.log" "$D/sched-stock.log"
+	cp "$WORK/nsched-$K8S_RUN.log" "$D/sched-netsched.log"
+	k8s_down
+done
+python3 "$PY" report "$OUT" --plots "$OUT" --ways "${WAYS// /,}" ${PLACEMENT_DETAIL:+--pods} ||
+	fail "the report failed"
+echo "${PLACEMENT_NAME:-bench-placement}: $(($(date +%s) - T_START)) s in all; raw runs and plots in $OUT"

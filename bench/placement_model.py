@@ -1,0 +1,225 @@
+"""The placement bench's workloads and its model of a shaped link
+(bench/placement.py): what each reference workload asks, and what a set of
+flows on one link gets, used by the oracle and to explain shortfalls.
+
+Every rate is a fraction of the link speed L, so a workload means the same
+at 50 Mb/s and 500 Mb/s. Rates are TCP payload (what iperf3 -b asks and
+counts); a link shaped to L on the wire carries PAYLOAD x L of it.
+"""
+import math
+import random
+
+# TCP payload per full-size frame on the wire: 1448 of 1514 bytes (tbf and
+# the interface counters count the Ethernet header; the MSS is 1448).
+PAYLOAD = 1448 / 1514
+NODES = ("n1", "n2", "n3", "n4", "n5", "n6")
+NODE_CPU_M = 4000
+NODE_PODS = 110
+
+
+class Group:
+    """A Deployment: its pods' requests and traffic (every pod of it the
+    same, as a Deployment's template makes them): rate, a fraction of the
+    link, from `delay` s after the pod starts until it is deleted."""
+
+    def __init__(self, name, cpu_m, rate, declared, delay):
+        self.name, self.cpu_m, self.rate, self.declared = name, cpu_m, rate, declared
+        self.delay = delay
+
+
+class PodPlan:
+    """One pod of a workload: created at `create` s, deleted at `delete`
+    s (None: at the workload's end)."""
+
+    def __init__(self, idx, group, create, delete=None):
+        self.idx, self.group, self.create, self.delete = idx, group, create, delete
+
+    def traffic(self, end):
+        start = self.create + self.group.delay
+        stop = self.delete if self.delete is not None else end
+        return start, max(start, stop)
+
+
+class Workload:
+    def __init__(self, key, title, background, pods, end, note):
+        self.key, self.title, self.background, self.pods = key, title, background, pods
+        self.end, self.note = end, note
+
+    def streams(self, node):
+        """Background flows into a node: one per tenth of the link, so a
+        busy link carries many flows, as it does in a cluster, and a new
+        pod's fair share on it is small."""
+        return max(1, math.ceil(self.background[node] * 10 - 1e-9))
+
+
+GRADED = {"n1": 0.85, "n2": 0.85, "n3": 0.40, "n4": 0.20, "n5": 0.20, "n6": 0.05}
+
+
+def _burst(key, title, declared):
+    heavy = Group("heavy", 500, 0.20, declared, 2.0)
+    pods = [PodPlan(i, heavy, 0.0) for i in range(10)]
+    return Workload(key, title, GRADED, pods, 15.0,
+                    "graded background (85, 85, 40, 20, 20, 5% of the link); 10 pods asking 20% each, "
+                    "created at once" + (", declared as kubernetes.io/ingress-bandwidth" if declared
+                                         else ", declaring nothing"))
+
+
+def _steps():
+    heavy = Group("ingest", 500, 0.25, False, 1.0)
+    light = Group("web", 100, 0.02, False, 1.0)
+    pods = []
+    for t in (0.0, 6.0, 12.0):
+        for g, n in ((heavy, 3), (light, 4)):
+            pods += [PodPlan(len(pods) + k, g, t) for k in range(n)]
+    bg = {"n1": 0.80, "n2": 0.80, "n3": 0.30, "n4": 0.10, "n5": 0.10, "n6": 0.05}
+    return Workload("steps", "heavy and light Deployments scaled up in steps", bg, pods, 26.0,
+                    "n1, n2 at 80%, n3 30%, the rest 5-10%; every 6 s +3 heavy pods (25% each) and "
+                    "+4 light ones (2%), declaring nothing; 3 steps")
+
+
+def _churn():
+    batch = Group("batch", 250, 0.20, False, 1.0)
+    rng = random.Random(22)
+    pods = [PodPlan(i, batch, float(i), float(i + rng.randint(6, 10))) for i in range(24)]
+    bg = {"n1": 0.85, "n2": 0.85, "n3": 0.50, "n4": 0.30, "n5": 0.10, "n6": 0.10}
+    return Workload("churn", "churn: pods created and deleted", bg, pods, 35.0,
+                    "n1, n2 at 85%, n3 50%, n4 30%, n5, n6 10%; a pod asking 20% created every second "
+                    "for 24 s, each deleted 6-10 s later (about 8 at a time), declaring nothing")
+
+
+def _demo():
+    heavy = Group("heavy", 500, 0.20, False, 2.0)
+    pods = [PodPlan(i, heavy, 0.0) for i in range(8)]
+    bg = {"n1": 0.85, "n2": 0.85, "n3": 0.05, "n4": 0.05}
+    return Workload("demo", "a burst on 4 nodes, two of them busy", bg, pods, 13.0,
+                    "n1 and n2 at 85% of their links, n3 and n4 at 5%; 8 pods asking 20% each, created "
+                    "at once, declaring nothing")
+
+
+WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare nothing", False),
+                                _burst("declared", "the same burst, bandwidth declared", True),
+                                _steps(), _churn(), _demo())}
+
+
+# ------------------------------------------------------------------ model
+def waterfill(demands, capacity):
+    """Max-min fair shares of capacity among flows with these demands."""
+    alloc = [0.0] * len(demands)
+    left, n = capacity, len(demands)
+    for i in sorted(range(len(demands)), key=lambda k: demands[k]):
+        share = left / n if n else 0.0
+        alloc[i] = min(demands[i], share)
+        left -= alloc[i]
+        n -= 1
+    return alloc
+
+
+def node_model(w, node, pods):
+    """What each of these pods (all on node) gets over its traffic, by
+    the fluid model: per interval between traffic starts and stops, the
+    link's payload capacity shared max-min among the background flows and
+    the pods. Returns ({idx: (delivered, asked)} in link-seconds, peak
+    load / capacity)."""
+    cap = PAYLOAD
+    bg = w.background.get(node, 0.0)
+    nbg = w.streams(node) if bg > 0 else 0
+    spans = {p.idx: p.traffic(w.end) for p in pods}
+    cuts = sorted({t for s in spans.values() for t in s})
+    got = {p.idx: [0.0, 0.0] for p in pods}
+    peak = bg / cap
+    for a, b in zip(cuts, cuts[1:]):
+        live = [p for p in pods if spans[p.idx][0] <= a and b <= spans[p.idx][1]]
+        if not live:
+            continue
+        demands = [bg / nbg] * nbg + [p.group.rate for p in live]
+        alloc = waterfill(demands, cap)[nbg:]
+        for p, x in zip(live, alloc):
+            got[p.idx][0] += x * (b - a)
+            got[p.idx][1] += p.group.rate * (b - a)
+        peak = max(peak, sum(demands) / cap)
+    return {k: tuple(v) for k, v in got.items()}, peak
+
+
+def model(w, assign):
+    """{idx: fraction} and per node peak load for a whole assignment."""
+    frac, peaks = {}, {}
+    for node in w.background:
+        pods = [p for p in w.pods if assign.get(p.idx) == node]
+        got, peaks[node] = node_model(w, node, pods)
+        for k, (d, a) in got.items():
+            frac[k] = d / a if a else 1.0
+    return frac, peaks
+
+
+def cpu_fits(w, assign, pod, node):
+    """Whether pod fits node's CPU and pod count while it exists."""
+    end = lambda p: p.delete if p.delete is not None else w.end  # noqa: E731
+    others = [q for q in w.pods if assign.get(q.idx) == node and q.create < end(pod) and pod.create < end(q)]
+    return (sum(q.group.cpu_m for q in others) + pod.group.cpu_m <= NODE_CPU_M
+            and len(others) + 1 <= NODE_PODS)
+
+
+def oracle(w):
+    """The placement a scheduler that knew every pod's demand, the
+    background and the timeline would choose: greedy in creation order
+    (each pod to the node that keeps the worst pod's fraction highest,
+    then the most delivered, then the evenest peak loads: the least sum of
+    their squares), then single moves and swaps while they raise that."""
+    nodes = tuple(w.background)
+    cache = {}
+
+    def node_score(node, members):
+        key = (node, members)
+        if key not in cache:
+            got, peak = node_model(w, node, [p for p in w.pods if p.idx in members])
+            cache[key] = (min([d / a for d, a in got.values() if a] or [1.0]),
+                          sum(d for d, _ in got.values()), peak)
+        return cache[key]
+
+    def score(assign):
+        parts = [node_score(n, frozenset(k for k, v in assign.items() if v == n)) for n in nodes]
+        return (round(min(p[0] for p in parts), 4), round(sum(p[1] for p in parts), 4),
+                -round(sum(p[2] ** 2 for p in parts), 4))
+
+    assign = {}
+    for p in sorted(w.pods, key=lambda p: (p.create, -p.group.rate, p.idx)):
+        best = None
+        for n in nodes:
+            if not cpu_fits(w, assign, p, n):
+                continue
+            s = score({**assign, p.idx: n})
+            if best is None or s > best[0]:
+                best = (s, n)
+        assign[p.idx] = best[1]
+    current = score(assign)
+    for _ in range(20):
+        improved = False
+        for p in w.pods:
+            for n in nodes:
+                if n == assign[p.idx]:
+                    continue
+                trial = dict(assign)
+                del trial[p.idx]
+                if not cpu_fits(w, trial, p, n):
+                    continue
+                trial[p.idx] = n
+                s = score(trial)
+                if s > current:
+                    assign, current, improved = trial, s, True
+        for p in w.pods:
+            for q in w.pods:
+                if q.idx <= p.idx or assign[p.idx] == assign[q.idx]:
+                    continue
+                trial = {k: v for k, v in assign.items() if k not in (p.idx, q.idx)}
+                if not cpu_fits(w, trial, p, assign[q.idx]):
+                    continue
+                trial[p.idx] = assign[q.idx]
+                if not cpu_fits(w, trial, q, assign[p.idx]):
+                    continue
+                trial[q.idx] = assign[p.idx]
+                s = score(trial)
+                if s > current:
+                    assign, current, improved = trial, s, True
+        if not improved:
+            break
+    return assign
