@@ -2,9 +2,6 @@
 """The closed-loop placement bench's driver (bench/placement.sh runs it):
 
   placement.py background WORKLOAD SPEED      "node bits-per-second streams"
-  placement.py shipped scorer|agent ARGS...   deploy/'s args, made local
-  placement.py scheduler-config OUT KUBECONFIG URL HEALTH
-                                              deploy/'s v1beta1 config, local
   placement.py run --workload W --speed S --placement P --out DIR ...
   placement.py report DIR [--plots DIR] [--ways W,...]
 
@@ -25,6 +22,8 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Nothing written into the source tree (no __pycache__).
+sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "k8s"))
 sys.path.insert(0, HERE)
 import kapi  # noqa: E402
@@ -61,56 +60,6 @@ def template_hash(template):
         if h == 0:
             break
     return out
-
-
-# ---------------------------------------------------------------- shipped
-def shipped_args(kind, subst):
-    """The container args of deploy/scorer.yaml or deploy/agent.yaml, with
-    the options named in subst given local values (None: dropped), and
-    those it lacks appended."""
-    import yaml  # python3-yaml: the bench group of .ci/deps has it
-    path = os.path.join(HERE, "..", "deploy", f"{kind}.yaml")
-    with open(path, encoding="utf-8") as f:
-        docs = [d for d in yaml.safe_load_all(f) if d and d.get("kind") in ("Deployment", "DaemonSet")]
-    c = docs[0]["spec"]["template"]["spec"]["containers"][0]
-    args, out, i = c["args"], [], 0
-    seen = set()
-    while i < len(args):
-        a = args[i]
-        has_value = i + 1 < len(args) and not str(args[i + 1]).startswith("--")
-        value = args[i + 1] if has_value else None
-        i += 2 if has_value else 1
-        if a in subst:
-            seen.add(a)
-            if subst[a] is None:
-                continue
-            for v in subst[a] if isinstance(subst[a], list) else [subst[a]]:
-                out += [a, v]
-        else:
-            out += [a] + ([value] if has_value else [])
-    for a, v in subst.items():
-        if a not in seen and v is not None:
-            for x in v if isinstance(v, list) else [v]:
-                out += [a, x]
-    return out
-
-
-def scheduler_config(out, kubeconfig, url, health):
-    """deploy/'s v1beta1 KubeSchedulerConfiguration, made to run here as
-    tests/k8s/test_k8s_deploy.sh does: the kubeconfig, the scorer's URL, a
-    loopback health port; everything else (profile netsched-scheduler,
-    leader election, the extender's weight, verbs and httpTimeout) as
-    shipped."""
-    import yaml
-    with open(os.path.join(HERE, "..", "deploy", "scheduler", "kube-scheduler-config.v1beta1.yaml"),
-              encoding="utf-8") as f:
-        c = yaml.safe_load(f)
-    c.setdefault("clientConnection", {})["kubeconfig"] = kubeconfig
-    for e in c["extenders"]:
-        e["urlPrefix"] = url
-    c["healthzBindAddress"] = c["metricsBindAddress"] = health
-    with open(out, "w", encoding="utf-8") as f:
-        yaml.safe_dump(c, f)
 
 
 # ---------------------------------------------------------------- run
@@ -225,14 +174,6 @@ def main():
     b = sub.add_parser("background")
     b.add_argument("workload", choices=sorted(model.WORKLOADS))
     b.add_argument("speed")
-    s = sub.add_parser("shipped")
-    s.add_argument("kind", choices=("scorer", "agent"))
-    s.add_argument("subst", nargs="*", help="--option=value (value 'drop' drops it)")
-    c = sub.add_parser("scheduler-config")
-    c.add_argument("out")
-    c.add_argument("kubeconfig")
-    c.add_argument("url")
-    c.add_argument("health")
     r = sub.add_parser("run")
     r.add_argument("--kubeconfig", required=True)
     r.add_argument("--workload", required=True, choices=sorted(model.WORKLOADS))
@@ -251,18 +192,6 @@ def main():
         for node, frac in w.background.items():
             if frac > 0:
                 print(node, int(frac * link), w.streams(node))
-    elif a.cmd == "shipped":
-        subst = {}
-        for item in a.subst:
-            k, _, v = item.partition("=")
-            subst.setdefault(k, [])
-            if v == "drop":
-                subst[k] = None
-            elif subst[k] is not None:
-                subst[k].append(v)
-        print("\n".join(shipped_args(a.kind, subst)))
-    elif a.cmd == "scheduler-config":
-        scheduler_config(a.out, a.kubeconfig, a.url, a.health)
     elif a.cmd == "run":
         os.makedirs(a.out, exist_ok=True)
         run(a)

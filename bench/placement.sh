@@ -53,57 +53,24 @@ mkdir -p "$OUT"
 P="nsb$$"
 first=${SPEEDS%% *}
 lab_nodes "$P" "$first" "${STYLES[@]}"
-od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/report.key"
-SC_LISTEN=$(free_port) SC_HTTP=$(free_port) SC_HEALTH=$(free_port) NS_SCHED_PORT=$(free_port)
 
 # rates_ok SPEED WORKLOAD: every node's uplink carries at least 85% of its
 # background (the stand-in's counters, the last second).
 rates_ok() {
-	local node rate streams got
+	local node rate streams
 	while read -r node rate streams; do
-		got=$(grep ",$node," "$WORK/stats.csv" | tail -n 2 |
-			awk -F, 'NR == 1 { t = $1; b = $3 } NR == 2 { if ($1 > t) printf "%d", ($3 - b) * 8 / ($1 - t) }')
-		[ "${got:-0}" -ge $((rate * 85 / 100)) ] || return 1
+		[ "$(lab_uplink_bps "$node")" -ge $((rate * 85 / 100)) ] || return 1
 	done < <(python3 "$PY" background "$2" "$1")
 }
 
-# scorer_ok SPEED WORKLOAD: the scorer has every node's agent data, and
-# sees each node's background.
+# scorer_ok SPEED WORKLOAD: the scorer sees each node's background.
 scorer_ok() {
 	local node rate streams got
 	while read -r node rate streams; do
-		got=$(curl -s "http://127.0.0.1:$SC_HTTP/v1/nodes" |
+		got=$(curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" |
 			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
 		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
 	done < <(python3 "$PY" background "$2" "$1")
-}
-
-# netsched_up SPEED WORKLOAD / netsched_down DIR: a fresh scorer and agents
-# with deploy/'s arguments.
-netsched_up() {
-	local n args
-	mapfile -t args < <(python3 "$PY" shipped scorer -- "--listen=tcp://127.0.0.1:$SC_LISTEN" \
-		"--http=127.0.0.1:$SC_HTTP" "--health-listen=127.0.0.1:$SC_HEALTH" \
-		"--key-file=$WORK/report.key" "--log-level=debug" "--kubeconfig=$WORK/kubeconfig")
-	[ "${#args[@]}" -gt 4 ] || fail "no scorer args from deploy/scorer.yaml"
-	start scorer "$BIN/netsched-scorer" "${args[@]}"
-	SCORER_PID=$LAST_PID
-	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$SC_HTTP/healthz"
-	AGENT_PIDS=()
-	for n in "${LAB_NODES[@]}"; do
-		mapfile -t args < <(python3 "$PY" shipped agent -- "--scorer=tcp://127.0.0.1:$SC_LISTEN" \
-			"--metrics=drop" "--key-file=$WORK/report.key" "--node=$n" "--netns=$P-$n" \
-			"--link-speed=eth0=$1")
-		start "agent-$n" "$BIN/netsched-agent" "${args[@]}"
-		AGENT_PIDS+=("$LAST_PID")
-	done
-	wait_for 20 "the scorer to see every node's background" scorer_ok "$1" "$2"
-}
-netsched_down() {
-	local p
-	for p in "${AGENT_PIDS[@]}" "$SCORER_PID"; do kill "$p" 2>/dev/null; done
-	for p in "${AGENT_PIDS[@]}" "$SCORER_PID"; do wait "$p" 2>/dev/null; done
-	cp "$WORK/scorer.log" "$1/scorer.log"
 }
 
 for speed in $SPEEDS; do
@@ -116,11 +83,7 @@ for speed in $SPEEDS; do
 	kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
 	lab_k8s_nodes
 	k8s_up_scheduler "$WORK/stock.yaml"
-	python3 "$PY" scheduler-config "$WORK/netsched.yaml" "$WORK/kubeconfig" \
-		"http://127.0.0.1:$SC_HTTP" "127.0.0.1:$NS_SCHED_PORT" || fail "cannot write the netsched scheduler config"
-	start "nsched-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/netsched.yaml" --secure-port 0 --v 2
-	K8S_PIDS+=("$LAST_PID")
-	wait_for 30 "netsched-scheduler /healthz" curl -sf "http://127.0.0.1:$NS_SCHED_PORT/healthz"
+	lab_netsched_scheduler
 	rm -rf "$WORK/kubelet" "$WORK/stats.csv"
 	lab_kubelet
 	for w in $WORKLOADS; do
@@ -132,11 +95,17 @@ for speed in $SPEEDS; do
 		done < <(python3 "$PY" background "$w" "$speed")
 		wait_for 20 "$w's background traffic at $speed" rates_ok "$speed" "$w"
 		for way in $WAYS; do
-			[ "$way" = netsched ] && netsched_up "$speed" "$w"
+			if [ "$way" = netsched ]; then
+				lab_netsched_up "$speed" --log-level=debug
+				wait_for 20 "the scorer to see every node's background" scorer_ok "$speed" "$w"
+			fi
 			python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$w" --speed "$speed" \
 				--placement "$way" --out "$D/$w-$way" --kubelet-state "$WORK/kubelet" ||
 				fail "$w at $speed, $way: the run failed"
-			[ "$way" = netsched ] && netsched_down "$D/$w-$way"
+			if [ "$way" = netsched ]; then
+				lab_netsched_down
+				cp "$WORK/scorer.log" "$D/$w-$way/scorer.log"
+			fi
 		done
 		lab_background_stop
 		echo "  $w at $speed: $(($(date +%s) - t)) s"

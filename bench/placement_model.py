@@ -96,9 +96,17 @@ def _demo():
                     "at once, declaring nothing")
 
 
+def _outcome():
+    heavy = Group("heavy", 500, 0.20, False, 1.0)
+    pods = [PodPlan(i, heavy, 0.0) for i in range(6)]
+    bg = {"n1": 0.95, "n2": 0.95, "n3": 0.0, "n4": 0.0}
+    return Workload("outcome", "tests/k8s/test_k8s_outcome.sh: a burst next to saturated links", bg, pods,
+                    6.0, "n1 and n2 saturated, n3 and n4 idle; 6 pods asking 20% each, at once")
+
+
 WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare nothing", False),
                                 _burst("declared", "the same burst, bandwidth declared", True),
-                                _steps(), _churn(), _demo())}
+                                _steps(), _churn(), _demo(), _outcome())}
 
 
 # ------------------------------------------------------------------ model

@@ -11,10 +11,23 @@ NETNS=()
 # namespaces go: what a killed helper may have left (tests/k8s/lab.sh).
 CLEANUP_HOOKS=()
 
+# stop_pids PID...: SIGTERM, up to 10 s to exit, then SIGKILL for what is
+# left (iperf3 can deadlock in its SIGTERM handler), and reaped.
+stop_pids() {
+	local p s deadline=$((SECONDS + 10))
+	for p in "$@"; do kill "$p" 2>/dev/null; done
+	for p in "$@"; do
+		while s=$(ps -o stat= -p "$p" 2>/dev/null) && [ "${s:0:1}" != Z ] && [ "$SECONDS" -lt "$deadline" ]; do
+			sleep 0.1
+		done
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+}
+
 cleanup() {
 	local p ns
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids "${PIDS[@]}"
 	for p in "${CLEANUP_HOOKS[@]}"; do eval "$p"; done
 	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
 	rm -rf "$WORK"

@@ -14,6 +14,16 @@
 #                               at most LAB_BG_SECONDS (600)
 #   lab_background_stop         ends every background flow
 #   lab_rx NODE                 bytes the node's uplink has received so far
+#   lab_uplink_bps NODE         its rx rate by the stand-in's last two samples
+#   lab_netsched_scheduler      a second kube-scheduler, deploy/'s v1beta1
+#                               config (profile netsched-scheduler, the extender
+#                               on the scorer's fixed port), for the running
+#                               apiserver
+#   lab_netsched_up SPEED       a fresh scorer with deploy/scorer.yaml's args
+#                               and an agent per node with deploy/agent.yaml's
+#                               (+ --netns, --link-speed eth0=SPEED), signed
+#                               reports; waits for every node's data
+#   lab_netsched_down           stops them (the scorer's log stays)
 #
 # Addresses: node i's uplink eth0 is 10.231.i.2/24 and fd00:231:i::2/64, the
 # hub's side (hub-i) .1/::1; its pod CIDRs are 10.244.i.0/24 and
@@ -161,6 +171,8 @@ lab_kubelet() {
 	start kubelet python3 "$LAB_DIR/kubelet.py" run --kubeconfig "$WORK/kubeconfig" \
 		--nodes "$WORK/lab-nodes.json" --state "$WORK/kubelet" --stats "$WORK/stats.csv" "$@"
 	LAB_KUBELET=$LAST_PID
+	# k8s_down stops it first: the apiserver would wait for its watch.
+	K8S_PIDS+=("$LAST_PID")
 	wait_for 30 "the kubelet stand-in to list its pods" grep -q "node n${#LAB_NODES[@]}:" "$WORK/kubelet.log"
 }
 
@@ -187,13 +199,74 @@ lab_background() {
 }
 
 lab_background_stop() {
-	local p
-	for p in "${LAB_BG[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${LAB_BG[@]}"; do wait "$p" 2>/dev/null; done
+	stop_pids "${LAB_BG[@]}"
 	LAB_BG=()
 }
 
 # lab_rx NODE: the node's uplink received bytes.
 lab_rx() {
 	ip -n "$LAB_P-n${1#n}" -s -j link show eth0 | jq '.[0].stats64.rx.bytes'
+}
+
+# lab_uplink_bps NODE: bits per second its uplink received between the
+# stand-in's last two samples (0 before there are two).
+lab_uplink_bps() {
+	grep ",$1," "$WORK/stats.csv" 2>/dev/null | tail -n 2 |
+		awk -F, 'NR == 1 { t = $1; b = $3 } NR == 2 && $1 > t { r = ($3 - b) * 8 / ($1 - t) } END { printf "%d\n", r }'
+}
+
+# The scorer's ports and report key, fixed for the whole lab so the
+# netsched scheduler's urlPrefix outlives a scorer restart.
+lab_netsched_ports() {
+	[ -n "${LAB_SC_HTTP:-}" ] && return 0
+	LAB_SC_LISTEN=$(free_port) LAB_SC_HTTP=$(free_port) LAB_SC_HEALTH=$(free_port)
+	LAB_NS_SCHED_PORT=$(free_port)
+	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/report.key"
+}
+
+lab_netsched_scheduler() {
+	lab_netsched_ports
+	python3 "$LAB_DIR/shipped.py" scheduler-config "$WORK/netsched-scheduler.yaml" "$WORK/kubeconfig" \
+		"http://127.0.0.1:$LAB_SC_HTTP" "127.0.0.1:$LAB_NS_SCHED_PORT" ||
+		fail "cannot localize deploy/'s scheduler config"
+	start "nsched-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/netsched-scheduler.yaml" \
+		--secure-port 0 --v 2
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 30 "netsched-scheduler /healthz" curl -sf "http://127.0.0.1:$LAB_NS_SCHED_PORT/healthz"
+}
+
+# lab_agents_in: how many nodes the scorer has agent data for.
+lab_agents_in() {
+	curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length'
+}
+lab_all_in() { [ "$(lab_agents_in)" = "${#LAB_NODES[@]}" ]; }
+
+# lab_netsched_up SPEED [SCORER-OPTION=VALUE...]: the scorer's debug log
+# (--log-level=debug) says how it scored each pod.
+lab_netsched_up() {
+	local speed=$1 n args
+	shift
+	lab_netsched_ports
+	mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args scorer -- "--listen=tcp://127.0.0.1:$LAB_SC_LISTEN" \
+		"--http=127.0.0.1:$LAB_SC_HTTP" "--health-listen=127.0.0.1:$LAB_SC_HEALTH" \
+		"--key-file=$WORK/report.key" "--kubeconfig=$WORK/kubeconfig" "$@")
+	[ "${#args[@]}" -gt 6 ] || fail "no scorer args from deploy/scorer.yaml"
+	start scorer "$BIN/netsched-scorer" "${args[@]}"
+	LAB_SCORER=$LAST_PID
+	K8S_PIDS+=("$LAST_PID") # its pod watch too
+	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$LAB_SC_HTTP/healthz"
+	LAB_AGENTS=()
+	for n in "${LAB_NODES[@]}"; do
+		mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args agent -- \
+			"--scorer=tcp://127.0.0.1:$LAB_SC_LISTEN" "--metrics=drop" "--key-file=$WORK/report.key" \
+			"--node=$n" "--netns=$LAB_P-$n" "--link-speed=eth0=$speed")
+		start "agent-$n" "$BIN/netsched-agent" "${args[@]}"
+		LAB_AGENTS+=("$LAST_PID")
+	done
+	wait_for 20 "agent data for all ${#LAB_NODES[@]} nodes in the scorer" lab_all_in
+}
+
+lab_netsched_down() {
+	stop_pids "${LAB_AGENTS[@]}" "$LAB_SCORER"
+	LAB_AGENTS=()
 }

@@ -3,6 +3,7 @@
 # kube-apiserver v1.20.2: two nodes with shaped uplinks, n1 wired routed
 # (Calico-like), n2 bridged (cni0); pods bound with spec.nodeName (no
 # scheduler needed).
+#  0. the traffic annotation's parser: good values, each kind of bad one;
 #  1. wiring: each pod has an address from its node's pod CIDRs (IPv4 and
 #     IPv6); routed: a /32 and a /128 route to the host end, no bridge;
 #     bridged: the host end is a port of cni0; both reach the far side
@@ -51,6 +52,36 @@ has_result() { [ -n "$(result "$1")" ]; }
 # Every iperf3 the stand-in started, from its records (checked at the end).
 seen_pids() { cat "$WORK"/kubelet/pods/*.json 2>/dev/null | jq -r '.pod_pid // empty, .far_pid // empty' >>"$WORK/pids"; }
 
+# ------------------------------------------- 0. the annotation, each error
+python3 - <<'PY' || fail "the traffic annotation parser"
+import sys
+sys.path.insert(0, "tests/k8s")
+import traffic
+ok = [("rate=300M", (300000000, "rx", 0, 60, 1)),
+      ("rate=12.5M,dir=tx,delay=500ms,duration=1m,streams=4", (12500000, "tx", 0.5, 60, 4)),
+      (" rate=1k , duration=3600s", (1000, "rx", 0, 3600, 1))]
+bad = [("", "'' is not key=value"), ("rate", "'rate' is not key=value"),
+       ("rate=1M,colour=red", "unknown key 'colour'"), ("rate=1M,rate=2M", "rate given twice"),
+       ("dir=rx", "no rate"), ("rate=fast", "rate 'fast' is not a number"),
+       ("rate=999", "rate '999' is outside 1k..100G"), ("rate=101G", "rate '101G' is outside"),
+       ("rate=1.2345M", "rate '1.2345M' is not a number"), ("rate=1M,dir=up", "dir 'up' is neither"),
+       ("rate=1M,streams=17", "streams '17' is not 1..16"), ("rate=1M,delay=601s", "delay '601s' is outside"),
+       ("rate=1M,duration=0s", "duration '0s' is outside"), ("rate=1M,duration=2h", "duration '2h' is not"),
+       ("rate=1M," + "x" * 300, "over the limit of 256")]
+for text, want in ok:
+    s = traffic.parse(text)
+    got = (s.rate, s.dir, s.delay, s.duration, s.streams)
+    assert got == want, f"{text!r}: {got} != {want}"
+for text, want in bad:
+    try:
+        traffic.parse(text)
+    except traffic.BadTraffic as e:
+        assert want in str(e), f"{text!r}: {e!r} lacks {want!r}"
+    else:
+        raise AssertionError(f"{text!r} was accepted")
+print(f"ok: the traffic annotation: {len(ok)} good values, {len(bad)} kinds of bad one, each named")
+PY
+
 # ------------------------------------------------------------- 1. wiring
 pod r1 n1 "rate=20M,dir=rx,delay=1s,duration=2s"
 pod b1 n2 "rate=20M,dir=tx,delay=1s,duration=2s"
@@ -92,8 +123,8 @@ for p in r1 b1; do
 	jq -e '.error == null and .fraction >= 0.8 and .rate == 20000000 and .wireBytes > .bytes' <<<"$res" >/dev/null ||
 		fail "$p asked 20 Mb/s on an idle 100 Mb/s link and got $res"
 done
-expect "r1 counted as" "$(result r1 | jq -r '.dir + " on " + .node')" "rx on n1"
-expect "b1 counted as" "$(result b1 | jq -r '.dir + " on " + .node')" "tx on n2"
+expect "r1's direction and node" "$(result r1 | jq -r '.dir + " on " + .node')" "rx on n1"
+expect "b1's direction and node" "$(result b1 | jq -r '.dir + " on " + .node')" "tx on n2"
 echo "ok: status Running/Ready with hostIP and startTime; 20 Mb/s each way delivered and recorded"
 
 # ----------------------------------------------------- 3. a bad annotation

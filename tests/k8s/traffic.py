@@ -32,6 +32,8 @@ import subprocess
 import time
 
 ANNOTATION = "netsched.test/traffic"
+# TCP payload per full-size Ethernet frame (MSS 1448 of 1514 bytes).
+PAYLOAD = 1448 / 1514
 MAX_LEN = 256
 _RATE = re.compile(r"(\d{1,12})(?:\.(\d{1,3}))?([kMG]?)")
 _TIME = re.compile(r"(\d{1,7})(ms|s|m)")
@@ -124,13 +126,15 @@ class Proc:
             return False
         return state != b"Z" and b"iperf3" in cmd and (self.tag is None or self.tag.encode() in cmd)
 
-    def stop(self, wait=3.0):
+    def stop(self, wait=3.0, hard=False):
         """SIGTERM (iperf3 then writes what it measured so far), SIGKILL
-        after wait seconds."""
+        after wait seconds: iperf3 leaves its signal handler by longjmp and
+        then allocates, so now and then it deadlocks there. hard: SIGKILL
+        at once (a peer whose output nobody reads)."""
         if not self.alive():
             return
         try:
-            os.kill(self.pid, signal.SIGTERM)
+            os.kill(self.pid, signal.SIGKILL if hard else signal.SIGTERM)
         except ProcessLookupError:
             return
         deadline = time.monotonic() + wait
@@ -177,12 +181,14 @@ def result(out_path, spec):
     """(bytes, seconds, error) that the pod's end measured: bytes received
     in the pod's direction (rx: what the pod's server received; tx: what
     the far server received, or what the pod sent when stopped before the
-    server could say)."""
+    server could say). (None, None, why) when iperf3 wrote no result."""
     try:
         with open(out_path, "rb") as f:
             doc = json.loads(f.read(16 << 20) or b"{}")
     except (OSError, ValueError) as e:
-        return 0, 0.0, f"no iperf3 result: {e}"
+        return None, None, f"no iperf3 result: {e}"
+    if "end" not in doc and "error" not in doc:
+        return None, None, "no iperf3 result: its JSON is cut short"
     end = doc.get("end") or {}
     recv, sent = end.get("sum_received") or {}, end.get("sum_sent") or {}
     got = recv if spec.dir == "rx" or recv.get("bytes") else sent
