@@ -113,6 +113,7 @@ for speed in $SPEEDS; do
 	lab_kubelet_stop
 	cp "$WORK/kubelet/results.jsonl" "$WORK/stats.csv" "$D/"
 	cp "$WORK/kubelet.log" "$D/kubelet.log"
+	cp -r "$WORK/kubelet/out" "$D/iperf3"
 	cp "$WORK/scheduler-$K8S_RUN.log" "$D/sched-stock.log"
 	cp "$WORK/nsched-$K8S_RUN.log" "$D/sched-netsched.log"
 	k8s_down

@@ -13,7 +13,10 @@ routed (Calico, kindnet/ptp, the AWS VPC CNI): the host end (cali + 11 hex
   pod stand for Calico's proxy ARP, so no sysctl is written per pod.
 bridged (flannel, the bridge plugin): the host end (veth + 8 hex digits) is
   a port of the node's bridge cni0, which holds the first address of each
-  pod CIDR as the pods' gateway; the pod has a /24 and a /64.
+  pod CIDR as the pods' gateway; the pod has a /24 and a /64, and a MAC made
+  from its IPv4 address (0a:58:...), as the bridge plugin and kubenet make
+  it: an address reused by the next pod keeps its MAC, so the node's and
+  the bridge's caches of the old pod do not swallow the new one's traffic.
 
 Either way the hub routes each pod CIDR to the node, so a pod's traffic
 crosses its node's shaped uplink, and the pod's traffic is counted on the
@@ -100,7 +103,10 @@ def wire(node, pod_netns, uid, ip4, ip6):
         link = ["-n", node.netns, "link", "add", host]
         if node.style == "routed":
             link += ["address", GATEWAY_MAC]
-        run_ip(link + ["type", "veth", "peer", "name", "eth0", "netns", pod_netns])
+        peer = ["name", "eth0"]
+        if node.style == "bridged":
+            peer += ["address", "0a:58:" + ":".join(f"{int(b):02x}" for b in ip4.split("."))]
+        run_ip(link + ["type", "veth", "peer", *peer, "netns", pod_netns])
         pod = ["link set lo up"]
         if node.style == "routed":
             pod += [f"addr add {ip4}/32 dev eth0", "link set eth0 up",

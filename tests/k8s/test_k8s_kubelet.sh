@@ -15,7 +15,8 @@
 #  4. restart: killed with SIGKILL, a pod deleted and one bound meanwhile:
 #     the new process adopts the running pod (same address, traffic still
 #     running), finalizes the deleted one, sets up the new one; a bound on
-#     pods per node fails the pod beyond it as OutOfpods;
+#     pods per node fails the pod beyond it as OutOfpods; an address freed
+#     on the bridge and taken at once by the next pod: its traffic arrives;
 #  5. teardown: deleted pods leave no namespace, route, host end or iperf3
 #     process; SIGTERM tears down what still runs.
 set -u
@@ -101,7 +102,10 @@ echo "ok: routed n1: $r4/32 and $r6/128 via $host"
 port=$(ip -n "$P-n2" -o link show master cni0 | awk -F': ' '{ print $2 }' | cut -d@ -f1)
 [[ $port == veth* ]] || fail "n2's bridge cni0 has no veth* port: '$port'"
 ip -n "$P-n2" -o addr show cni0 | grep -q '10.244.2.1/24' || fail "cni0 on n2 lacks the gateway 10.244.2.1/24"
-echo "ok: bridged n2: host end $port on cni0 (gateway 10.244.2.1, fd00:10:244:2::1)"
+mac=$(in_pod b1 cat /sys/class/net/eth0/address)
+expect "b1's MAC (from its address, as the bridge plugin makes it)" "$mac" \
+	"0a:58:$(IFS=. && printf '%02x:%02x:%02x:%02x' $b4)"
+echo "ok: bridged n2: host end $port on cni0 (gateway 10.244.2.1, fd00:10:244:2::1), pod MAC $mac"
 for p in r1 b1; do
 	in_pod "$p" ping -c 1 -W 2 "$LAB_FAR4" >/dev/null || fail "$p cannot reach $LAB_FAR4 beyond its uplink"
 	in_pod "$p" ping -6 -c 1 -W 2 "$LAB_FAR6" >/dev/null || fail "$p cannot reach $LAB_FAR6 over IPv6"
@@ -168,7 +172,28 @@ expect "long's traffic after the restart (the same iperf3 still sends)" "$(sende
 [ -d "/proc/$long_pid" ] || fail "long's iperf3 sender $long_pid died with the stand-in"
 ip netns list | grep -q "^$b1_ns" && fail "b1's namespace $b1_ns outlived its pod"
 expect "extra's reason" "$(field extra '{.status.reason}')" OutOfpods
+
 echo "ok: restart: long adopted ($long_ip, iperf3 $long_pid still running), b1 finalized, late set up, extra OutOfpods ($(field extra '{.status.message}'))"
+
+# A pod receiving on n2's bridge is deleted and the next pod gets its
+# address at once: same address, same MAC, so whatever n2 cached for the
+# old pod still fits the new one, and its traffic arrives.
+pod reuse1 n2 "rate=5M,dir=rx,duration=60s"
+wait_for 20 "pod reuse1 Running" running reuse1
+r1_ip=$(field reuse1 '{.status.podIP}')
+flowing() { [ "$(jq -r '.sending // 0' "$WORK/kubelet/pods/$(field reuse1 '{.metadata.uid}').json")" != 0 ]; }
+wait_for 10 "reuse1's traffic" flowing
+sleep 1
+seen_pids
+kc delete pod reuse1 --wait=false >/dev/null
+wait_for 20 "reuse1 finalized" gone reuse1
+pod reuse2 n2 "rate=5M,dir=rx,duration=2s"
+wait_for 20 "pod reuse2 Running" running reuse2
+expect "reuse2's address (reuse1's)" "$(field reuse2 '{.status.podIP}')" "$r1_ip"
+seen_pids
+wait_for 20 "reuse2's traffic result" has_result reuse2
+jq -e '.fraction >= 0.8' <<<"$(result reuse2)" >/dev/null || fail "reuse2, on reuse1's address, got $(result reuse2)"
+echo "ok: $r1_ip freed on n2's bridge and taken at once: the new pod's traffic arrives ($(result reuse2 | jq .fraction))"
 
 # ------------------------------------------------------------ 5. teardown
 kc delete pod long bad r1 --wait=false >/dev/null

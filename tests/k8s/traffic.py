@@ -195,4 +195,6 @@ def result(out_path, spec):
     err = doc.get("error")
     if err and ("interrupt" in err or (got.get("bytes") and "terminated" in err)):
         err = None  # stopped on purpose: its numbers so far stand
+    if not err and not got.get("bytes"):
+        err = "no traffic reached the pod's end"
     return int(got.get("bytes") or 0), float(got.get("seconds") or 0.0), err
