@@ -14,15 +14,15 @@ CLEANUP_HOOKS=()
 # stop_pids PID...: SIGTERM, up to 10 s to exit, then SIGKILL for what is
 # left (iperf3 can deadlock in its SIGTERM handler), and reaped.
 stop_pids() {
-	local p s deadline=$((SECONDS + 10))
-	for p in "$@"; do kill "$p" 2>/dev/null; done
-	for p in "$@"; do
-		while s=$(ps -o stat= -p "$p" 2>/dev/null) && [ "${s:0:1}" != Z ] && [ "$SECONDS" -lt "$deadline" ]; do
-			sleep 0.1
-		done
-		kill -9 "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
+	local p left deadline=$((SECONDS + 10))
+	[ $# -gt 0 ] || return 0
+	kill "$@" 2>/dev/null
+	while left=$(ps -o pid=,stat= -p "$(IFS=,; echo "$*")" | awk '$2 !~ /^Z/ { print $1 }') &&
+		[ -n "$left" ] && [ "$SECONDS" -lt "$deadline" ]; do
+		sleep 0.1
 	done
+	[ -n "$left" ] && kill -9 $left 2>/dev/null
+	for p in "$@"; do wait "$p" 2>/dev/null; done
 }
 
 cleanup() {

@@ -119,7 +119,7 @@ JSON
 }
 
 # lab_shape SPEED: tbf on both ends of every uplink (replacing what was
-# there). The bucket holds 2 ms of the rate (one full-size frame at least),
+# there). The bucket holds 2 ms of the rate (ten full-size frames at least),
 # the queue 20 ms: a TCP flow fills the link, and pods sharing it share it.
 lab_shape() {
 	local rate burst i
