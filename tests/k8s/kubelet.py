@@ -160,6 +160,8 @@ class Kubelet:
 
     def load_records(self):
         for f in sorted(os.listdir(os.path.join(self.state, "pods"))):
+            if not f.endswith(".json"):
+                continue  # a write cut short (.tmp)
             try:
                 with open(os.path.join(self.state, "pods", f), encoding="utf-8") as fh:
                     rec = json.load(fh)
@@ -522,6 +524,7 @@ class Kubelet:
                 self.handle(obj)
         elif kind == "DELETED":
             self.teardown(obj["metadata"]["uid"])
+            self.finalized.discard(obj["metadata"]["uid"])
 
 
 def discard(rec):
