@@ -77,22 +77,12 @@ for speed in $SPEEDS; do
 	D=$OUT/$speed
 	mkdir -p "$D"
 	lab_shape "$speed"
-	k8s_ports
-	k8s_config "$WORK/stock.yaml" none "" 100ms
-	k8s_up_api
-	kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
-	lab_k8s_nodes
-	k8s_up_scheduler "$WORK/stock.yaml"
-	lab_netsched_scheduler
+	lab_up
 	rm -rf "$WORK/kubelet" "$WORK/stats.csv"
 	lab_kubelet
 	for w in $WORKLOADS; do
 		t=$(date +%s)
-		port=5201
-		while read -r node rate streams; do
-			lab_background "$node" "$rate" "$streams" "$port"
-			port=$((port + 1))
-		done < <(python3 "$PY" background "$w" "$speed")
+		lab_backgrounds < <(python3 "$PY" background "$w" "$speed")
 		wait_for 20 "$w's background traffic at $speed" rates_ok "$speed" "$w"
 		for way in $WAYS; do
 			if [ "$way" = netsched ]; then

@@ -7,11 +7,16 @@
 #                               bridged): namespaces PREFIX-hub, PREFIX-n1..
 #   lab_shape SPEED             every uplink shaped to SPEED, both directions
 #   lab_k8s_nodes               their Node objects (call after k8s_up_api)
+#   lab_up                      a fresh control plane for them: etcd, the
+#                               apiserver, the Node objects, the stock scheduler
+#                               and netsched's (lab_netsched_scheduler)
 #   lab_kubelet [ARGS...]       the stand-in for every node (kubelet.py run)
 #   lab_kubelet_stop            SIGTERM: it tears its pods down and exits
 #   lab_background NODE RATE STREAMS   iperf3 into node NODE (its own
 #                               namespace, like a hostNetwork daemon), for
 #                               at most LAB_BG_SECONDS (600)
+#   lab_backgrounds             lab_background for each "NODE RATE STREAMS"
+#                               line on stdin, on ports 5201 and up
 #   lab_background_stop         ends every background flow
 #   lab_rx NODE                 bytes the node's uplink has received so far
 #   lab_uplink_bps NODE         its rx rate by the stand-in's last two samples
@@ -164,6 +169,17 @@ NODE
 	kc create -f "$WORK/lab-nodes.yaml" >/dev/null || fail "cannot create the lab's Node objects"
 }
 
+lab_up() {
+	k8s_ports
+	k8s_config "$WORK/stock.yaml" none "" 100ms
+	k8s_up_api
+	# netsched's scheduler keeps its lease there, as deploy/ configures it.
+	kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
+	lab_k8s_nodes
+	k8s_up_scheduler "$WORK/stock.yaml"
+	lab_netsched_scheduler
+}
+
 # lab_kubelet [ARGS...]: the stand-in on this cluster (log: kubelet.log,
 # node counters every second: $WORK/stats.csv, results:
 # $WORK/kubelet/results.jsonl).
@@ -196,6 +212,14 @@ lab_background() {
 	start "bg-$node-$port" ip netns exec "$LAB_HUB" iperf3 -c "10.231.$i.2" -p "$port" \
 		-t "$LAB_BG_SECONDS" -P "$streams" -b "$per" --fq-rate "$((per * 105 / 100))" -C cubic
 	LAB_BG+=("$LAST_PID")
+}
+
+lab_backgrounds() {
+	local node rate streams port=5201
+	while read -r node rate streams; do
+		lab_background "$node" "$rate" "$streams" "$port"
+		port=$((port + 1))
+	done
 }
 
 lab_background_stop() {

@@ -26,19 +26,9 @@ k8s_init
 
 P="nso$$"
 lab_nodes "$P" 50M routed routed bridged bridged
-k8s_ports
-k8s_config "$WORK/stock.yaml" none "" 100ms
-k8s_up_api
-kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
-lab_k8s_nodes
-k8s_up_scheduler "$WORK/stock.yaml"
-lab_netsched_scheduler
+lab_up
 lab_kubelet
-port=5201
-while read -r node rate streams; do
-	lab_background "$node" "$rate" "$streams" "$port"
-	port=$((port + 1))
-done < <(python3 bench/placement.py background outcome 50M)
+lab_backgrounds < <(python3 bench/placement.py background outcome 50M)
 saturated() { [ "$(lab_uplink_bps n1)" -ge 43000000 ] && [ "$(lab_uplink_bps n2)" -ge 43000000 ]; }
 wait_for 20 "n1 and n2 above 86% of their 50 Mb/s links" saturated
 echo "ok: background: n1 $(lab_uplink_bps n1) b/s, n2 $(lab_uplink_bps n2) b/s, n3 $(lab_uplink_bps n3) b/s"
