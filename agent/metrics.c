@@ -25,6 +25,7 @@
 #define METRICS_HEADER_TIMEOUT_S 3
 #define METRICS_TIMEOUT_S 5
 #define METRICS_MAX_BODY (256u * 1024u)
+#define METRICS_MIN_BYTES_PER_SECOND (64u * 1024u)
 
 struct agent_metrics {
 	struct MHD_Daemon *daemon;
@@ -187,6 +188,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const 
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, "Content-Type", type);
+	httpguard_replying(c, len);
 	rc = MHD_queue_response(c, status, resp);
 	MHD_destroy_response(resp);
 	return rc;
@@ -201,7 +203,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 	(void)version, (void)data;
 	if (!*req) { /* first call: headers only */
-		httpguard_headers_done(c);
+		httpguard_headers_done(c, 0);
 		*req = m;
 		return MHD_YES;
 	}
@@ -261,14 +263,20 @@ struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char 
 		return NULL;
 	}
 	pthread_mutex_init(&m->lock, NULL);
-	m->guard = httpguard_start("metrics", METRICS_HEADER_TIMEOUT_S, METRICS_TIMEOUT_S, NULL,
-				   err, errlen);
+	m->guard = httpguard_start(&(struct httpguard_config){
+		.name = "metrics",
+		.header_timeout_s = METRICS_HEADER_TIMEOUT_S,
+		.idle_timeout_s = METRICS_TIMEOUT_S,
+		.min_bytes_per_second = METRICS_MIN_BYTES_PER_SECOND,
+		.max_connections = METRICS_MAX_CONNECTIONS,
+	}, err, errlen);
 	if (!m->guard)
 		goto out_free;
 	m->daemon = MHD_start_daemon(flags, port, NULL, NULL, on_request, m,
 				     MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "metrics",
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				     MHD_OPTION_CONNECTION_LIMIT, METRICS_MAX_CONNECTIONS,
+				     MHD_OPTION_CONNECTION_LIMIT,
+				     HTTPGUARD_HARD_LIMIT(METRICS_MAX_CONNECTIONS),
 				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, METRICS_PER_CLIENT,
 				     MHD_OPTION_CONNECTION_TIMEOUT, METRICS_TIMEOUT_S,
 				     MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, m->guard,

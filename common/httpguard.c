@@ -1,6 +1,5 @@
 #include "httpguard.h"
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -11,49 +10,65 @@
 #include <sys/socket.h>
 
 #include "clock.h"
+#include "connfair.h"
 #include "log.h"
 #include "worker.h"
 
 #define GUARD_CHECK_MS 250u
 
+enum phase {
+	PHASE_HEADERS,		/* accepted, or a request line read */
+	PHASE_BODY,		/* headers complete, the body coming */
+	PHASE_PROCESSING,	/* ours: no deadline */
+	PHASE_REPLY,		/* the reply being sent */
+	PHASE_IDLE,		/* between requests */
+};
+
 /* One connection; MHD keeps it as the socket context. */
 struct guarded {
 	struct httpguard *g;
 	struct guarded *prev, *next;
+	struct connfair_conn fair;	/* in g->fair until shut */
 	int fd;
+	enum phase phase;
+	uint64_t request_ns;	/* when its current request (or the connection) began */
 	uint64_t deadline_ns;	/* 0: none */
 	bool shut;
-	char peer[INET6_ADDRSTRLEN];
 };
 
 struct httpguard {
-	const char *name;
+	struct httpguard_config cfg;
 	uint64_t header_ns, idle_ns;
-	pthread_mutex_t lock;	/* the list and every entry's fields */
+	pthread_mutex_t lock;	/* the list, the fair set and every entry's fields */
 	struct guarded *head;
+	struct connfair fair;
 	struct worker *checker;
-	atomic_ulong own_closed;	/* when the caller keeps no count */
-	atomic_ulong *closed;
-	struct log_limit closed_log;
+	atomic_ulong own_deadline, own_idle, own_busiest;	/* when the caller keeps none */
+	struct log_limit closed_log, reclaim_log;
 };
 
-static void peer_name(struct MHD_Connection *c, char *out, size_t len)
+static const char *phase_why(enum phase p)
 {
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
-								    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
-
-	snprintf(out, len, "?");
-	if (sa && sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, out, (socklen_t)len);
-	else if (sa && sa->sa_family == AF_INET6)
-		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, out,
-			  (socklen_t)len);
+	switch (p) {
+	case PHASE_HEADERS: return "no complete request headers in time";
+	case PHASE_BODY: return "request body not complete in time";
+	case PHASE_REPLY: return "reply not taken in time";
+	case PHASE_IDLE: return "idle too long";
+	case PHASE_PROCESSING: break;
+	}
+	return "past its deadline";
 }
 
-/* Shutting the socket down, not closing it: the descriptor stays MHD's,
- * and MHD removes the entry (httpguard_notify, CLOSED) before it closes
- * the descriptor, so it cannot be reused under us. */
+/* Closes e's connection: a shutdown, not a close, so the descriptor stays
+ * MHD's, and MHD removes the entry (httpguard_notify, CLOSED) before it
+ * closes the descriptor, so it cannot be reused under us. Lock held. */
+static void shut(struct httpguard *g, struct guarded *e)
+{
+	shutdown(e->fd, SHUT_RDWR);
+	e->shut = true;
+	connfair_remove(&g->fair, &e->fair);
+}
+
 static uint64_t check(void *ctx)
 {
 	struct httpguard *g = ctx;
@@ -61,42 +76,53 @@ static uint64_t check(void *ctx)
 
 	pthread_mutex_lock(&g->lock);
 	for (struct guarded *e = g->head; e; e = e->next) {
+		char peer[INET6_ADDRSTRLEN];
 		uint64_t n;
 
 		if (e->shut || !e->deadline_ns || now < e->deadline_ns)
 			continue;
-		shutdown(e->fd, SHUT_RDWR);
-		e->shut = true;
-		n = atomic_fetch_add(g->closed, 1) + 1;
-		log_limited(&g->closed_log, now, NS_PER_SEC, LOG_LVL_WARN, g->name,
-			    "closed a connection from %s: no complete request headers within %llu s "
-			    "(or %llu s idle); %llu such connections so far", e->peer,
-			    (unsigned long long)(g->header_ns / NS_PER_SEC),
-			    (unsigned long long)(g->idle_ns / NS_PER_SEC), (unsigned long long)n);
+		shut(g, e);
+		n = atomic_fetch_add(g->cfg.deadline, 1) + 1;
+		connfair_addr_str(&e->fair.addr, peer, sizeof(peer));
+		log_limited(&g->closed_log, now, NS_PER_SEC, LOG_LVL_WARN, g->cfg.name,
+			    "closed a connection from %s: %s (headers within %u s, bodies and "
+			    "replies at %llu bytes/s at least, idle %u s at most); %llu so far",
+			    peer, phase_why(e->phase), g->cfg.header_timeout_s,
+			    (unsigned long long)g->cfg.min_bytes_per_second, g->cfg.idle_timeout_s,
+			    (unsigned long long)n);
 	}
 	pthread_mutex_unlock(&g->lock);
 	return GUARD_CHECK_MS;
 }
 
-struct httpguard *httpguard_start(const char *name, unsigned header_timeout_s,
-				  unsigned idle_timeout_s, atomic_ulong *closed, char *err,
-				  size_t errlen)
+struct httpguard *httpguard_start(const struct httpguard_config *cfg, char *err, size_t errlen)
 {
 	struct httpguard *g = calloc(1, sizeof(*g));
 
-	if (!g) {
-		snprintf(err, errlen, "%s: out of memory for the connection guard", name);
+	if (!g || connfair_init(&g->fair, HTTPGUARD_HARD_LIMIT(cfg->max_connections)) < 0) {
+		snprintf(err, errlen, "%s: out of memory for the connection guard", cfg->name);
+		free(g);
 		return NULL;
 	}
-	g->name = name;
-	g->header_ns = (uint64_t)header_timeout_s * NS_PER_SEC;
-	g->idle_ns = (uint64_t)idle_timeout_s * NS_PER_SEC;
+	g->cfg = *cfg;
+	if (!g->cfg.min_bytes_per_second)
+		g->cfg.min_bytes_per_second = 1;
+	g->header_ns = (uint64_t)cfg->header_timeout_s * NS_PER_SEC;
+	g->idle_ns = (uint64_t)cfg->idle_timeout_s * NS_PER_SEC;
 	pthread_mutex_init(&g->lock, NULL);
-	atomic_init(&g->own_closed, 0);
-	g->closed = closed ? closed : &g->own_closed;
-	g->checker = worker_start(name, check, g, GUARD_CHECK_MS, err, errlen);
+	atomic_init(&g->own_deadline, 0);
+	atomic_init(&g->own_idle, 0);
+	atomic_init(&g->own_busiest, 0);
+	if (!g->cfg.deadline)
+		g->cfg.deadline = &g->own_deadline;
+	if (!g->cfg.reclaimed_idle)
+		g->cfg.reclaimed_idle = &g->own_idle;
+	if (!g->cfg.reclaimed_busiest)
+		g->cfg.reclaimed_busiest = &g->own_busiest;
+	g->checker = worker_start(cfg->name, check, g, GUARD_CHECK_MS, err, errlen);
 	if (!g->checker) {
 		pthread_mutex_destroy(&g->lock);
+		connfair_destroy(&g->fair);
 		free(g);
 		return NULL;
 	}
@@ -110,7 +136,71 @@ void httpguard_stop(struct httpguard *g)
 	worker_stop(g->checker);
 	/* Every daemon has stopped: each connection said CLOSED. */
 	pthread_mutex_destroy(&g->lock);
+	connfair_destroy(&g->fair);
 	free(g);
+}
+
+/* Over max_connections with e just in: closes connections by the fair
+ * rule until there is room again. Lock held. */
+static void make_room(struct httpguard *g, struct guarded *e, uint64_t now)
+{
+	while (connfair_count(&g->fair) > g->cfg.max_connections) {
+		struct connfair_conn *v = connfair_victim(&g->fair, &e->fair);
+		struct guarded *victim;
+		char peer[INET6_ADDRSTRLEN];
+		size_t held;
+		uint64_t n;
+
+		if (!v)
+			break;
+		victim = (struct guarded *)((char *)v - offsetof(struct guarded, fair));
+		held = connfair_addr_count(&g->fair, &v->addr);
+		connfair_addr_str(&v->addr, peer, sizeof(peer));
+		n = atomic_fetch_add(v->idle ? g->cfg.reclaimed_idle : g->cfg.reclaimed_busiest, 1) + 1;
+		log_limited(&g->reclaim_log, now, NS_PER_SEC, LOG_LVL_WARN, g->cfg.name,
+			    "%u connections in use: closed %s connection from %s, which holds %zu, to "
+			    "make room; %llu such so far", g->cfg.max_connections,
+			    v->idle ? "an idle" : "a busy", peer, held, (unsigned long long)n);
+		shut(g, victim);
+	}
+}
+
+static void started(struct httpguard *g, struct MHD_Connection *c, void **socket_context)
+{
+	const union MHD_ConnectionInfo *fd = MHD_get_connection_info(c,
+								    MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c,
+								    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	struct guarded *e;
+	uint64_t now;
+
+	/* Without memory or a descriptor the connection goes unguarded:
+	 * MHD's own timeout still ends it. */
+	e = fd ? calloc(1, sizeof(*e)) : NULL;
+	if (!e)
+		return;
+	e->g = g;
+	e->fd = fd->connect_fd;
+	if (g->cfg.socket_buffer) {
+		setsockopt(e->fd, SOL_SOCKET, SO_SNDBUF, &g->cfg.socket_buffer, sizeof(int));
+		setsockopt(e->fd, SOL_SOCKET, SO_RCVBUF, &g->cfg.socket_buffer, sizeof(int));
+	}
+	connfair_addr_of(&e->fair.addr, ci ? ci->client_addr : NULL);
+	pthread_mutex_lock(&g->lock);
+	now = clock_mono_ns();
+	e->phase = PHASE_HEADERS;
+	e->request_ns = e->fair.since_ns = now;
+	e->deadline_ns = now + g->header_ns;
+	e->next = g->head;
+	if (g->head)
+		g->head->prev = e;
+	g->head = e;
+	if (connfair_add(&g->fair, &e->fair) < 0)
+		shut(g, e);	/* MHD's own limit is above ours: never here */
+	else
+		make_room(g, e, now);
+	pthread_mutex_unlock(&g->lock);
+	*socket_context = e;
 }
 
 void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context,
@@ -120,25 +210,7 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context
 	struct guarded *e = *socket_context;
 
 	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
-		const union MHD_ConnectionInfo *ci =
-			MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-
-		/* Without memory or a descriptor the connection goes
-		 * unguarded: MHD's own timeout still ends it. */
-		e = ci ? calloc(1, sizeof(*e)) : NULL;
-		if (!e)
-			return;
-		e->g = g;
-		e->fd = ci->connect_fd;
-		peer_name(c, e->peer, sizeof(e->peer));
-		pthread_mutex_lock(&g->lock);
-		e->deadline_ns = clock_mono_ns() + g->header_ns;
-		e->next = g->head;
-		if (g->head)
-			g->head->prev = e;
-		g->head = e;
-		pthread_mutex_unlock(&g->lock);
-		*socket_context = e;
+		started(g, c, socket_context);
 		return;
 	}
 	if (!e)
@@ -150,6 +222,7 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context
 		g->head = e->next;
 	if (e->next)
 		e->next->prev = e->prev;
+	connfair_remove(&g->fair, &e->fair);
 	pthread_mutex_unlock(&g->lock);
 	free(e);
 	*socket_context = NULL;
@@ -163,17 +236,21 @@ static struct guarded *entry_of(struct MHD_Connection *c)
 	return ci ? ci->socket_context : NULL;
 }
 
-/* deadline: 0 for none; earlier_only keeps an earlier one. */
-static void set_deadline(struct MHD_Connection *c, uint64_t deadline, bool earlier_only)
+/* Moves e to phase p with deadline (0: none), under the lock. */
+static void enter(struct guarded *e, enum phase p, uint64_t deadline, uint64_t now)
 {
-	struct guarded *e = entry_of(c);
+	e->phase = p;
+	e->deadline_ns = deadline;
+	e->fair.idle = p == PHASE_IDLE;
+	e->fair.since_ns = now;
+}
 
-	if (!e)
-		return;
-	pthread_mutex_lock(&e->g->lock);
-	if (!earlier_only || !e->deadline_ns || deadline < e->deadline_ns)
-		e->deadline_ns = deadline;
-	pthread_mutex_unlock(&e->g->lock);
+/* n bytes at the guard's slowest allowed rate, in ns. */
+static uint64_t transfer_ns(const struct httpguard *g, uint64_t n)
+{
+	uint64_t rate = g->cfg.min_bytes_per_second;
+
+	return n / rate * NS_PER_SEC + n % rate * NS_PER_SEC / rate;
 }
 
 void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
@@ -182,10 +259,68 @@ void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 
 	(void)cls;
 	(void)uri;
-	/* A request line after an idle spell: the headers follow promptly. */
-	if (e)
-		set_deadline(c, clock_mono_ns() + e->g->header_ns, true);
+	if (!e)
+		return NULL;
+	pthread_mutex_lock(&e->g->lock);
+	/* A request line after an idle spell: the headers follow promptly.
+	 * The first request keeps the deadline from the accept. */
+	if (e->phase == PHASE_IDLE) {
+		uint64_t now = clock_mono_ns();
+
+		e->request_ns = now;
+		enter(e, PHASE_HEADERS, now + e->g->header_ns, now);
+	}
+	pthread_mutex_unlock(&e->g->lock);
 	return NULL;
+}
+
+void httpguard_headers_done(struct MHD_Connection *c, uint64_t body_bytes)
+{
+	struct guarded *e = entry_of(c);
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->g->lock);
+	enter(e, PHASE_BODY, e->request_ns + e->g->header_ns + transfer_ns(e->g, body_bytes),
+	      clock_mono_ns());
+	pthread_mutex_unlock(&e->g->lock);
+}
+
+void httpguard_processing(struct MHD_Connection *c)
+{
+	struct guarded *e = entry_of(c);
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->g->lock);
+	enter(e, PHASE_PROCESSING, 0, clock_mono_ns());
+	pthread_mutex_unlock(&e->g->lock);
+}
+
+void httpguard_replying(struct MHD_Connection *c, uint64_t reply_bytes)
+{
+	struct guarded *e = entry_of(c);
+	uint64_t now;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->g->lock);
+	now = clock_mono_ns();
+	enter(e, PHASE_REPLY, now + e->g->header_ns + transfer_ns(e->g, reply_bytes), now);
+	pthread_mutex_unlock(&e->g->lock);
+}
+
+void httpguard_request_done(struct MHD_Connection *c)
+{
+	struct guarded *e = entry_of(c);
+	uint64_t now;
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->g->lock);
+	now = clock_mono_ns();
+	enter(e, PHASE_IDLE, now + e->g->idle_ns, now);
+	pthread_mutex_unlock(&e->g->lock);
 }
 
 void httpguard_mhd_log(void *module, const char *fmt, va_list ap)
@@ -199,17 +334,4 @@ void httpguard_mhd_log(void *module, const char *fmt, va_list ap)
 	while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		line[--n] = '\0';
 	log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, module, "%s", line);
-}
-
-void httpguard_headers_done(struct MHD_Connection *c)
-{
-	set_deadline(c, 0, false);
-}
-
-void httpguard_request_done(struct MHD_Connection *c)
-{
-	struct guarded *e = entry_of(c);
-
-	if (e)
-		set_deadline(c, clock_mono_ns() + e->g->idle_ns, false);
 }

@@ -1,20 +1,33 @@
-/* Deadlines libmicrohttpd does not have: a connection must finish a
- * request's headers within a few seconds, however it trickles them.
+/* What libmicrohttpd does not do for a server facing hostile clients:
+ * deadlines for a whole request, and fair shares of the connection slots.
  *
- * MHD's one connection timeout measures inactivity, so a client sending a
- * header line every few seconds (slowloris) holds its slot forever; with
- * a few hundred such clients nobody else gets in. The guard gives each
- * connection an absolute deadline:
- *   accepted, or its request line read    headers within header_timeout_s
- *   headers complete                      none (the body: MHD's timeout)
- *   request answered (keep-alive)         next request within idle_timeout_s
+ * Deadlines. MHD's one connection timeout measures inactivity, so a client
+ * sending a header line, or a body byte, every few seconds holds its slot
+ * forever. The guard gives each connection an absolute deadline instead:
+ *   accepted, or its request line read     headers within header_timeout_s
+ *   headers complete, body of n bytes       the same deadline + n / min_rate
+ *   being answered (slow lane, big body)    none: our own time is not theirs
+ *   reply of n bytes queued                 now + header_timeout_s + n / min_rate
+ *   request answered (keep-alive)           next request within idle_timeout_s
+ * so a real request, however large, is never cut on a link faster than
+ * min_rate, and a client that does not read its reply loses it.
+ *
+ * Fair slots. Over max_connections, the connection just accepted makes
+ * room: one connection is closed by the rule of common/connfair.h (one of
+ * the address holding the most; of those an idle one first; the one
+ * waiting longest), so the scheduler's new connection always gets in
+ * however many connections and addresses others use.
+ *
  * A thread checks four times a second and shuts down the socket of a
  * connection past its deadline; MHD then sees the end of the stream and
  * closes it as it would any other. Serving daemons wire it in with
  * MHD_OPTION_NOTIFY_CONNECTION (httpguard_notify, guard),
- * MHD_OPTION_URI_LOG_CALLBACK (httpguard_uri_log, NULL), and call
- * httpguard_headers_done() and httpguard_request_done() from their handlers.
- * httpguard_mhd_log is the daemons' libmicrohttpd error log.
+ * MHD_OPTION_URI_LOG_CALLBACK (httpguard_uri_log, NULL), and call the
+ * httpguard_headers_done() ... httpguard_request_done() steps from their
+ * handlers. Their MHD_OPTION_CONNECTION_LIMIT must leave room above
+ * max_connections (HTTPGUARD_HARD_LIMIT) for the newcomer and for the
+ * closed ones MHD has not reaped yet. httpguard_mhd_log is the daemons'
+ * libmicrohttpd error log.
  * A guard may serve several daemons and must outlive all of them. */
 #ifndef NETSCHED_HTTPGUARD_H
 #define NETSCHED_HTTPGUARD_H
@@ -26,14 +39,33 @@
 
 #include <microhttpd.h>
 
+/* What a daemon's MHD_OPTION_CONNECTION_LIMIT should be for a guard of
+ * max_connections. */
+#define HTTPGUARD_HARD_LIMIT(max_connections) ((max_connections) + (max_connections) / 4u + 4u)
+
 struct httpguard;
 
-/* name ("http", "metrics") names the guard in its log lines. closed, if
- * not NULL, counts the connections it closes (for /metrics) and must
- * outlive it. NULL with err set when its thread cannot start. */
-struct httpguard *httpguard_start(const char *name, unsigned header_timeout_s,
-				  unsigned idle_timeout_s, atomic_ulong *closed, char *err,
-				  size_t errlen);
+struct httpguard_config {
+	const char *name;		/* "http", "health", "metrics": names its log lines */
+	unsigned header_timeout_s;
+	unsigned idle_timeout_s;
+	uint64_t min_bytes_per_second;	/* bodies and replies move at least this fast */
+	unsigned max_connections;	/* over this, one connection is reclaimed */
+	/* Each connection's kernel send and receive buffers (SO_SNDBUF,
+	 * SO_RCVBUF; the kernel doubles it), 0 to leave them: a reply not
+	 * read stays there, charged to the container's memory, and the
+	 * kernel would grow them to megabytes each. */
+	int socket_buffer;
+	/* Counters for /metrics, each may be NULL; they must outlive the guard.
+	 * deadline: closed past a deadline above (headers, body, reply, idle);
+	 * reclaimed_idle, reclaimed_busiest: closed to make room, an idle one
+	 * or one of the address holding the most. */
+	atomic_ulong *deadline, *reclaimed_idle, *reclaimed_busiest;
+};
+
+/* NULL with err set when out of memory or its thread cannot start. cfg is
+ * copied (name must be static). */
+struct httpguard *httpguard_start(const struct httpguard_config *cfg, char *err, size_t errlen);
 /* Accepts NULL. Only after every daemon using it has stopped. */
 void httpguard_stop(struct httpguard *g);
 
@@ -41,11 +73,16 @@ void httpguard_notify(void *cls, struct MHD_Connection *c, void **socket_context
 		      enum MHD_ConnectionNotificationCode code);
 /* Returns NULL: the request's con_cls starts out NULL as without it. */
 void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c);
-void httpguard_headers_done(struct MHD_Connection *c);
+
+/* The steps of a request (see the top), from the daemon's handlers. */
+void httpguard_headers_done(struct MHD_Connection *c, uint64_t body_bytes);
+void httpguard_processing(struct MHD_Connection *c);
+void httpguard_replying(struct MHD_Connection *c, uint64_t reply_bytes);
+void httpguard_request_done(struct MHD_Connection *c);
+
 /* MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "module": a client can make
  * libmicrohttpd warn at will (every aborted connection, the per-address
  * cap), so its lines share one budget of a line a second per process. */
 void httpguard_mhd_log(void *module, const char *fmt, va_list ap);
-void httpguard_request_done(struct MHD_Connection *c);
 
 #endif

@@ -32,7 +32,6 @@
 /* Worker threads in libmicrohttpd's pool, each poll()ing the connections
  * it accepted (level-triggered: start_daemon() says why not epoll). */
 #define HTTP_THREADS 2u
-#define HTTP_MAX_CONNECTIONS 256u
 /* Longer than Go's 90 s idle-connection timeout, so the scheduler closes
  * an idle connection before we do and never sends a request into one we
  * are closing (Go does not retry a POST that hit a closed connection). */
@@ -41,9 +40,17 @@
  * the blank line: the scheduler sends them in one write, so a client still
  * sending after this long is trickling them on purpose (httpguard.h). */
 #define HTTP_HEADER_TIMEOUT_S 5u
+/* After its headers, a body or a reply must move at least this fast: the
+ * largest body (--max-body, 32 MiB) gets 5 + 32 s, a 16 MB one 5 + 15 s,
+ * far more than any real client on a cluster network needs, and a client
+ * trickling a byte every 20 s loses its slot. */
+#define HTTP_MIN_BYTES_PER_SECOND (1024u * 1024u)
+/* Each connection's kernel buffers, each way (the kernel doubles it): 256
+ * KiB in all, so 320 connections not reading their replies hold 80 MiB of
+ * kernel memory at most, where the kernel's own growth allowed 4 MiB each.
+ * 128 KiB in flight still moves 600 MB/s at a 0.2 ms round trip. */
+#define HTTP_SOCKET_BUFFER (64 * 1024)
 #define HTTP_BACKLOG 128
-/* The probe listener's: the kubelet probes one at a time. */
-#define HTTP_HEALTH_CONNECTIONS 64u
 /* Per-connection pool for headers and the read buffer; more than ~128 KiB
  * buys nothing (MHD's own advice). */
 #define HTTP_CONN_MEMORY (128u * 1024u)
@@ -93,7 +100,7 @@ struct http_server {
 	struct tls_rotation *rotation;
 	struct log_limit refused_log;	/* mTLS refusals */
 	struct log_limit busy_log;	/* 503s for a full request memory budget */
-	struct httpguard *guard;	/* header and idle deadlines, all daemons */
+	struct httpguard *guard;	/* deadlines and fair slots, all daemons */
 	bool health_only;		/* /healthz and /readyz, nothing else */
 	struct bigq big;
 };
@@ -164,6 +171,25 @@ static void drop_body(struct http_server *h, struct request *rq)
 	membudget_give(&h->s->request_memory, &rq->charged);
 }
 
+/* Queues resp (taking it) with its type and an optional extra header; from
+ * here the reply has its deadline (httpguard.h). */
+static enum MHD_Result queue(struct MHD_Connection *conn, struct MHD_Response *resp, size_t len,
+			     unsigned status, const char *type, const char *header,
+			     const char *value)
+{
+	enum MHD_Result ret;
+
+	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES ||
+	    (header && MHD_add_response_header(resp, header, value) != MHD_YES)) {
+		MHD_destroy_response(resp);
+		return MHD_NO;
+	}
+	httpguard_replying(conn, len);
+	ret = MHD_queue_response(conn, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
 /* Queues reply (taking its body) with an optional extra header. */
 static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 			       const char *header, const char *value)
@@ -171,8 +197,8 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 	static const char oom[] = "{\"error\":\"out of memory\"}";
 	const char *type = reply->content_type ? reply->content_type : "application/json";
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 	unsigned status = reply->status;
+	size_t len = reply->body ? reply->len : sizeof(oom) - 1;
 
 	if (reply->body) {
 		resp = MHD_create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
@@ -187,14 +213,7 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 	reply->body = NULL;
 	if (!resp)
 		return MHD_NO;
-	if (MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES ||
-	    (header && MHD_add_response_header(resp, header, value) != MHD_YES)) {
-		MHD_destroy_response(resp);
-		return MHD_NO;
-	}
-	ret = MHD_queue_response(conn, status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	return queue(conn, resp, len, status, type, header, value);
 }
 
 static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connection *conn,
@@ -256,7 +275,8 @@ static void run_verb(struct http_server *h, struct request *rq, struct reply *re
 
 /* Suspends conn and queues rq for the big-request thread; false (nothing
  * done) when that thread is not running. Suspended before it is queued, so
- * the thread never resumes a connection not yet suspended. */
+ * the thread never resumes a connection not yet suspended. Its time there
+ * is ours, not the client's: no deadline meanwhile. */
 static bool bigq_push(struct http_server *h, struct MHD_Connection *conn, struct request *rq)
 {
 	struct bigq *q = &h->big;
@@ -266,6 +286,7 @@ static bool bigq_push(struct http_server *h, struct MHD_Connection *conn, struct
 		pthread_mutex_unlock(&q->lock);
 		return false;
 	}
+	httpguard_processing(conn);
 	MHD_suspend_connection(conn);
 	rq->conn = conn;
 	rq->queued = true;
@@ -436,7 +457,6 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	uint64_t declared = 0;
 	bool has_length, has_body;
 
-	httpguard_headers_done(conn);
 	rq = calloc(1, sizeof(*rq));
 	if (!rq)
 		return MHD_NO;
@@ -450,6 +470,14 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 				!strcmp(method, MHD_HTTP_METHOD_HEAD);
 	buf_init(&rq->body, max);
 	*con_cls = rq;
+	has_length = content_length(conn, &declared) == 0;
+	has_body = has_length ? declared > 0 :
+		   MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+					       MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
+	/* The whole request's deadline: only a body we will read counts
+	 * (chunked: the largest allowed); any other is answered at once. */
+	httpguard_headers_done(conn, !is_post_route(rq->route) || !rq->method_ok || !has_body ? 0 :
+				     has_length && declared < max ? declared : max);
 
 	if (h->tls && h->tls->client_ca[0]) {
 		char why[256];
@@ -466,10 +494,6 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 		}
 	}
 
-	has_length = content_length(conn, &declared) == 0;
-	has_body = has_length ? declared > 0 :
-		   MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-					       MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 	if (is_post_route(rq->route) && rq->method_ok) {
 		if (has_length && declared > max) {
 			rq->too_large = true;
@@ -638,9 +662,12 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,
 				MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "http",
 				MHD_OPTION_LISTEN_SOCKET, fd,
+				/* Room above the guard's own limit, which makes
+				 * room fairly (httpguard.h). */
 				MHD_OPTION_CONNECTION_LIMIT,
-				h->health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
-				/* One address cannot take every slot. */
+				HTTPGUARD_HARD_LIMIT(h->health_only ? HTTP_HEALTH_CONNECTIONS :
+								      HTTP_MAX_CONNECTIONS),
+				/* One address cannot hold more than this at all. */
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
 				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, h->guard,
@@ -695,8 +722,17 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	pthread_mutex_init(&h->big.lock, NULL);
 	pthread_cond_init(&h->big.wake, NULL);
 	pthread_cond_init(&h->big.idle, NULL);
-	h->guard = httpguard_start("http", HTTP_HEADER_TIMEOUT_S, HTTP_IDLE_TIMEOUT_S,
-				   &s->counters.http_deadline_closes, err, errlen);
+	h->guard = httpguard_start(&(struct httpguard_config){
+		.name = health_only ? "health" : "http",
+		.header_timeout_s = HTTP_HEADER_TIMEOUT_S,
+		.idle_timeout_s = HTTP_IDLE_TIMEOUT_S,
+		.min_bytes_per_second = HTTP_MIN_BYTES_PER_SECOND,
+		.socket_buffer = HTTP_SOCKET_BUFFER,
+		.max_connections = health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
+		.deadline = &s->counters.http_deadline_closes,
+		.reclaimed_idle = &s->counters.http_reclaimed_idle,
+		.reclaimed_busiest = &s->counters.http_reclaimed_busiest,
+	}, err, errlen);
 	if (!h->guard)
 		goto out_free_server;
 	/* Without it big requests are answered inline: slower for others,

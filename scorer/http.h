@@ -30,10 +30,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "httpguard.h"
 #include "tls.h"
 
 struct scorer;
 struct http_server;
+
+/* Connections each listener serves at once; over that, the connection just
+ * accepted makes room fairly across client addresses (httpguard.h). The
+ * probe listener's: the kubelet probes one at a time. */
+#define HTTP_MAX_CONNECTIONS 256u
+#define HTTP_HEALTH_CONNECTIONS 64u
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
  * and serves from internal threads until http_stop(). s and tls (NULL for

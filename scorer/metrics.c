@@ -189,7 +189,6 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
-
 	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"
 		     "# TYPE netsched_scorer_requests_total counter\n");
 	buf_printf(&b, "netsched_scorer_requests_total{verb=\"filter\"} %lu\n", get(&c->requests_filter));
@@ -200,10 +199,13 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_puts(&b, "# HELP netsched_scorer_http_busy_total Requests answered 503: bodies and their tokens in flight had used the request memory budget.\n"
 		     "# TYPE netsched_scorer_http_busy_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_busy_total %lu\n", get(&c->http_busy));
-	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed without complete request headers within 5 s, or idle 120 s.\n"
+	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed for not finishing in time: request headers within 5 s, a body or reply at under 1 MiB/s, or idle 120 s.\n"
 		     "# TYPE netsched_scorer_http_deadline_closes_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_deadline_closes_total %lu\n", get(&c->http_deadline_closes));
-
+	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one with every slot taken: an idle one, or one of the address holding the most.\n"
+		     "# TYPE netsched_scorer_http_connections_reclaimed_total counter\n");
+	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"idle\"} %lu\n", get(&c->http_reclaimed_idle));
+	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"busiest_address\"} %lu\n", get(&c->http_reclaimed_busiest));
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"filter\"", &c->latency_filter);

@@ -35,7 +35,9 @@ struct registry {
 	atomic_ulong requests_prioritize;
 	atomic_ulong requests_bad;	/* 4xx answers */
 	atomic_ulong http_busy;		/* 503s: the request memory budget was full */
-	atomic_ulong http_deadline_closes; /* no headers in time, or idle (httpguard.h) */
+	atomic_ulong http_deadline_closes; /* a request not complete in time, or idle (httpguard.h) */
+	atomic_ulong http_reclaimed_idle;	/* full: an idle connection closed to make room */
+	atomic_ulong http_reclaimed_busiest;	/* full: one of the address holding the most closed */
 	struct registry_histogram latency_filter;
 	struct registry_histogram latency_prioritize;
 	/* The Prometheus fallback (prom.h). */

@@ -80,7 +80,7 @@ wait "$SLOW"
 read -r accepted open <"$WORK/slow.out"
 expect "slow-header connections one address got (--connections-per-client 32)" "$accepted" 32
 expect "slow-header connections still open after 9 s (header deadline 5 s)" "$open" 0
-grep -q 'closed a connection from 127.0.0.2: no complete request headers within 5 s' \
+grep -q 'closed a connection from 127.0.0.2: no complete request headers in time (headers within 5 s' \
 	"$WORK/scorer.log" || fail "no log line for the connections closed at the deadline"
 echo "ok: the closed connections are logged"
 closes=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics" |

@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Hostile clients holding a server's connections, from many source addresses.
+
+Each of the addresses keeps PER connections of one KIND open for SECONDS,
+opening a new one whenever the server closes one (they hold all they can):
+
+  idle           an HTTP GET /healthz, its reply read, then nothing (keep-alive)
+  slow-headers   a request line, then a header line every EVERY s
+  slow-body      POST headers announcing a 32 MiB body, then a byte every EVERY s
+  silent         a TCP connection that sends nothing (also: TLS without a ClientHello)
+  unread-status  GET /v1/nodes with a tiny receive window, never read; the
+                 oldest is dropped and a new one asked every EVERY s
+  nng-idle       NNG's SP handshake (a push socket), then nothing
+  nng-partial    the SP handshake, then a 32 KiB message announced and all of it
+                 but its last byte sent
+  nng-raw        a TCP connection to the report port that never sends the handshake
+
+SIGTERM ends it early. ADDRS is FIRST-LAST of 127.x.y.z addresses (127.0.0.10-127.0.0.18), or a count
+N for N addresses from 127.1.0.1 on. Prints one line of counts when done (and to
+--stats FILE): connections opened, closed by the server, refused.
+
+usage: hostile_clients.py --port P --kind KIND --addrs ADDRS --per N --seconds S
+                          [--every 2] [--stats FILE] [--no-reopen]
+"""
+import argparse
+import ipaddress
+import signal
+import socket
+import struct
+import sys
+import threading
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--port", type=int, required=True)
+ap.add_argument("--kind", required=True)
+ap.add_argument("--addrs", required=True)
+ap.add_argument("--per", type=int, required=True)
+ap.add_argument("--seconds", type=float, required=True)
+ap.add_argument("--every", type=float, default=2.0)
+ap.add_argument("--stats")
+ap.add_argument("--no-reopen", action="store_true", help="open PER once, never again")
+a = ap.parse_args()
+
+if "-" in a.addrs:
+    lo, hi = (int(ipaddress.IPv4Address(x)) for x in a.addrs.split("-"))
+    addrs = [str(ipaddress.IPv4Address(i)) for i in range(lo, hi + 1)]
+else:
+    base = int(ipaddress.IPv4Address("127.1.0.1"))
+    addrs = [str(ipaddress.IPv4Address(base + i)) for i in range(int(a.addrs))]
+
+stop = time.monotonic() + a.seconds
+counts = {"opened": 0, "closed by the server": 0, "refused": 0}
+lock = threading.Lock()
+
+
+def count(k):
+    with lock:
+        counts[k] += 1
+
+
+def opening(kind):
+    if kind == "idle":
+        return b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+    if kind == "slow-headers":
+        return b"GET /healthz HTTP/1.1\r\nHost: x\r\n"
+    if kind == "slow-body":
+        return (b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 33554432\r\n\r\n[")
+    if kind == "unread-status":
+        return b"GET /v1/nodes HTTP/1.1\r\nHost: x\r\n\r\n"
+    if kind in ("nng-idle", "nng-partial"):
+        return b"\x00SP\x00\x00\x50\x00\x00"	# SP over TCP, protocol push0
+    return b""
+
+
+MORE = {"slow-headers": b"X-Slow: 1\r\n", "slow-body": b"1"}
+
+
+def connect(src):
+    s = socket.socket()
+    if a.kind == "unread-status":
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(0.5)	# a full backlog: try again soon
+    s.bind((src, 0))
+    s.connect(("127.0.0.1", a.port))
+    s.sendall(opening(a.kind))
+    if a.kind == "idle":
+        s.recv(65536)
+    elif a.kind == "nng-partial":
+        s.recv(8)
+        s.sendall(struct.pack(">Q", 32768) + b"\xff" * 32767)
+    s.setblocking(False)
+    return s
+
+
+def closed(s):
+    try:
+        return s.recv(1 << 16) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def hold(src):
+    socks, next_more, opened = [], time.monotonic() + a.every, 0
+    while time.monotonic() < stop:
+        if a.kind == "unread-status":
+            # Never read, so never know: ask anew every EVERY s instead.
+            if time.monotonic() >= next_more and socks:
+                socks.pop(0).close()
+        else:
+            alive = []
+            for s in socks:
+                if closed(s):
+                    count("closed by the server")
+                    s.close()
+                else:
+                    alive.append(s)
+            socks = alive
+        while len(socks) < a.per and time.monotonic() < stop and not (a.no_reopen and opened >= a.per):
+            try:
+                socks.append(connect(src))
+                opened += 1
+                count("opened")
+            except OSError:
+                count("refused")
+                break
+        if time.monotonic() >= next_more:
+            next_more = time.monotonic() + a.every
+            for s in socks if a.kind in MORE else []:
+                try:
+                    s.send(MORE[a.kind])
+                except OSError:
+                    pass
+        time.sleep(0.05)
+    for s in socks:
+        s.close()
+
+
+def finish(*_):
+    global stop
+    stop = 0	# SIGTERM: stop now, and still say what was done
+
+
+signal.signal(signal.SIGTERM, finish)
+threads = [threading.Thread(target=hold, args=(src,), daemon=True) for src in addrs]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+line = "%s from %d addresses x %d: %s" % (a.kind, len(addrs), a.per,
+                                          ", ".join("%s %d" % kv for kv in counts.items()))
+print(line)
+if a.stats:
+    open(a.stats, "w").write(line + "\n")
