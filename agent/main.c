@@ -13,7 +13,7 @@
 #include "clock.h"
 #include "keyfile.h"
 #include "log.h"
-#include "metrics.h"
+#include "httpd.h"
 #include "netns.h"
 #include "nl.h"
 #include "options.h"
@@ -179,7 +179,7 @@ static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t 
 }
 
 static void run_loop(const struct agent_options *o, struct sampler *sm, struct sender *snd,
-		     struct signer *sg, struct agent_metrics *met, uint64_t instance)
+		     struct signer *sg, struct agent_httpd *met, uint64_t instance)
 {
 	static struct report r;
 	const uint64_t interval_ns = o->sample_interval_ms * NS_PER_MS;
@@ -204,7 +204,7 @@ static void run_loop(const struct agent_options *o, struct sampler *sm, struct s
 			report_build(&r, o, sm, instance, ++seq, now, o->window_ms);
 			signer_refresh(sg, o->node, now);
 			send_report(snd, sg, &r);
-			agent_metrics_publish(met, &r, sm, snd);
+			agent_httpd_publish(met, &r, sm, snd);
 			next_report += report_ns;
 			if (next_report <= now) /* we fell behind: skip, never burst */
 				next_report = now + report_ns;
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 	struct sampler_config cfg;
 	const char *urls[SENDER_MAX_SCORERS];
 	struct sender *snd = NULL;
-	struct agent_metrics *met = NULL;
+	struct agent_httpd *met = NULL;
 	struct nl *nl = NULL;
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs;
@@ -308,7 +308,7 @@ int main(int argc, char **argv)
 	snd = sender_create(urls, o.n_scorers, o.scorer_ca[0] ? o.scorer_ca : NULL, err,
 			    sizeof(err));
 	if (snd && o.metrics_addr[0])
-		met = agent_metrics_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
+		met = agent_httpd_start(o.metrics_addr, o.metrics_port, err, sizeof(err));
 	pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
 	if (!snd || (o.metrics_addr[0] && !met)) {
 		log_error("agent", "%s: %s", o.node, err);
@@ -322,14 +322,14 @@ int main(int argc, char **argv)
 		 (unsigned long long)o.report_interval_ms, o.n_scorers, (unsigned long long)instance);
 	if (met)
 		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
-			 agent_metrics_port(met));
+			 agent_httpd_port(met));
 	if (sg.path)
 		log_info("agent", "%s: signing reports with key %08x from %s", o.node,
 			 sg.keys.keys[0].id, sg.path);
 	run_loop(&o, &sm, snd, &sg, met, instance);
 	rc = 0;
 out:
-	agent_metrics_stop(met);
+	agent_httpd_stop(met);
 	sender_destroy(snd);
 	sampler_free(&sm);
 	nl_close(nl);

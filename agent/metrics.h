@@ -1,15 +1,11 @@
-/* The agent's own HTTP endpoint (--metrics ADDR:PORT): GET /metrics in the
- * Prometheus text format, and GET /healthz for the DaemonSet's probes.
- *
- * The sampling loop publishes a snapshot after every report with
- * agent_metrics_publish(); the HTTP thread renders only from that snapshot, under
- * a mutex, so a slow or hostile scraper can never touch or delay sampling.
- * Served by libmicrohttpd from one internal thread (poll()), 32 connections
- * at most and 4 per client address, each of which must send its headers
- * within 3 s and is closed after 5 s idle. */
+/* The agent's /metrics page in the Prometheus text format, rendered from a
+ * snapshot: what the sampling loop last published (agent/httpd.h keeps it)
+ * and the process's own figures. No clock, no I/O and no lock here, so a
+ * unit test renders any snapshot and reads the page back. */
 #ifndef NETSCHED_AGENT_METRICS_H
 #define NETSCHED_AGENT_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,17 +13,39 @@
 #include "sampler.h"
 #include "sender.h"
 
-struct agent_metrics;
+struct buf;
 
-/* Listens on addr:port (port 0 picks one). NULL with err set. */
-struct agent_metrics *agent_metrics_start(const char *addr, uint16_t port, char *err, size_t errlen);
-/* Accepts NULL. */
-void agent_metrics_stop(struct agent_metrics *m);
-uint16_t agent_metrics_port(const struct agent_metrics *m);
+/* The latest report, the sampler's per-interface counts and the sender's
+ * per-scorer counts, copied (no pointer into the loop's state). */
+struct agent_metrics_snapshot {
+	bool have_report;
+	struct report report;
+	size_t n_ifaces;
+	struct sampler_health ifaces[REPORT_MAX_INTERFACES];
+	size_t n_peers;
+	struct sender_peer peers[SENDER_MAX_PEERS];
+};
 
-/* Copies what /metrics shows: the latest report, the sampler's per-interface
- * counts and the sender's per-scorer counts. Accepts m == NULL. */
-void agent_metrics_publish(struct agent_metrics *m, const struct report *r, const struct sampler *sm,
-		     struct sender *snd);
+/* The process and its HTTP server. */
+struct agent_metrics_process {
+	double cpu_seconds;
+	uint64_t resident_bytes;
+	uint64_t log_lines_dropped;
+	uint64_t http_deadline_closes;	/* httpguard.h */
+	uint64_t http_reclaimed_idle, http_reclaimed_busiest;
+};
+
+/* Copies what /metrics shows from the loop's state. sm and snd may be NULL. */
+void agent_metrics_snapshot_fill(struct agent_metrics_snapshot *out, const struct report *r,
+				 const struct sampler *sm, struct sender *snd);
+
+/* Reads the process's CPU time (getrusage), resident memory
+ * (/proc/self/statm) and dropped log lines; the HTTP counts are left as
+ * they are. */
+void agent_metrics_process_read(struct agent_metrics_process *p);
+
+/* Appends the page to b (check buf_failed() after). */
+void agent_metrics_render(const struct agent_metrics_snapshot *snap,
+			  const struct agent_metrics_process *p, struct buf *b);
 
 #endif

@@ -5,8 +5,8 @@
 # TLS without a ClientHello), each of the scheduler's calls on a NEW
 # connection from another address is answered. Once the per-address cap
 # (32) times eight addresses was every slot, and 20 of 21 such calls timed
-# out. The same for the probe port (--health-listen), whose probes
-# failed the same way. Each attack runs a few
+# out. The same for the probe port (--health-listen) and the agent's
+# /metrics, whose probes failed the same way. Each attack runs a few
 # seconds; calls get curl's 2 s (the latency under attack is bench/hostile.sh's).
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -122,3 +122,24 @@ start scorer-tls "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$(free_port)" 
 	--tls-cert "$C/s.pem" --tls-key "$C/s.key"
 wait_for 10 "HTTPS scorer /healthz" curl -sf --cacert "$C/s.pem" "https://127.0.0.1:$SP/healthz"
 under tls-silent "$SP" silent 250 2 "https://127.0.0.1:$SP" --cacert "$C/s.pem"
+
+# The agent's /metrics: its probes while 8 addresses trickle a body on 4
+# connections each (the per-address cap; every slot once), then 60
+# addresses stay idle on 2 each.
+M=$(free_port)
+start agent "$BIN/netsched-agent" --node node-conn --interfaces lo --sample-interval 100ms \
+	--window 1s --report-interval 200ms --scorer "tcp://127.0.0.1:$(free_port)" \
+	--metrics "127.0.0.1:$M"
+wait_for 10 "agent /healthz" curl -sf "http://127.0.0.1:$M/healthz"
+for spec in "slow-body 127.0.0.10-127.0.0.17 4" "idle 60 2"; do
+	read -r kind addrs per <<<"$spec"
+	attack agent "$M" "$kind" "$addrs" "$per" 1
+	codes=$(calls 6 "http://127.0.0.1:$M/healthz")
+	stop_attack
+	expect "agent liveness probes while $(cat "$WORK/agent.stats")" "$codes" "$all_200"
+done
+curl -s "http://127.0.0.1:$M/metrics" |
+	awk '$1 ~ /^netsched_agent_http_(deadline_closes|connections_reclaimed)_total/ { n += $2; seen++ }
+	     END { exit !(seen == 3 && n > 0) }' ||
+	fail "the agent's /metrics does not count the connections it closed"
+echo "ok: the agent counts the connections it closed"
