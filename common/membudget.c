@@ -28,6 +28,15 @@ bool membudget_take(struct membudget *b, size_t *held, size_t n)
 	return true;
 }
 
+void membudget_shrink(struct membudget *b, size_t *held, size_t keep)
+{
+	if (*held <= keep)
+		return;
+	if (b)
+		atomic_fetch_sub(&b->used, *held - keep);
+	*held = keep;
+}
+
 void membudget_give(struct membudget *b, size_t *held)
 {
 	if (b && *held)

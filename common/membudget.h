@@ -1,5 +1,5 @@
 /* A byte budget shared by threads: memory that outside clients make us hold
- * (request bodies, their JSON tokens) is taken from it before it is
+ * (request bodies, their JSON tokens, status replies) is taken from it before it is
  * allocated and given back when freed, so whatever clients do, the total
  * stays under a fixed limit and the process under its memory limit.
  *
@@ -26,6 +26,10 @@ void membudget_init(struct membudget *b, size_t limit, size_t reserve, size_t sm
 /* Takes n more bytes for a holder that has *held already; true and *held
  * grown, or false with nothing taken. b NULL: always true (no budget). */
 bool membudget_take(struct membudget *b, size_t *held, size_t n);
+
+/* Gives back what a holder has over `keep` bytes (nothing if it has no
+ * more); *held becomes at most keep. Accepts b NULL. */
+void membudget_shrink(struct membudget *b, size_t *held, size_t keep);
 
 /* Gives back all a holder has; *held becomes 0. Accepts b NULL. */
 void membudget_give(struct membudget *b, size_t *held);

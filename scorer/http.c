@@ -26,6 +26,7 @@
 #include "reply.h"
 #include "scorer.h"
 #include "status.h"
+#include "statusreply.h"
 #include "tls.h"
 #include "worker.h"
 
@@ -67,6 +68,11 @@
  * tokens): clients sending the largest bodies cannot starve them. */
 #define HTTP_BUDGET_RESERVE_DIV 8u
 #define HTTP_SMALL_REQUEST (1024u * 1024u)
+/* Status replies (/v1/nodes, /metrics) held at once, shared or not
+ * (statusreply.h): two of the largest /v1/nodes (16 MiB, status.c). A
+ * budget of their own, so clients that ask and never read cannot take
+ * the scheduler's body memory, nor the other way round. */
+#define HTTP_STATUS_BUDGET (32u * 1024u * 1024u)
 /* Bodies over this are parsed and answered on the big-request thread, not
  * on the HTTP thread that read them: 32 MiB of [1,1,...] takes 70 ms to
  * parse, and the HTTP thread would serve none of its other connections (the
@@ -103,6 +109,8 @@ struct http_server {
 	struct httpguard *guard;	/* deadlines and fair slots, all daemons */
 	bool health_only;		/* /healthz and /readyz, nothing else */
 	struct bigq big;
+	struct statusreply_cache nodes, metrics;	/* /v1/nodes, /metrics */
+	struct membudget status_memory;		/* their bytes */
 };
 
 enum route {
@@ -124,11 +132,15 @@ struct request {
 	bool too_large;		/* over max_body_bytes: discard, answer 413 */
 	bool forbidden;		/* mTLS: no acceptable client certificate, answer 403 */
 	bool over_budget;	/* server-wide buffer full: discard, answer 503 */
-	/* A big body's trip through the big-request thread: queued with its
-	 * connection suspended, then done with the reply ready and the
-	 * connection resumed, so MHD calls us again to send it. */
+	/* A big body's or a status reply's trip through the big-request
+	 * thread: queued with its connection suspended, then done with the
+	 * reply ready and the connection resumed, so MHD calls us again to
+	 * send it. */
 	bool queued, done;
 	struct reply reply;
+	uint64_t asked_ns;		/* when its headers were in (clock_mono_ns) */
+	struct statusreply *status;	/* /v1/nodes, /metrics: a shared reply (a reference) */
+	int status_rc;			/* why there is none: -EBUSY, -ENOMEM */
 	struct MHD_Connection *conn;
 	struct request *next;
 };
@@ -216,6 +228,24 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 	return queue(conn, resp, len, status, type, header, value);
 }
 
+/* Queues a shared status reply, handing our reference to the response:
+ * libmicrohttpd drops it when the reply is sent or the connection closes. */
+static enum MHD_Result respond_shared(struct MHD_Connection *conn, struct statusreply **sr)
+{
+	struct statusreply *r = *sr;
+	struct MHD_Response *resp;
+
+	*sr = NULL;
+	resp = MHD_create_response_from_buffer_with_free_callback_cls(r->reply.len, r->reply.body,
+								       statusreply_put, r);
+	if (!resp) {
+		statusreply_put(r);
+		return MHD_NO;
+	}
+	return queue(conn, resp, r->reply.len, r->reply.status,
+		     r->reply.content_type ? r->reply.content_type : "application/json", NULL, NULL);
+}
+
 static enum MHD_Result respond_error(struct http_server *h, struct MHD_Connection *conn,
 				     unsigned status, const char *header, const char *value,
 				     const char *fmt, ...) __attribute__((format(printf, 6, 7)));
@@ -260,6 +290,19 @@ static int content_length(struct MHD_Connection *conn, uint64_t *out)
 static bool is_post_route(enum route route)
 {
 	return route == ROUTE_FILTER || route == ROUTE_PRIORITIZE;
+}
+
+/* The replies rendered once and shared (statusreply.h). */
+static bool is_shared_route(enum route route)
+{
+	return route == ROUTE_METRICS || route == ROUTE_NODES;
+}
+
+/* The status reply for rq, or why there is none (rq->status_rc). */
+static void get_status(struct http_server *h, struct request *rq)
+{
+	rq->status_rc = statusreply_get(rq->route == ROUTE_NODES ? &h->nodes : &h->metrics, h->s,
+					&h->status_memory, rq->asked_ns, &rq->status);
 }
 
 /* The verb itself. The reply holds no pointer into the body: it is
@@ -323,7 +366,10 @@ static void *bigq_main(void *arg)
 			q->tail = NULL;
 		q->busy = true;
 		pthread_mutex_unlock(&q->lock);
-		run_verb(h, rq, &rq->reply);
+		if (is_shared_route(rq->route))
+			get_status(h, rq);
+		else
+			run_verb(h, rq, &rq->reply);
 		rq->done = true;
 		MHD_resume_connection(rq->conn);
 		pthread_mutex_lock(&q->lock);
@@ -383,6 +429,29 @@ static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* /v1/nodes and /metrics: rendered on the big-request thread (never on the
+ * threads that answer the scheduler), or inline when it is not running. */
+static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connection *conn,
+				     struct request *rq)
+{
+	if (!rq->done) {
+		if (bigq_push(h, conn, rq))
+			return MHD_YES;
+		get_status(h, rq);
+	}
+	if (rq->status)
+		return respond_shared(conn, &rq->status);
+	if (rq->status_rc == -EBUSY) {
+		atomic_fetch_add(&h->s->counters.http_replies_busy, 1);
+		log_limited(&h->busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "http",
+			    "status replies held reached their limit of %zu bytes; answering 503",
+			    h->status_memory.limit);
+		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+				     "too many large replies in flight; retry");
+	}
+	return respond_error(h, conn, 500, NULL, NULL, "out of memory for the reply");
+}
+
 /* Every answer, once the request is complete or as soon as it is known to be
  * an error. */
 static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn,
@@ -408,15 +477,15 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		if (!rq->method_ok)
 			return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD",
 					     "method not allowed here; use GET");
-		if (rq->route == ROUTE_HEALTHZ)
+		if (rq->route == ROUTE_HEALTHZ) {
 			status_healthz(h->s, &reply);
-		else if (rq->route == ROUTE_READYZ)
+			return respond(conn, &reply, NULL, NULL);
+		}
+		if (rq->route == ROUTE_READYZ) {
 			status_readyz(h->s, &reply);
-		else if (rq->route == ROUTE_METRICS)
-			metrics_render(h->s, &reply);
-		else
-			status_nodes(h->s, &reply);
-		return respond(conn, &reply, NULL, NULL);
+			return respond(conn, &reply, NULL, NULL);
+		}
+		return answer_shared(h, conn, rq);
 	case ROUTE_FILTER:
 	case ROUTE_PRIORITIZE:
 		break;
@@ -460,6 +529,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	rq = calloc(1, sizeof(*rq));
 	if (!rq)
 		return MHD_NO;
+	rq->asked_ns = clock_mono_ns();
 	rq->route = route_of(url);
 	if (h->health_only && rq->route != ROUTE_HEALTHZ && rq->route != ROUTE_READYZ)
 		rq->route = ROUTE_NONE;
@@ -558,6 +628,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	drop_body(h, rq);
 	free(rq->reply.body);	/* a big request's reply that was never sent */
+	statusreply_put(rq->status);
 	free(rq);
 	*con_cls = NULL;
 }
@@ -722,6 +793,9 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	pthread_mutex_init(&h->big.lock, NULL);
 	pthread_cond_init(&h->big.wake, NULL);
 	pthread_cond_init(&h->big.idle, NULL);
+	membudget_init(&h->status_memory, HTTP_STATUS_BUDGET, 0, 0);
+	statusreply_cache_init(&h->nodes, status_nodes);
+	statusreply_cache_init(&h->metrics, metrics_render);
 	h->guard = httpguard_start(&(struct httpguard_config){
 		.name = health_only ? "health" : "http",
 		.header_timeout_s = HTTP_HEADER_TIMEOUT_S,
@@ -766,6 +840,8 @@ out_free_server:
 	tls_free(&pems);
 	bigq_stop(h);
 	httpguard_stop(h->guard);
+	statusreply_cache_destroy(&h->metrics);
+	statusreply_cache_destroy(&h->nodes);
 	pthread_cond_destroy(&h->big.idle);
 	pthread_cond_destroy(&h->big.wake);
 	pthread_mutex_destroy(&h->big.lock);
@@ -801,6 +877,8 @@ void http_stop(struct http_server *h)
 	if (h->daemon)
 		stop_daemon(h, h->daemon);
 	httpguard_stop(h->guard);
+	statusreply_cache_destroy(&h->metrics);
+	statusreply_cache_destroy(&h->nodes);
 	pthread_cond_destroy(&h->big.idle);
 	pthread_cond_destroy(&h->big.wake);
 	pthread_mutex_destroy(&h->big.lock);

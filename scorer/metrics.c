@@ -206,6 +206,10 @@ void metrics_render(struct scorer *s, struct reply *out)
 		     "# TYPE netsched_scorer_http_connections_reclaimed_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"idle\"} %lu\n", get(&c->http_reclaimed_idle));
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"busiest_address\"} %lu\n", get(&c->http_reclaimed_busiest));
+	buf_puts(&b, "# HELP netsched_scorer_http_replies_busy_total Status replies (/v1/nodes, /metrics) answered 503: the replies held for slow readers had used their memory budget (32 MiB).\n"
+		     "# TYPE netsched_scorer_http_replies_busy_total counter\n");
+	buf_printf(&b, "netsched_scorer_http_replies_busy_total %lu\n", get(&c->http_replies_busy));
+
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"filter\"", &c->latency_filter);

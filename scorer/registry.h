@@ -38,6 +38,7 @@ struct registry {
 	atomic_ulong http_deadline_closes; /* a request not complete in time, or idle (httpguard.h) */
 	atomic_ulong http_reclaimed_idle;	/* full: an idle connection closed to make room */
 	atomic_ulong http_reclaimed_busiest;	/* full: one of the address holding the most closed */
+	atomic_ulong http_replies_busy;	/* status replies answered 503: no room for them (http.c) */
 	struct registry_histogram latency_filter;
 	struct registry_histogram latency_prioritize;
 	/* The Prometheus fallback (prom.h). */

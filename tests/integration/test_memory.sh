@@ -1,68 +1,106 @@
 #!/usr/bin/env bash
 # Peak memory with every limit the shipped deploy/ sets full at once must stay
-# under the container's memory limit (deploy/scorer.yaml, 256Mi), or the
-# kubelet kills the scorer: the table holds --max-nodes (10,000) nodes, the
-# in-flight table --inflight-max-pods (10,000) pods, clients send bodies of
-# --max-body (32 MiB) made of the tiniest JSON tokens on every connection the
-# body budget admits and more, and connections from many addresses fill their
-# header buffers. Peak RSS is the kernel's VmHWM for the process.
+# under the container's memory limit (deploy/scorer.yaml), or the kubelet
+# kills the scorer. The scorer runs with deploy/'s limits (--max-nodes,
+# --max-body); its table holds --max-nodes nodes, the in-flight table
+# --inflight-max-pods (10,000) pods; then, all at once:
+#   - clients send bodies of --max-body made of the tiniest JSON tokens on
+#     every connection the body budget admits and more;
+#   - connections from many addresses fill their header buffers;
+#   - 32 clients ask for /v1/nodes (the table and every pod in flight) and
+#     never read it, asking again all the time (it once held 465 MB).
+# Peak RSS is the kernel's VmHWM for the process.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 FEED=${FEED:-${O:-build}/rel/bench/feed}
 [ -x "$FEED" ] || fail "feed tool not found at $FEED (make unit builds it)"
-limit=$(python3 -c '
-import sys, yaml
+read -r limit deploy_args < <(python3 -c '
+import yaml
 for d in yaml.safe_load_all(open("deploy/scorer.yaml")):
     if d and d.get("kind") == "Deployment":
-        q = d["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["memory"]
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        q = c["resources"]["limits"]["memory"]
         assert q.endswith("Mi"), q
-        print(int(q[:-2]) * 1024 * 1024)')
+        args, keep = c["args"], []
+        for i, a in enumerate(args):
+            if a in ("--max-nodes", "--max-body", "--inflight-max-pods"):
+                keep += [a, args[i + 1]]
+        print(int(q[:-2]) * 1024 * 1024, " ".join(keep))')
 [ -n "$limit" ] || fail "no memory limit in deploy/scorer.yaml"
+# shellcheck disable=SC2086
+set -- $deploy_args
+nodes=10000
+while [ $# -gt 1 ]; do
+	[ "$1" = --max-nodes ] && nodes=$2
+	shift 2
+done
+echo "deploy/: memory limit $((limit / 1048576)) MiB, ${deploy_args:-no limits set}; filling $nodes nodes"
 
-start_scorer --stale-after 1h
+# shellcheck disable=SC2086
+start_scorer --stale-after 1h $deploy_args
 SCORER=$LAST_PID
-"$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes 10000 --senders 4 --once \
+"$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes "$nodes" --senders 4 --once \
 	>"$WORK/feed.log" 2>&1 || fail "feed: $(cat "$WORK/feed.log")"
 metric() { curl -s "http://127.0.0.1:$HTTP_PORT/metrics" | awk -v m="$1" '$1 == m { print $2 }'; }
-wait_for 20 "10,000 nodes in the table" bash -c \
-	"[ \"\$(curl -s http://127.0.0.1:$HTTP_PORT/v1/nodes | jq '.nodes | length')\" = 10000 ]"
-echo "ok: 10,000 nodes in the table"
+wait_for 20 "$nodes nodes in the table" bash -c \
+	"[ \"\$(curl -s http://127.0.0.1:$HTTP_PORT/v1/nodes | jq '.nodes | length')\" = $nodes ]"
+echo "ok: $nodes nodes in the table"
 
 # 10,000 pods placed: each prioritize assumes its pod in flight.
-python3 - "$HTTP_PORT" <<'PY' || fail "prioritize for 10,000 pods failed"
+python3 - "$HTTP_PORT" "$nodes" <<'PY' || fail "prioritize for 10,000 pods failed"
 import http.client, json, sys
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=5)
+n = int(sys.argv[2])
 for i in range(10000):
     body = json.dumps({"Pod": {"metadata": {"name": "p%d" % i, "namespace": "d", "uid": "uid-%d" % i}},
-                       "NodeNames": ["node-%d" % (i % 10000), "node-%d" % ((i + 1) % 10000)]})
+                       "NodeNames": ["node-%d" % (i % n), "node-%d" % ((i + 1) % n)]})
     c.request("POST", "/prioritize", body, {"Content-Type": "application/json"})
     r = c.getresponse()
     r.read()
     assert r.status == 200, r.status
 PY
 expect "pods in flight" "$(metric netsched_scorer_inflight_pods)" 10000
+max_body=$(python3 -c "
+import sys
+a = '$deploy_args'.split()
+v = a[a.index('--max-body') + 1] if '--max-body' in a else '32Mi'
+print(int(v[:-2]) << {'Ki': 10, 'Mi': 20}[v[-2:]] if v[-2:] in ('Ki', 'Mi') else int(v))")
+
+# Peak RSS and what the kernel queued for the scorer's connections at the
+# end, together under the limit.
+hwm_under_limit() {
+	local hwm queued
+	kill -0 "$SCORER" || fail "the scorer died under $1"
+	hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$SCORER/status")
+	queued=$(cat "$WORK/queued")
+	echo "after $1: peak RSS (VmHWM) $((hwm / 1048576)) MiB + socket queues $((queued / 1048576)) MiB, limit $((limit / 1048576)) MiB"
+	[ "$((hwm + queued))" -lt "$limit" ] ||
+		fail "after $1, $(((hwm + queued) / 1048576)) MiB is over the deploy limit $((limit / 1048576)) MiB"
+}
 
 echo "RSS before the mix: $(awk "/^VmRSS:/ { print int(\$2 / 1024) }" /proc/$SCORER/status) MiB"
-# The worst mix, twice over: 8 addresses x 32 connections each sending 120 KB
-# of headers (every connection's buffer full), and 12 clients each posting
-# 32 MiB bodies of tiny tokens, all at once.
-python3 - "$HTTP_PORT" <<'PY'
-import socket, sys, threading, time
-port = int(sys.argv[1])
-held = []
+# The mix below, in parts (MIX: status, all); each part runs 10 s.
+mix() {
+python3 - "$HTTP_PORT" "$max_body" "$1" "$WORK/queued" <<'PY'
+import socket, subprocess, sys, threading, time
+port, M = int(sys.argv[1]), int(sys.argv[2])
+part = sys.argv[3]
+held, lock = [], threading.Lock()
+def keep(s):
+    with lock:
+        held.append(s)
 def headers(src):
     for _ in range(32):
         try:
             s = socket.create_connection(("127.0.0.1", port), timeout=5, source_address=(src, 0))
             s.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n" + b"X-Pad: " + b"a" * 120000 + b"\r\n")
-            held.append(s)
+            keep(s)
         except OSError:
             pass
-# Two shapes of 32 MiB: one-byte tokens (16 Mi, over the 4 Mi token limit),
-# and 9-byte ones (3.7 Mi tokens: all tokenized, 75 MiB of them, before the
-# node count refuses it).
-M = 32 * 1024 * 1024
+# Two shapes of the largest body: one-byte tokens (over the 4 Mi token
+# limit at 32 MiB), and 9-byte ones (all tokenized before the node count
+# refuses it).
 dense = b'{"NodeNames":[' + b",".join([b"1"] * ((M - 16) // 2)) + b"]}"
 names = b'{"NodeNames":[' + b",".join([b'"abcdef"'] * ((M - 16) // 9)) + b"]}"
 def big(body):
@@ -76,15 +114,42 @@ def big(body):
             s.close()
         except OSError:
             pass
-ts = [threading.Thread(target=headers, args=("127.0.0.%d" % (2 + i),)) for i in range(8)]
-ts += [threading.Thread(target=big, args=(dense,)) for _ in range(6)]
-ts += [threading.Thread(target=big, args=(names,)) for _ in range(6)]
+def unread_status(src, until):
+    # Asks for /v1/nodes on a fresh connection every 0.2 s, never reads.
+    while time.monotonic() < until:
+        try:
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)	# a small window
+            s.settimeout(5)
+            s.bind((src, 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"GET /v1/nodes HTTP/1.1\r\nHost: x\r\n\r\n")
+            keep(s)
+        except OSError:
+            pass
+        time.sleep(0.2)
+until = time.monotonic() + 10
+ts = [threading.Thread(target=unread_status, args=("127.0.1.%d" % (1 + i), until)) for i in range(32)]
+if part == "all":
+    ts += [threading.Thread(target=headers, args=("127.0.0.%d" % (2 + i),)) for i in range(8)]
+    ts += [threading.Thread(target=big, args=(dense,)) for _ in range(6)]
+    ts += [threading.Thread(target=big, args=(names,)) for _ in range(6)]
 for t in ts: t.start()
 for t in ts: t.join()
+# What the kernel holds for the scorer's connections (unsent replies,
+# unread requests): the container is charged for it too.
+out = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%d )" % port],
+                     capture_output=True, text=True).stdout
+q = sum(int(l.split()[0]) + int(l.split()[1]) for l in out.splitlines() if l.strip())
+print("held %d connections at the end; the scorer's socket queues hold %d MiB" % (len(held), q >> 20))
+open(sys.argv[4], "w").write("%d\n" % q)
 PY
-kill -0 "$SCORER" || fail "the scorer died under the mix"
-hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$SCORER/status")
-echo "peak RSS (VmHWM) $((hwm / 1048576)) MiB, limit $((limit / 1048576)) MiB"
-[ "$hwm" -lt "$limit" ] || fail "peak RSS $((hwm / 1048576)) MiB is over the deploy limit $((limit / 1048576)) MiB"
+}
+mix status
+hwm_under_limit "32 clients asking for /v1/nodes and never reading"
+echo "status replies refused: $(metric netsched_scorer_http_replies_busy_total)"
+mix all
+hwm_under_limit "every limit at once"
+echo "status replies refused: $(metric netsched_scorer_http_replies_busy_total)"
 code=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
 expect "/healthz after the mix" "$code" 200

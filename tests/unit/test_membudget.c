@@ -35,6 +35,15 @@ static void test_membudget_bounded(void **state)
 	membudget_give(&b, &small);
 	membudget_give(&b, &small2);
 	assert_int_equal(membudget_used(&b), 0);
+	/* Shrinking gives back the excess only. */
+	assert_true(membudget_take(&b, &big, 50));
+	membudget_shrink(&b, &big, 80);		/* holds less: nothing */
+	assert_int_equal(big, 50);
+	membudget_shrink(&b, &big, 30);
+	assert_int_equal(big, 30);
+	assert_int_equal(membudget_used(&b), 30);
+	membudget_give(&b, &big);
+	assert_int_equal(membudget_used(&b), 0);
 	/* No budget: anything goes, and it is still counted per holder. */
 	assert_true(membudget_take(NULL, &big, (size_t)1 << 40));
 	assert_int_equal(big, (size_t)1 << 40);
