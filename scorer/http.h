@@ -47,6 +47,11 @@ struct http_server;
  * probe listener's: the kubelet probes one at a time. */
 #define HTTP_MAX_CONNECTIONS 256u
 #define HTTP_HEALTH_CONNECTIONS 64u
+/* Open files the HTTP side may need at once, both listeners at their
+ * hard limits (httpguard.h), plus their listening sockets and wake-up
+ * pipes: kept free of report connections (ingest.h). */
+#define HTTP_FD_RESERVE (HTTPGUARD_HARD_LIMIT(HTTP_MAX_CONNECTIONS) + \
+			 HTTPGUARD_HARD_LIMIT(HTTP_HEALTH_CONNECTIONS) + 16u)
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
  * and serves from internal threads until http_stop(). s and tls (NULL for

@@ -13,9 +13,11 @@
 #include <nng/protocol/pipeline0/pull.h>
 
 #include "clock.h"
+#include "fdlimit.h"
 #include "keyfile.h"
 #include "log.h"
 #include "registry.h"
+#include "reportconns.h"
 #include "table.h"
 
 /* How long one receive waits before the thread looks at the stop flag. */
@@ -24,6 +26,7 @@
 struct ingest {
 	struct ingest_config *cfg;
 	nng_socket sock;
+	struct reportconns *conns;
 	pthread_t thread;
 	bool thread_started;
 	atomic_bool stopping;
@@ -200,18 +203,44 @@ static void *ingest_thread(void *arg)
 			log_warn("ingest", "receive: %s", nng_strerror(rv));
 			continue;
 		}
-		ingest_message(in->cfg, nng_msg_body(msg), nng_msg_len(msg));
+		rv = ingest_message(in->cfg, nng_msg_body(msg), nng_msg_len(msg));
+		reportconns_delivered(in->conns, nng_msg_get_pipe(msg), rv);
 		nng_msg_free(msg);
 	}
 	return NULL;
 }
 
+/* The report connections' budget (ingest.h): one per agent and a margin,
+ * within what the open-file limit leaves. */
+static void conns_config(const struct ingest_config *in, struct reportconns_config *c)
+{
+	size_t nodes = table_capacity(in->table), limit = fdlimit_current();
+	size_t reserve = in->fd_reserve + INGEST_FD_SLACK;
+	size_t by_nodes = nodes + nodes / 8 + 64;
+	size_t by_fds = limit > reserve + INGEST_HANDSHAKE_FDS + INGEST_MIN_CONNS ?
+			limit - reserve - INGEST_HANDSHAKE_FDS : INGEST_MIN_CONNS;
+	uint64_t silent = in->stale_after_ns;
+
+	memset(c, 0, sizeof(*c));
+	c->max = by_nodes < by_fds ? by_nodes : by_fds;
+	c->fd_limit = limit;
+	c->fd_reserve = reserve;
+	c->silent_ns = silent < INGEST_SILENT_MIN_NS ? INGEST_SILENT_MIN_NS :
+		       silent > INGEST_SILENT_MAX_NS ? INGEST_SILENT_MAX_NS : silent;
+	c->counters = in->counters;
+	if (c->max < nodes)
+		log_warn("ingest", "the open-file limit %zu leaves room for %zu report connections, "
+			 "fewer than --max-nodes %zu: raise the limit (the container's nofile)",
+			 limit, c->max, nodes);
+}
+
 struct ingest *ingest_start(struct ingest_config *c, const char *url, const char *cert_key_file,
 			    char *err, size_t errlen)
 {
+	struct reportconns_config cc;
 	nng_listener listener;
 	struct ingest *in;
-	int rv;
+	int rv, port = 0;
 
 	in = calloc(1, sizeof(*in));
 	if (!in) {
@@ -254,11 +283,21 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 			goto out_close;
 		}
 	}
+	conns_config(c, &cc);
+	in->conns = reportconns_start(in->sock, &cc, err, errlen);
+	if (!in->conns)
+		goto out_close;
 	rv = nng_listener_start(listener, 0);
 	if (rv) {
 		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
 		goto out_close;
 	}
+	if (!nng_listener_get_int(listener, NNG_OPT_TCP_BOUND_PORT, &port))
+		reportconns_find_listener(in->conns, (uint16_t)port);
+	log_info("ingest", "%s: at most %zu report connections (--max-nodes %zu, open files %zu "
+		 "with %zu kept for others); one silent %llu s is closed", url, cc.max,
+		 table_capacity(c->table), cc.fd_limit, cc.fd_reserve,
+		 (unsigned long long)(cc.silent_ns / NS_PER_SEC));
 	rv = pthread_create(&in->thread, NULL, ingest_thread, in);
 	if (rv) {
 		snprintf(err, errlen, "start ingest thread: %s", strerror(rv));
@@ -269,6 +308,7 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 
 out_close:
 	nng_close(in->sock);
+	reportconns_stop(in->conns);
 out_free:
 	free(in);
 	return NULL;
@@ -282,5 +322,6 @@ void ingest_stop(struct ingest *in)
 	if (in->thread_started)
 		pthread_join(in->thread, NULL);
 	nng_close(in->sock);
+	reportconns_stop(in->conns);
 	free(in);
 }

@@ -29,6 +29,11 @@ struct ingest_config {
 	/* Our wall clock at start: a signed report whose window ended before
 	 * it was captured before we ran (0: no such check). */
 	uint64_t started_unix_ms;
+	/* Report connections (below): one without a report for this long
+	 * (--stale-after, clamped) is closed; and the open files kept free
+	 * for HTTP (http.h's HTTP_FD_RESERVE; 0 in tests). */
+	uint64_t stale_after_ns;
+	size_t fd_reserve;
 };
 
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
@@ -59,9 +64,23 @@ void ingest_stop(struct ingest *in);
  * and is counted and logged with its size; only larger messages are still
  * dropped unseen. Not higher: a connection holding a message at the limit
  * keeps about that much resident (measured: 19 kB at 16 KiB, 35 kB at 32 KiB,
- * 52 kB at 64 KiB), and NNG caps no connection count: 5,000 agents at 32 KiB stay
- * within the scorer's 256Mi (deploy/scorer.yaml) and at 64 KiB would not. */
+ * 52 kB at 64 KiB) for as long as it is open (below). */
 #define INGEST_WIRE_MAX_BYTES (2u * REPORT_MAX_BYTES)
+
+/* Report connections (reportconns.h): one per agent, so --max-nodes plus
+ * an eighth and 64 for reconnects, within what the open-file limit
+ * leaves: the HTTP side's (s->limits.fd_reserve) and INGEST_FD_SLACK
+ * (files, the Prometheus and apiserver clients) are kept free, and
+ * INGEST_HANDSHAKE_FDS for connections in NNG's handshake. A connection
+ * without a report for --stale-after (at least 10 s, at most 120 s) is
+ * closed: its data would be stale anyway. Each holds at most the receive
+ * limit below and ~3 KB (measured), so the report port holds at most
+ * (--max-nodes x 1.125 + 64) x 35 KB: 81 MB at --max-nodes 2000. */
+#define INGEST_FD_SLACK 64u
+#define INGEST_HANDSHAKE_FDS 256u
+#define INGEST_MIN_CONNS 16u
+#define INGEST_SILENT_MIN_NS (10ULL * 1000000000ULL)
+#define INGEST_SILENT_MAX_NS (120ULL * 1000000000ULL)
 
 /* Decodes one message and applies it; what the thread does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */

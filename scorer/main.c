@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "clock.h"
+#include "fdlimit.h"
 #include "http.h"
 #include "inflight.h"
 #include "ingest.h"
@@ -214,9 +215,14 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	/* Report connections get what the open-file limit leaves HTTP
+	 * (ingest.h): raised to the hard limit first. */
+	fdlimit_raise();
 	reports.table = s.table;
 	reports.counters = &s.counters;
 	reports.now_ns = s.now_ns;
+	reports.stale_after_ns = s.stale_after_ns;
+	reports.fd_reserve = HTTP_FD_RESERVE;
 	in = ingest_start(&reports, o.listen, o.listen_cert_key, err, sizeof(err));
 	if (!in) {
 		log_error("scorer", "%s", err);

@@ -189,6 +189,20 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
+	buf_puts(&b, "# HELP netsched_scorer_report_connections Report connections open.\n"
+		     "# TYPE netsched_scorer_report_connections gauge\n");
+	buf_printf(&b, "netsched_scorer_report_connections %lu\n", get(&c->report_conns));
+	buf_printf(&b, "# HELP netsched_scorer_report_connections_capacity The most report connections kept open.\n"
+		       "# TYPE netsched_scorer_report_connections_capacity gauge\n"
+		       "netsched_scorer_report_connections_capacity %lu\n", get(&c->report_conns_max));
+	buf_puts(&b, "# HELP netsched_scorer_report_connections_closed_total Report connections the scorer closed: no report within --stale-after (10-120 s), or to make room (one of the address holding the most).\n"
+		     "# TYPE netsched_scorer_report_connections_closed_total counter\n");
+	buf_printf(&b, "netsched_scorer_report_connections_closed_total{reason=\"silent\"} %lu\n", get(&c->report_conns_closed_silent));
+	buf_printf(&b, "netsched_scorer_report_connections_closed_total{reason=\"busiest_address\"} %lu\n", get(&c->report_conns_closed_busiest));
+	buf_puts(&b, "# HELP netsched_scorer_report_accept_pauses_total Times the report port stopped accepting because open files ran short (kept for HTTP).\n"
+		     "# TYPE netsched_scorer_report_accept_pauses_total counter\n");
+	buf_printf(&b, "netsched_scorer_report_accept_pauses_total %lu\n", get(&c->report_accept_pauses));
+
 	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"
 		     "# TYPE netsched_scorer_requests_total counter\n");
 	buf_printf(&b, "netsched_scorer_requests_total{verb=\"filter\"} %lu\n", get(&c->requests_filter));

@@ -31,6 +31,12 @@ struct registry {
 	atomic_ulong reports_outdated;	/* a window ending before the node's latest */
 	atomic_ulong reports_oversize;	/* over REPORT_MAX_BYTES (ingest.h) */
 	atomic_ulong reports_table_full;
+	/* The report port's connections (reportconns.h). */
+	atomic_ulong report_conns;		/* open now */
+	atomic_ulong report_conns_max;		/* the budget */
+	atomic_ulong report_conns_closed_silent;	/* no report in time */
+	atomic_ulong report_conns_closed_busiest;	/* full: made room for a new one */
+	atomic_ulong report_accept_pauses;	/* descriptors ran short */
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
 	atomic_ulong requests_bad;	/* 4xx answers */

@@ -8,7 +8,10 @@
 #     every connection the body budget admits and more;
 #   - connections from many addresses fill their header buffers;
 #   - 32 clients ask for /v1/nodes (the table and every pod in flight) and
-#     never read it, asking again all the time (it once held 465 MB).
+#     never read it, asking again all the time (it once held 465 MB);
+#   - report connections from many addresses, every one the scorer keeps and
+#     more, each sending the length of a message at NNG's receive limit
+#     (32 KiB, allocated whole at once) and all of it but its last byte.
 # Peak RSS is the kernel's VmHWM for the process.
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -61,6 +64,8 @@ for i in range(10000):
     assert r.status == 200, r.status
 PY
 expect "pods in flight" "$(metric netsched_scorer_inflight_pods)" 10000
+pipes=$(metric netsched_scorer_report_connections_capacity)
+[ -n "$pipes" ] || pipes=$((nodes + nodes / 8 + 64))	# a scorer that keeps no count
 max_body=$(python3 -c "
 import sys
 a = '$deploy_args'.split()
@@ -82,10 +87,10 @@ hwm_under_limit() {
 echo "RSS before the mix: $(awk "/^VmRSS:/ { print int(\$2 / 1024) }" /proc/$SCORER/status) MiB"
 # The mix below, in parts (MIX: status, all); each part runs 10 s.
 mix() {
-python3 - "$HTTP_PORT" "$max_body" "$1" "$WORK/queued" <<'PY'
-import socket, subprocess, sys, threading, time
-port, M = int(sys.argv[1]), int(sys.argv[2])
-part = sys.argv[3]
+python3 - "$HTTP_PORT" "$LISTEN_PORT" "$max_body" "$((pipes + 500))" "$1" "$WORK/queued" <<'PY'
+import socket, struct, subprocess, sys, threading, time
+port, report_port, M, n_pipes = (int(a) for a in sys.argv[1:5])
+part = sys.argv[5]
 held, lock = [], threading.Lock()
 def keep(s):
     with lock:
@@ -128,21 +133,38 @@ def unread_status(src, until):
         except OSError:
             pass
         time.sleep(0.2)
+def partial_reports(first, n):
+    # NNG's handshake, then a message of 32 KiB announced and all but its
+    # last byte sent: NNG holds the whole message for each.
+    for i in range(first, first + n):
+        try:
+            s = socket.create_connection(("127.0.0.1", report_port), timeout=5,
+                                         source_address=("127.0.%d.%d" % (10 + i // 250, 1 + i % 250), 0))
+            s.sendall(b"\x00SP\x00\x00\x50\x00\x00")
+            s.recv(8)
+            s.sendall(struct.pack(">Q", 32768) + b"\xff" * 32767)
+            keep(s)
+        except OSError:
+            pass
 until = time.monotonic() + 10
 ts = [threading.Thread(target=unread_status, args=("127.0.1.%d" % (1 + i), until)) for i in range(32)]
 if part == "all":
     ts += [threading.Thread(target=headers, args=("127.0.0.%d" % (2 + i),)) for i in range(8)]
     ts += [threading.Thread(target=big, args=(dense,)) for _ in range(6)]
     ts += [threading.Thread(target=big, args=(names,)) for _ in range(6)]
+    ts += [threading.Thread(target=partial_reports, args=(k * (n_pipes // 4), n_pipes // 4))
+           for k in range(4)]
 for t in ts: t.start()
 for t in ts: t.join()
 # What the kernel holds for the scorer's connections (unsent replies,
 # unread requests): the container is charged for it too.
-out = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%d )" % port],
-                     capture_output=True, text=True).stdout
-q = sum(int(l.split()[0]) + int(l.split()[1]) for l in out.splitlines() if l.strip())
+q = 0
+for p in (port, report_port):
+    out = subprocess.run(["ss", "-Htn", "state", "established", "( sport = :%d )" % p],
+                         capture_output=True, text=True).stdout
+    q += sum(int(l.split()[0]) + int(l.split()[1]) for l in out.splitlines() if l.strip())
 print("held %d connections at the end; the scorer's socket queues hold %d MiB" % (len(held), q >> 20))
-open(sys.argv[4], "w").write("%d\n" % q)
+open(sys.argv[6], "w").write("%d\n" % q)
 PY
 }
 mix status
@@ -150,6 +172,7 @@ hwm_under_limit "32 clients asking for /v1/nodes and never reading"
 echo "status replies refused: $(metric netsched_scorer_http_replies_busy_total)"
 mix all
 hwm_under_limit "every limit at once"
-echo "status replies refused: $(metric netsched_scorer_http_replies_busy_total)"
+echo "report connections kept: $(metric netsched_scorer_report_connections) of $pipes;" \
+	"status replies refused: $(metric netsched_scorer_http_replies_busy_total)"
 code=$(curl -s -m 2 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$HTTP_PORT/healthz")
 expect "/healthz after the mix" "$code" 200
