@@ -15,6 +15,9 @@
 #include "worker.h"
 
 #define GUARD_CHECK_MS 250u
+/* Connections a well-behaved client keeps to one server: the scheduler
+ * sends one request at a time per profile, and Go keeps two idle. */
+#define HTTPGUARD_FEW 4u
 
 enum phase {
 	PHASE_HEADERS,		/* accepted, or a request line read */
@@ -155,12 +158,22 @@ static void make_room(struct httpguard *g, struct guarded *e, uint64_t now)
 			break;
 		victim = (struct guarded *)((char *)v - offsetof(struct guarded, fair));
 		held = connfair_addr_count(&g->fair, &v->addr);
+		/* The newcomer's own address holds the most, and more than a
+		 * well-behaved client uses: refusing the newcomer is as fair
+		 * as closing its sibling, and costs nothing (an attacker
+		 * reopening in a loop would otherwise make us close and
+		 * answer one of its connections for every one it opens). */
+		if (held > HTTPGUARD_FEW && !memcmp(&v->addr, &e->fair.addr, sizeof(v->addr))) {
+			victim = e;
+			v = &e->fair;
+		}
 		connfair_addr_str(&v->addr, peer, sizeof(peer));
 		n = atomic_fetch_add(v->idle ? g->cfg.reclaimed_idle : g->cfg.reclaimed_busiest, 1) + 1;
 		log_limited(&g->reclaim_log, now, NS_PER_SEC, LOG_LVL_WARN, g->cfg.name,
 			    "%u connections in use: closed %s connection from %s, which holds %zu, to "
 			    "make room; %llu such so far", g->cfg.max_connections,
-			    v->idle ? "an idle" : "a busy", peer, held, (unsigned long long)n);
+			    victim == e ? "the new" : v->idle ? "an idle" : "a busy", peer, held,
+			    (unsigned long long)n);
 		shut(g, victim);
 	}
 }

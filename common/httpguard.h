@@ -16,7 +16,10 @@
  * room: one connection is closed by the rule of common/connfair.h (one of
  * the address holding the most; of those an idle one first; the one
  * waiting longest), so the scheduler's new connection always gets in
- * however many connections and addresses others use.
+ * however many connections and addresses others use. When that address is
+ * the newcomer's own and holds more than a few, the newcomer is the one
+ * closed: as fair, and an attacker reopening in a loop costs us an accept,
+ * not a request.
  *
  * A thread checks four times a second and shuts down the socket of a
  * connection past its deadline; MHD then sees the end of the stream and
