@@ -22,10 +22,13 @@
 
 /* How long one receive waits before the thread looks at the stop flag. */
 #define INGEST_POLL_MS 100
+/* Messages thrown away at stop, at most. */
+#define INGEST_DRAIN_MAX 100000
 
 struct ingest {
 	struct ingest_config *cfg;
 	nng_socket sock;
+	nng_listener listener;
 	struct reportconns *conns;
 	pthread_t thread;
 	bool thread_started;
@@ -238,7 +241,6 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 			    char *err, size_t errlen)
 {
 	struct reportconns_config cc;
-	nng_listener listener;
 	struct ingest *in;
 	int rv, port = 0;
 
@@ -270,13 +272,13 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 		snprintf(err, errlen, "set receive timeout: %s", nng_strerror(rv));
 		goto out_close;
 	}
-	rv = nng_listener_create(&listener, in->sock, url);
+	rv = nng_listener_create(&in->listener, in->sock, url);
 	if (rv) {
 		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
 		goto out_close;
 	}
 	if (cert_key_file && cert_key_file[0]) {
-		rv = nng_listener_set_string(listener, NNG_OPT_TLS_CERT_KEY_FILE, cert_key_file);
+		rv = nng_listener_set_string(in->listener, NNG_OPT_TLS_CERT_KEY_FILE, cert_key_file);
 		if (rv) {
 			snprintf(err, errlen, "listen %s: certificate and key %s: %s", url,
 				 cert_key_file, nng_strerror(rv));
@@ -287,12 +289,12 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 	in->conns = reportconns_start(in->sock, &cc, err, errlen);
 	if (!in->conns)
 		goto out_close;
-	rv = nng_listener_start(listener, 0);
+	rv = nng_listener_start(in->listener, 0);
 	if (rv) {
 		snprintf(err, errlen, "listen %s: %s", url, nng_strerror(rv));
 		goto out_close;
 	}
-	if (!nng_listener_get_int(listener, NNG_OPT_TCP_BOUND_PORT, &port))
+	if (!nng_listener_get_int(in->listener, NNG_OPT_TCP_BOUND_PORT, &port))
 		reportconns_find_listener(in->conns, (uint16_t)port);
 	log_info("ingest", "%s: at most %zu report connections (--max-nodes %zu, open files %zu "
 		 "with %zu kept for others); one silent %llu s is closed", url, cc.max,
@@ -321,6 +323,17 @@ void ingest_stop(struct ingest *in)
 	atomic_store(&in->stopping, true);
 	if (in->thread_started)
 		pthread_join(in->thread, NULL);
+	/* No new connections, and no message left waiting: libnng 1.5.2's
+	 * nng_close() could wait forever for a pipe whose message nobody
+	 * took (seen after bursts of reports, before this change too). */
+	nng_listener_close(in->listener);
+	for (int i = 0; i < INGEST_DRAIN_MAX; i++) {
+		nng_msg *msg;
+
+		if (nng_recvmsg(in->sock, &msg, NNG_FLAG_NONBLOCK))
+			break;
+		nng_msg_free(msg);
+	}
 	nng_close(in->sock);
 	reportconns_stop(in->conns);
 	free(in);

@@ -385,7 +385,8 @@ static void close_silent(struct reportconns *rc, uint64_t now)
 		char peer[INET6_ADDRSTRLEN];
 
 		next = c->next;
-		if (now - c->since_ns < rc->cfg.silent_ns)
+		/* since may be after now: a pipe added since now was read. */
+		if (c->since_ns + rc->cfg.silent_ns > now)
 			continue;
 		connfair_addr_str(&c->addr, peer, sizeof(peer));
 		COUNT(rc, report_conns_closed_silent);
