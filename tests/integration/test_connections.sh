@@ -69,7 +69,7 @@ reclaimed=$(curl -s "$url/metrics" |
 	awk '$1 ~ /^netsched_scorer_http_connections_reclaimed_total/ { n += $2 } END { print n + 0 }')
 [ "$reclaimed" -gt 0 ] || fail "netsched_scorer_http_connections_reclaimed_total counts nothing"
 echo "ok: /metrics counts $reclaimed connections reclaimed to make room"
-grep -q 'connections in use: closed an idle connection from 127.0.0.1[0-8], which holds' \
+grep -Eq 'connections in use: closed (an idle|a busy|the new) connection from 127\.0\.0\.1[0-8], which holds' \
 	"$WORK/scorer.log" || fail "no log line naming the address that gave up a connection"
 echo "ok: the reclaimed connections are logged with their address"
 
