@@ -9,7 +9,14 @@
  * A plain socket rather than libcurl: nothing between us and the scorer but
  * the kernel's loopback, so the figures are the scorer's (plus one copy of
  * the body through the socket, which the scheduler pays too). Exits 1 if any
- * request fails (not 200, connection closed, malformed reply). */
+ * request fails (not 200, connection closed, malformed reply).
+ *
+ * --new-connection opens a connection for every request (the latency then
+ * includes the connect), from --sources FIRST-LAST (IPv4 addresses, in
+ * turn), as a scheduler that lost its keep-alive connection would; with
+ * --timeout-ms a request not answered in time counts as timed out (at
+ * that time in the percentiles) instead of ending the run, as the
+ * scheduler's httpTimeout does. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
@@ -42,6 +49,9 @@ struct lat_opts {
 	const char *path, *body_file, *label;
 	uint64_t requests, warmup, target_us;
 	uint64_t rate; /* requests per second, 0 = back to back */
+	bool new_connection;
+	uint32_t src_first, src_last;	/* host order; 0: any */
+	uint64_t timeout_ms;		/* 0: none, a failure ends the run */
 };
 
 /* The reply buffer, reused across requests so steady state allocates nothing. */
@@ -83,9 +93,12 @@ out_close:
 	return rc;
 }
 
-static int lat_connect(const struct lat_opts *o)
+/* src: a source address (host order), 0 for any. */
+static int lat_connect(const struct lat_opts *o, uint32_t src)
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_port = htons(o->port) };
+	struct sockaddr_in from = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(src) };
+	struct timeval tv = { (time_t)(o->timeout_ms / 1000), (long)(o->timeout_ms % 1000) * 1000 };
 	int fd, one = 1;
 
 	if (inet_pton(AF_INET, o->addr, &sin.sin_addr) != 1)
@@ -94,8 +107,12 @@ static int lat_connect(const struct lat_opts *o)
 	if (fd < 0)
 		return -errno;
 	/* The scheduler's Go client sets TCP_NODELAY; without it the header
-	 * and body writes would meet Nagle + delayed ACK (40 ms stalls). */
+	 * and body writes would meet Nagle + delayed ACK (40 ms stalls).
+	 * SO_SNDTIMEO bounds connect() too. */
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) ||
+	    (o->timeout_ms && (setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) ||
+			       setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)))) ||
+	    (src && bind(fd, (struct sockaddr *)&from, sizeof(from))) ||
 	    connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
 		int e = errno;
 
@@ -237,8 +254,11 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 		{ "body", required_argument, NULL, 'b' }, { "requests", required_argument, NULL, 'n' },
 		{ "warmup", required_argument, NULL, 'w' }, { "label", required_argument, NULL, 'l' },
 		{ "target-us", required_argument, NULL, 't' }, { "rate", required_argument, NULL, 'r' },
-		{ NULL, 0, NULL, 0 },
+		{ "new-connection", no_argument, NULL, 'c' }, { "sources", required_argument, NULL, 's' },
+		{ "timeout-ms", required_argument, NULL, 'T' }, { NULL, 0, NULL, 0 },
 	};
+	char first[32], *last;
+	struct in_addr a;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -253,6 +273,22 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 		case 'l': o->label = optarg; break;
 		case 't': rc = units_parse_u64(optarg, 60000000, &o->target_us); break;
 		case 'r': rc = units_parse_u64(optarg, 1000000, &o->rate); break;
+		case 'c': o->new_connection = true; break;
+		case 'T': rc = units_parse_u64(optarg, 60000, &o->timeout_ms); break;
+		case 's':
+			snprintf(first, sizeof(first), "%s", optarg);
+			last = strchr(first, '-');
+			if (last)
+				*last++ = '\0';
+			rc = inet_pton(AF_INET, first, &a) == 1 ? 0 : -EINVAL;
+			o->src_first = o->src_last = ntohl(a.s_addr);
+			if (!rc && last) {
+				rc = inet_pton(AF_INET, last, &a) == 1 ? 0 : -EINVAL;
+				o->src_last = ntohl(a.s_addr);
+			}
+			if (o->src_last < o->src_first)
+				rc = -EINVAL;
+			break;
 		default: return -EINVAL;
 		}
 		if (rc) {
@@ -263,7 +299,7 @@ static int lat_parse(int argc, char **argv, struct lat_opts *o)
 	if (!o->port || !o->path || !o->body_file || !o->requests || strlen(o->path) > 256) {
 		fprintf(stderr, "usage: extender_latency --http ADDR:PORT --path /prioritize "
 				"--body FILE --requests N [--warmup N] [--label TEXT] [--target-us US] "
-				"[--rate REQ/S]\n");
+				"[--rate REQ/S] [--new-connection [--sources A-B]] [--timeout-ms MS]\n");
 		return -EINVAL;
 	}
 	if (!o->label)
@@ -278,6 +314,8 @@ int main(int argc, char **argv)
 	char *body = NULL, head[512];
 	uint64_t *ns = NULL, total_ns = 0;
 	size_t body_len = 0, reply_len = 0, hlen;
+	uint64_t timed_out = 0;
+	uint32_t src = 0;
 	unsigned status = 0;
 	int rc = 1, err;
 
@@ -298,10 +336,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "extender_latency: out of memory\n");
 		goto out_free;
 	}
-	c.fd = lat_connect(&o);
-	if (c.fd < 0) {
-		fprintf(stderr, "extender_latency: connect %s:%u: %s\n", o.addr, o.port, strerror(-c.fd));
-		goto out_free;
+	if (!o.new_connection) {
+		c.fd = lat_connect(&o, o.src_first);
+		if (c.fd < 0) {
+			fprintf(stderr, "extender_latency: connect %s:%u: %s\n", o.addr, o.port,
+				strerror(-c.fd));
+			goto out_free;
+		}
 	}
 	for (uint64_t i = 0, next = clock_mono_ns(); i < o.warmup + o.requests; i++) {
 		struct iovec iov[2] = { { head, hlen }, { body, body_len } };
@@ -316,10 +357,27 @@ int main(int argc, char **argv)
 			next += NS_PER_SEC / o.rate;
 		}
 		t0 = clock_mono_ns();
-		err = lat_send_all(c.fd, iov, 2);
+		if (o.new_connection) {
+			src = !o.src_first ? 0 : src && src < o.src_last ? src + 1 : o.src_first;
+			if (c.fd >= 0)
+				close(c.fd);
+			c.fd = lat_connect(&o, src);
+		}
+		err = c.fd < 0 ? c.fd : lat_send_all(c.fd, iov, 2);
 		if (!err)
 			err = lat_read_reply(&c, &status, &reply_len);
 		dt = clock_mono_ns() - t0;
+		if (o.timeout_ms && (err || dt > o.timeout_ms * NS_PER_MS)) {
+			/* What the scheduler sees: no answer in time. */
+			timed_out += i >= o.warmup;
+			dt = o.timeout_ms * NS_PER_MS;
+			err = 0;
+			status = 200;
+			if (!o.new_connection) {
+				close(c.fd);
+				c.fd = lat_connect(&o, o.src_first);
+			}
+		}
 		if (err || status != 200) {
 			fprintf(stderr, "extender_latency: %s: request %llu: %s (status %u)\n", o.label,
 				(unsigned long long)i, err ? strerror(-err) : "not 200", status);
@@ -337,13 +395,17 @@ int main(int argc, char **argv)
 	       (double)lat_pct(ns, o.requests, 50) / 1e3, (double)lat_pct(ns, o.requests, 90) / 1e3,
 	       (double)lat_pct(ns, o.requests, 99) / 1e3, (double)ns[o.requests - 1] / 1e3,
 	       (double)o.requests * 1e9 / (double)(total_ns ? total_ns : 1));
+	if (o.timeout_ms)
+		printf("  timed out (%llu ms) %llu of %llu", (unsigned long long)o.timeout_ms,
+		       (unsigned long long)timed_out, (unsigned long long)o.requests);
 	if (o.target_us)
 		printf("  target p99 <= %llu us: %s", (unsigned long long)o.target_us,
 		       lat_pct(ns, o.requests, 99) <= o.target_us * 1000 ? "met" : "NOT MET");
 	printf("\n");
 	rc = 0;
 out_close:
-	close(c.fd);
+	if (c.fd >= 0)
+		close(c.fd);
 out_free:
 	free(c.rbuf);
 	free(ns);

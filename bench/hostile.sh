@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# A real scheduler request's latency while hostile clients hold what they
-# can (issue: "a real scheduler request still completes within 10 ms").
-# The real scorer, its table filled with 5,000 nodes by bench/feed; the
-# scheduler is bench/extender_latency on ONE keep-alive connection from
-# 127.0.0.1, posting the captured kube-scheduler 1.20 prioritize request
-# (tests/fixtures/extender/captured-k8s-1.20) with 1,000 of the table's
-# names, 100 requests a second. The worst mix, from other loopback
-# addresses, all at once and all the time:
-#   - slow headers: 8 addresses x 32 connections (the per-address cap),
-#     a header line every 2 s, reconnecting when closed;
-#   - slow bodies: 16 connections announcing 32 MiB and sending 1 KB a second;
-#   - one byte and close: a client connecting, sending a byte and closing in
-#     a loop, and another closing without sending;
-#   - deep JSON: 2 clients posting 400 KB bodies nested 200,000 deep;
-#   - big bodies: 2 clients posting 32 MiB bodies of one-byte tokens
-#     ([1,1,...]: 64 MiB of JSON tokens each).
-# Prints p50/p99/max over HOSTILE_REQUESTS (400) requests with the mix and,
-# for reference, without it, plus what the mix did, and the machine.
-# Environment: O, BINDIR, FIXTURES, HOSTILE_REQUESTS, HOSTILE_MIX (a comma
-# list of slow-headers, slow-bodies, one-byte, deep, big; default all).
+# A real scheduler call while hostile clients from many source addresses hold
+# and hammer everything they can (issue 24: "the scheduler's calls always get
+# a connection and an answer within its timeout"). The real scorer, run with
+# deploy/'s limits (--max-nodes, --max-body) and --health-listen, its table
+# filled with --max-nodes nodes by bench/feed. The scheduler is
+# bench/extender_latency posting the captured kube-scheduler 1.20 prioritize
+# request with 1,000 of the table's names, 100 requests a second, each on a
+# NEW connection from one of 127.0.0.2-127.0.0.5 (a scheduler whose
+# keep-alive connection was closed), counting a call not answered within the
+# shipped httpTimeout (100 ms) as timed out; and, for reference, on one
+# keep-alive connection. The mix, all at once and all the time
+# (tests/tools/hostile_clients.py; each reopens what the scorer closes):
+#   on the extender port   idle after a GET, 9 addresses x 32; slow headers,
+#                          9 x 32; slow bodies (32 MiB announced, a byte every
+#                          2 s), 9 x 32; silent TCP, 250 x 2; /v1/nodes asked
+#                          and never read, 32 x 2; /v1/nodes in a loop, 4
+#                          clients; one byte and close; 400 KB bodies nested
+#                          200,000 deep, 2 clients; 32 MiB bodies of one-byte
+#                          tokens, 2 clients
+#   on the probe port      idle, 100 addresses x 2
+#   on the report port     NNG handshake then idle, 200 x 4; part-sent 32 KiB
+#                          messages, 200 x 4; raw TCP, 200 x 4
+# Then the same with only the 4 clients looping on /v1/nodes (issue 24's
+# "status CPU": they once pushed a real prioritize's p99 to 73-93 ms).
+# Prints p50/p99/max and timeouts quiet and under each, what the mix did,
+# the scorer's peak RSS and socket queues against deploy/'s limit, and the
+# machine.
+# Environment: O, BINDIR, FIXTURES, HOSTILE_REQUESTS (400).
 set -u
 cd "$(dirname "$0")/.."
 O=${O:-build}
@@ -26,9 +34,8 @@ BIN=${BINDIR:-bin}
 FIX=${FIXTURES:-tests/fixtures/extender}
 LAT=$O/rel/bench/extender_latency
 FEED=$O/rel/bench/feed
+HOSTILE=tests/tools/hostile_clients.py
 N=${HOSTILE_REQUESTS:-400}
-MIX=${HOSTILE_MIX:-slow-headers,slow-bodies,one-byte,deep,big}
-TABLE_NODES=5000
 . tests/integration/lib.sh
 . bench/lib.sh
 tmp=$WORK
@@ -38,131 +45,98 @@ for f in "$LAT" "$FEED" "$BIN/netsched-scorer"; do
 done
 fix=$FIX/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json
 [ -f "$fix" ] || { echo "fixture not found: $fix"; exit 1; }
+read -r limit deploy_args < <(python3 -c '
+import yaml
+for d in yaml.safe_load_all(open("deploy/scorer.yaml")):
+    if d and d.get("kind") == "Deployment":
+        c = d["spec"]["template"]["spec"]["containers"][0]
+        args, keep = c["args"], []
+        for i, a in enumerate(args):
+            if a in ("--max-nodes", "--max-body"):
+                keep += [a, args[i + 1]]
+        print(int(c["resources"]["limits"]["memory"][:-2]) << 20, " ".join(keep))')
+nodes=$(awk '{ for (i = 1; i < NF; i++) if ($i == "--max-nodes") print $(i + 1) }' <<<"$deploy_args")
+nodes=${nodes:-10000}
 seq 0 999 | shuf | jq -R '"node-" + .' | jq -sc . >"$tmp/order.json"
 jq -c --slurpfile names "$tmp/order.json" '.NodeNames = $names[0]' "$fix" >"$tmp/real.json"
 
-echo "== hostile worst mix: a real prioritize (1,000 names) while every kind of bad client holds on"
+echo "== hostile: a real prioritize (1,000 names) on new connections while clients from many addresses hold and hammer every port"
 bench_machine
-echo "(the hostile clients share these CPUs too)"
+echo "(the hostile clients share these CPUs too; deploy/ limits: ${deploy_args:-none}, memory $((limit >> 20)) MiB)"
 
-start_scorer --stale-after 1h --log-level warn
+PROBE_PORT=$(free_port)
+# shellcheck disable=SC2086
+start_scorer --stale-after 1h --log-level warn --health-listen "127.0.0.1:$PROBE_PORT" $deploy_args
 scorer_pid=$LAST_PID http_port=$HTTP_PORT
-bench_fill_table "$FEED" "$TABLE_NODES" --senders 4 --once
+bench_fill_table "$FEED" "$nodes" --senders 4 --once
 
 rc=0
 real() {
 	"$LAT" --http "127.0.0.1:$http_port" --path /prioritize --body "$tmp/real.json" \
-		--requests "$N" --warmup 20 --rate 100 --label "$1" --target-us 10000 || rc=1
+		--requests "$N" --warmup 20 --rate 100 --label "$1" --new-connection \
+		--sources 127.0.0.2-127.0.0.5 --timeout-ms 100 || rc=1
 }
-real "quiet (no hostile clients)"
+keepalive() {
+	"$LAT" --http "127.0.0.1:$http_port" --path /prioritize --body "$tmp/real.json" \
+		--requests "$N" --warmup 20 --rate 100 --label "$1" --timeout-ms 100 || rc=1
+}
+real "quiet, new connections"
+keepalive "quiet, keep-alive"
 
-python3 - "$http_port" "$tmp/mix.txt" "$MIX" <<'PY' &
-import os, signal, socket, sys, threading, time
-port, out, kinds = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
-stop = threading.Event()
-stats = {k: 0 for k in ("slow-header conns", "slow-body conns", "one-byte closes",
-                        "deep bodies", "big bodies", "refused connects")}
-lock = threading.Lock()
-def count(k, n=1):
-    with lock:
-        stats[k] += n
-def conn(src, timeout=5):
-    return socket.create_connection(("127.0.0.1", port), timeout=timeout, source_address=(src, 0))
+mix=()
+# hostile PORT KIND ADDRS PER [EVERY]
+hostile() {
+	local name="$2-${#mix[@]}"
+	python3 "$HOSTILE" --port "$1" --kind "$2" --addrs "$3" --per "$4" --every "${5:-2}" \
+		--seconds 600 --stats "$tmp/$name.stats" >/dev/null &
+	PIDS+=("$!")
+	mix+=("$!:$name")
+}
+stop_mix() {
+	local m
+	for m in "${mix[@]}"; do kill "${m%%:*}" 2>/dev/null; done
+	for m in "${mix[@]}"; do wait "${m%%:*}" 2>/dev/null; done
+	for m in "${mix[@]}"; do echo "  $(cat "$tmp/${m#*:}.stats" 2>/dev/null)"; done
+	mix=()
+}
+queued() {	# bytes the kernel holds in the scorer's connections' queues
+	ss -Htn state established "( sport = :$http_port or sport = :$LISTEN_PORT or sport = :$PROBE_PORT )" |
+		awk '{ q += $1 + $2 } END { print q + 0 }'
+}
 
-def trickle(src, limit, opening, every, more, what):
-    """Holds `limit` connections from src, each sending `opening` once and
-    then `more` every `every` seconds; reconnects those the scorer closes."""
-    socks = []
-    while not stop.is_set():
-        while len(socks) < limit and not stop.is_set():
-            try:
-                s = conn(src)
-                s.sendall(opening)
-                socks.append(s)
-                count(what)
-            except OSError:
-                count("refused connects")
-                break
-        time.sleep(every)
-        alive = []
-        for s in socks:
-            try:
-                s.sendall(more)
-                alive.append(s)
-            except OSError:
-                s.close()
-        socks = alive
-
-def slow_headers(src):
-    trickle(src, 32, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", 2, b"X-Slow: 1\r\n",
-            "slow-header conns")
-
-def slow_body(src):
-    trickle(src, 16, b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 33554432\r\n\r\n[", 1, b"1," * 512, "slow-body conns")
-
-def one_byte(src, data):
-    while not stop.is_set():
-        try:
-            s = conn(src, 1)
-            if data:
-                s.send(data)
-            s.close()
-            count("one-byte closes")
-        except OSError:
-            count("refused connects")
-            time.sleep(0.01)
-
-def post(src, body, what):
-    head = (b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: %d\r\n\r\n" % len(body))
-    while not stop.is_set():
-        try:
-            s = conn(src, 30)
-            s.sendall(head)
-            s.sendall(body)
-            s.recv(4096)
-            s.close()
-            count(what)
-        except OSError:
-            count("refused connects")
-            time.sleep(0.01)
-
-d = 200000
-deep = b'{"NodeNames":' + b"[" * d + b"]" * d + b"}"
-big = (b'{"NodeNames":[' + b"1," * (16 * 1024 * 1024 - 8))[:32 * 1024 * 1024 - 2] + b"]}"
-ts = []
-if "slow-headers" in kinds:
-    ts += [threading.Thread(target=slow_headers, args=("127.0.0.%d" % (10 + i),)) for i in range(8)]
-if "slow-bodies" in kinds:
-    ts.append(threading.Thread(target=slow_body, args=("127.0.0.20",)))
-if "one-byte" in kinds:
-    ts.append(threading.Thread(target=one_byte, args=("127.0.0.21", b"P")))
-    ts.append(threading.Thread(target=one_byte, args=("127.0.0.22", b"")))
-if "deep" in kinds:
-    ts += [threading.Thread(target=post, args=("127.0.0.23", deep, "deep bodies")) for _ in range(2)]
-if "big" in kinds:
-    ts += [threading.Thread(target=post, args=("127.0.0.24", big, "big bodies")) for _ in range(2)]
-for t in ts:
-    t.daemon = True
-    t.start()
-def finish(*_):
-    stop.set()
-    with lock:
-        open(out, "w").write(", ".join("%s %d" % kv for kv in stats.items()) + "\n")
-    os._exit(0)
-signal.signal(signal.SIGTERM, finish)
-while True:
-    time.sleep(1)
-PY
-mix_pid=$!
-PIDS+=("$mix_pid")
-sleep 3	# every kind of client is at it
-real "worst mix"
-kill "$mix_pid" && wait "$mix_pid" 2>/dev/null
-echo "the mix, during the run: $(cat "$tmp/mix.txt" 2>/dev/null)"
+hostile "$http_port" idle 127.0.0.10-127.0.0.18 32
+hostile "$http_port" slow-headers 127.0.0.20-127.0.0.28 32
+hostile "$http_port" slow-body 127.0.0.30-127.0.0.38 32
+hostile "$http_port" silent 250 2
+hostile "$http_port" unread-status 127.0.2.1-127.0.2.32 2
+hostile "$http_port" status-loop 127.0.3.1-127.0.3.4 1
+hostile "$http_port" one-byte 127.0.3.10-127.0.3.10 1
+hostile "$http_port" deep 127.0.3.11-127.0.3.11 2
+hostile "$http_port" big 127.0.3.12-127.0.3.12 2
+hostile "$PROBE_PORT" idle 127.0.4.1-127.0.4.100 2
+hostile "$LISTEN_PORT" nng-idle 127.0.5.1-127.0.5.200 4
+hostile "$LISTEN_PORT" nng-partial 127.0.6.1-127.0.6.200 4
+hostile "$LISTEN_PORT" nng-raw 127.0.7.1-127.0.7.200 4
+sleep 4	# every kind of client is at it
+probe=$(for _ in 1 2 3 4 5; do curl -s -m 2 -o /dev/null -w '%{http_code} ' \
+	"http://127.0.0.1:$PROBE_PORT/healthz"; sleep 0.2; done)
+q1=$(queued)
+real "every attack, new connections"
+keepalive "every attack, keep-alive"
+q2=$(queued)
+echo "liveness probes during the mix: $probe"
+echo "the mix, during the runs:"
+stop_mix
+hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$scorer_pid/status")
+q=$((q1 > q2 ? q1 : q2))
+echo "scorer peak RSS $((hwm >> 20)) MiB + socket queues $((q >> 20)) MiB (deploy/ limit $((limit >> 20)) MiB)"
 curl -s "http://127.0.0.1:$http_port/metrics" |
-	awk '$1 ~ /^netsched_scorer_(bad_requests_total|http_busy_total|http_deadline_closes_total|log_lines_dropped_total)$/ { printf "%s %s  ", $1, $2 } END { print "" }'
+	awk '$1 ~ /^netsched_scorer_(http_busy_total|http_replies_busy_total|http_deadline_closes_total|http_connections_reclaimed_total|report_connections_closed_total|report_accept_pauses_total|log_lines_dropped_total)/ { printf "  %s %s\n", $1, $2 }'
+
+hostile "$http_port" status-loop 127.0.3.1-127.0.3.4 1
+sleep 2
+real "4 clients looping on /v1/nodes, new connections"
+stop_mix
 if ! kill -0 "$scorer_pid" 2>/dev/null; then
 	echo "scorer died:"; tail -n 20 "$tmp/scorer.log"; rc=1
 fi

@@ -2,7 +2,8 @@
 """Hostile clients holding a server's connections, from many source addresses.
 
 Each of the addresses keeps PER connections of one KIND open for SECONDS,
-opening a new one whenever the server closes one (they hold all they can):
+opening a new one whenever the server closes one (they hold all they can),
+or runs PER clients of a busy KIND:
 
   idle           an HTTP GET /healthz, its reply read, then nothing (keep-alive)
   slow-headers   a request line, then a header line every EVERY s
@@ -14,6 +15,11 @@ opening a new one whenever the server closes one (they hold all they can):
   nng-partial    the SP handshake, then a 32 KiB message announced and all of it
                  but its last byte sent
   nng-raw        a TCP connection to the report port that never sends the handshake
+and clients that keep the server busy rather than hold it:
+  status-loop    GET /v1/nodes on a keep-alive connection, read whole, again at once
+  one-byte       connect, send one byte, close, again
+  deep           POST a 400 KB body nested 200,000 deep, read the answer, again
+  big            POST a 32 MiB body of one-byte tokens ([1,1,...]), read the answer, again
 
 SIGTERM ends it early. ADDRS is FIRST-LAST of 127.x.y.z addresses (127.0.0.10-127.0.0.18), or a count
 N for N addresses from 127.1.0.1 on. Prints one line of counts when done (and to
@@ -103,6 +109,60 @@ def closed(s):
         return True
 
 
+BUSY = ("status-loop", "one-byte", "deep", "big")
+BODIES = {}
+
+
+def post(body):
+    return (b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+
+
+def read_reply(s):
+    """Reads one HTTP reply with a Content-Length; False if the server closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            return False
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    n = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    while len(rest) < n:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            return False
+        rest += chunk
+    return True
+
+
+def busy(src):
+    s = None
+    while time.monotonic() < stop:
+        try:
+            if a.kind == "one-byte":
+                s = socket.create_connection(("127.0.0.1", a.port), timeout=1, source_address=(src, 0))
+                s.send(b"P")
+                s.close()
+                count("opened")
+                continue
+            if s is None or a.kind != "status-loop":
+                s = socket.create_connection(("127.0.0.1", a.port), timeout=30, source_address=(src, 0))
+                count("opened")
+            s.sendall(b"GET /v1/nodes HTTP/1.1\r\nHost: x\r\n\r\n" if a.kind == "status-loop"
+                      else post(BODIES[a.kind]))
+            if not read_reply(s) or a.kind != "status-loop":
+                s.close()
+                s = None
+        except OSError:
+            count("refused")
+            s = None
+            time.sleep(0.01)
+
+
 def hold(src):
     socks, next_more, opened = [], time.monotonic() + a.every, 0
     while time.monotonic() < stop:
@@ -145,7 +205,12 @@ def finish(*_):
 
 
 signal.signal(signal.SIGTERM, finish)
-threads = [threading.Thread(target=hold, args=(src,), daemon=True) for src in addrs]
+if a.kind == "deep":
+    BODIES["deep"] = b'{"NodeNames":' + b"[" * 200000 + b"]" * 200000 + b"}"
+if a.kind == "big":
+    BODIES["big"] = (b'{"NodeNames":[' + b"1," * (16 * 1024 * 1024 - 8))[:32 * 1024 * 1024 - 2] + b"]}"
+threads = [threading.Thread(target=busy if a.kind in BUSY else hold, args=(src,), daemon=True)
+           for src in addrs for _ in range(a.per if a.kind in BUSY else 1)]
 for t in threads:
     t.start()
 for t in threads:
