@@ -79,12 +79,18 @@
  * scheduler's, perhaps) meanwhile: p99 went from 2 ms to 70 ms. The
  * scheduler's NodeNames requests stay far below it (10,000 names: 150 KB).*/
 #define HTTP_INLINE_MAX (1024u * 1024u)
-/* The big-request thread yields the CPU to the HTTP threads. */
+/* The big-request thread yields the CPU to the HTTP threads. The status
+ * thread does not: its renders are bounded (statusreply.h), and at nice 10
+ * on a busy machine a scrape of /metrics waited past Prometheus's timeout. */
 #define HTTP_BIG_NICE 10
+#define HTTP_STATUS_NICE 0
 
-/* The big-request thread's queue, FIFO. While running is false requests
- * are answered inline (start-up failure, shutdown). */
+/* A queue of requests answered off the HTTP threads, FIFO, and its thread:
+ * one for big bodies, one for /v1/nodes and /metrics. While running is
+ * false requests are answered inline (start-up failure, shutdown). */
 struct bigq {
+	struct http_server *h;
+	int nice;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	pthread_cond_t idle;	/* nothing queued, nothing in hand */
@@ -109,7 +115,8 @@ struct http_server {
 	struct httpguard *guard;	/* deadlines and fair slots, all daemons */
 	bool health_only;		/* /healthz and /readyz, nothing else */
 	struct bigq big;
-	struct statusreply_cache nodes, metrics;	/* /v1/nodes, /metrics */
+	struct bigq status;		/* renders /v1/nodes, /metrics */
+	struct statusreply_cache nodes, metrics;
 	struct membudget status_memory;		/* their bytes */
 };
 
@@ -320,10 +327,8 @@ static void run_verb(struct http_server *h, struct request *rq, struct reply *re
  * done) when that thread is not running. Suspended before it is queued, so
  * the thread never resumes a connection not yet suspended. Its time there
  * is ours, not the client's: no deadline meanwhile. */
-static bool bigq_push(struct http_server *h, struct MHD_Connection *conn, struct request *rq)
+static bool bigq_push(struct bigq *q, struct MHD_Connection *conn, struct request *rq)
 {
-	struct bigq *q = &h->big;
-
 	pthread_mutex_lock(&q->lock);
 	if (!q->running || q->paused) {
 		pthread_mutex_unlock(&q->lock);
@@ -348,10 +353,11 @@ static bool bigq_push(struct http_server *h, struct MHD_Connection *conn, struct
  * stays alive while its connection is suspended: MHD cannot finish it. */
 static void *bigq_main(void *arg)
 {
-	struct http_server *h = arg;
-	struct bigq *q = &h->big;
+	struct bigq *q = arg;
+	struct http_server *h = q->h;
 
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), HTTP_BIG_NICE);
+	if (q->nice)
+		setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), q->nice);
 	pthread_mutex_lock(&q->lock);
 	for (;;) {
 		struct request *rq;
@@ -381,13 +387,28 @@ static void *bigq_main(void *arg)
 	return NULL;
 }
 
-static int bigq_start(struct http_server *h)
+static void bigq_init(struct bigq *q, struct http_server *h, int nice)
 {
-	struct bigq *q = &h->big;
+	q->h = h;
+	q->nice = nice;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->wake, NULL);
+	pthread_cond_init(&q->idle, NULL);
+}
+
+static void bigq_destroy(struct bigq *q)
+{
+	pthread_cond_destroy(&q->idle);
+	pthread_cond_destroy(&q->wake);
+	pthread_mutex_destroy(&q->lock);
+}
+
+static int bigq_start(struct bigq *q)
+{
 	int rc;
 
 	q->running = true;
-	rc = worker_thread_create(&q->thread, bigq_main, h);
+	rc = worker_thread_create(&q->thread, bigq_main, q);
 	if (rc)
 		q->running = false;
 	return rc;
@@ -395,10 +416,8 @@ static int bigq_start(struct http_server *h)
 
 /* Answers what is queued (resuming those connections) and stops the
  * thread; from then on big requests are answered inline. */
-static void bigq_stop(struct http_server *h)
+static void bigq_stop(struct bigq *q)
 {
-	struct bigq *q = &h->big;
-
 	pthread_mutex_lock(&q->lock);
 	if (!q->running) {
 		pthread_mutex_unlock(&q->lock);
@@ -414,28 +433,38 @@ static void bigq_stop(struct http_server *h)
  * big requests are answered inline meanwhile, and the queue is emptied
  * (every connection in it resumed) before MHD_stop_daemon(), which takes
  * the resumed ones back first. */
-static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
+static void bigq_pause(struct bigq *q)
 {
-	struct bigq *q = &h->big;
-
 	pthread_mutex_lock(&q->lock);
 	q->paused++;
 	while (q->head || q->busy)
 		pthread_cond_wait(&q->idle, &q->lock);
 	pthread_mutex_unlock(&q->lock);
-	MHD_stop_daemon(d);
+}
+
+static void bigq_resume(struct bigq *q)
+{
 	pthread_mutex_lock(&q->lock);
 	q->paused--;
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* /v1/nodes and /metrics: rendered on the big-request thread (never on the
+static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
+{
+	bigq_pause(&h->big);
+	bigq_pause(&h->status);
+	MHD_stop_daemon(d);
+	bigq_resume(&h->status);
+	bigq_resume(&h->big);
+}
+
+/* /v1/nodes and /metrics: rendered on the status thread (never on the
  * threads that answer the scheduler), or inline when it is not running. */
 static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connection *conn,
 				     struct request *rq)
 {
 	if (!rq->done) {
-		if (bigq_push(h, conn, rq))
+		if (bigq_push(&h->status, conn, rq))
 			return MHD_YES;
 		get_status(h, rq);
 	}
@@ -508,7 +537,7 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
 	if (rq->done)
 		return respond(conn, &rq->reply, NULL, NULL);
-	if (rq->body.len > HTTP_INLINE_MAX && bigq_push(h, conn, rq))
+	if (rq->body.len > HTTP_INLINE_MAX && bigq_push(&h->big, conn, rq))
 		return MHD_YES;
 	run_verb(h, rq, &reply);
 	return respond(conn, &reply, NULL, NULL);
@@ -777,6 +806,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}
 	h->s = s;
 	h->health_only = health_only;
+	bigq_init(&h->big, h, HTTP_BIG_NICE);
+	bigq_init(&h->status, h, HTTP_STATUS_NICE);
 	if (!health_only) {
 		size_t budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX :
 				max * HTTP_BUDGET_BODIES;
@@ -790,9 +821,6 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 		if (tls_load(tls, &pems, err, errlen))
 			goto out_free_server;
 	}
-	pthread_mutex_init(&h->big.lock, NULL);
-	pthread_cond_init(&h->big.wake, NULL);
-	pthread_cond_init(&h->big.idle, NULL);
 	membudget_init(&h->status_memory, HTTP_STATUS_BUDGET, 0, 0);
 	statusreply_cache_init(&h->nodes, status_nodes);
 	statusreply_cache_init(&h->metrics, metrics_render);
@@ -809,11 +837,14 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}, err, errlen);
 	if (!h->guard)
 		goto out_free_server;
-	/* Without it big requests are answered inline: slower for others,
-	 * still correct. */
-	if (!health_only && bigq_start(h))
+	/* Without them big requests and status replies are answered inline:
+	 * slower for others, still correct. */
+	if (!health_only && bigq_start(&h->big))
 		log_warn("http", "no thread for big requests: bodies over %u bytes are parsed on the "
 			 "HTTP threads", HTTP_INLINE_MAX);
+	if (!health_only && bigq_start(&h->status))
+		log_warn("http", "no thread for status replies: /v1/nodes and /metrics are rendered "
+			 "on the HTTP threads");
 	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
 	if (fd < 0)
 		goto out_free_server;
@@ -838,13 +869,13 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 
 out_free_server:
 	tls_free(&pems);
-	bigq_stop(h);
+	bigq_stop(&h->big);
+	bigq_stop(&h->status);
 	httpguard_stop(h->guard);
 	statusreply_cache_destroy(&h->metrics);
 	statusreply_cache_destroy(&h->nodes);
-	pthread_cond_destroy(&h->big.idle);
-	pthread_cond_destroy(&h->big.wake);
-	pthread_mutex_destroy(&h->big.lock);
+	bigq_destroy(&h->status);
+	bigq_destroy(&h->big);
 	free(h);
 	return NULL;
 }
@@ -870,17 +901,17 @@ void http_stop(struct http_server *h)
 {
 	if (!h)
 		return;
-	/* First the big requests, resuming their connections: MHD cannot
+	/* First the queued requests, resuming their connections: MHD cannot
 	 * stop with a connection suspended. Later ones are answered inline. */
-	bigq_stop(h);
+	bigq_stop(&h->big);
+	bigq_stop(&h->status);
 	tls_rotation_stop(h->rotation);
 	if (h->daemon)
 		stop_daemon(h, h->daemon);
 	httpguard_stop(h->guard);
 	statusreply_cache_destroy(&h->metrics);
 	statusreply_cache_destroy(&h->nodes);
-	pthread_cond_destroy(&h->big.idle);
-	pthread_cond_destroy(&h->big.wake);
-	pthread_mutex_destroy(&h->big.lock);
+	bigq_destroy(&h->status);
+	bigq_destroy(&h->big);
 	free(h);
 }

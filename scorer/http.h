@@ -18,8 +18,8 @@
  * parsed from them, share one budget (s->request_memory, four bodies of the
  * largest size, an eighth kept for requests under 1 MiB; 503 when full),
  * so no mix of clients can grow memory past it.
- * /v1/nodes and /metrics are rendered on the big-request thread (low
- * priority, one at a time) and shared by every request waiting for them,
+ * /v1/nodes and /metrics are rendered on a thread of their own (one at a
+ * time, off the scheduler's threads) and shared by every request waiting,
  * within a budget of their own (statusreply.h; 503 when full). Each
  * connection has deadlines for its whole request and reply, and over the
  * connection limit a new one makes room fairly across client addresses

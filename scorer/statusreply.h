@@ -16,8 +16,8 @@
  *     503): however many clients ask and never read, the replies held
  *     stay within it (and the server drops a reply not taken by its
  *     deadline, httpguard.h).
- * The HTTP server calls it from its low-priority thread (http.c), never
- * from the threads that answer the scheduler. Thread-safe. */
+ * The HTTP server calls it from a thread of its own (http.c), never from
+ * the threads that answer the scheduler. Thread-safe. */
 #ifndef NETSCHED_STATUSREPLY_H
 #define NETSCHED_STATUSREPLY_H
 
