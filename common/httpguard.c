@@ -50,6 +50,16 @@ struct httpguard {
 	struct log_limit closed_log, reclaim_log;
 };
 
+/* Whether a connection in phase p gives us nothing to do: between
+ * requests, or not done sending its headers (the scheduler sends them in
+ * one write; a connection still at it is silent or trickling). Such go
+ * first, the longest waiting first, so the scheduler's keep-alive
+ * connection, used a moment ago, outlasts connections that do nothing. */
+static bool idle_phase(enum phase p)
+{
+	return p == PHASE_IDLE || p == PHASE_HEADERS;
+}
+
 static const char *phase_why(enum phase p)
 {
 	switch (p) {
@@ -202,6 +212,7 @@ static void started(struct httpguard *g, struct MHD_Connection *c, void **socket
 	pthread_mutex_lock(&g->lock);
 	now = clock_mono_ns();
 	e->phase = PHASE_HEADERS;
+	e->fair.idle = idle_phase(e->phase);
 	e->request_ns = e->fair.since_ns = now;
 	e->deadline_ns = now + g->header_ns;
 	e->next = g->head;
@@ -254,7 +265,7 @@ static void enter(struct guarded *e, enum phase p, uint64_t deadline, uint64_t n
 {
 	e->phase = p;
 	e->deadline_ns = deadline;
-	e->fair.idle = p == PHASE_IDLE;
+	e->fair.idle = idle_phase(p);
 	e->fair.since_ns = now;
 }
 

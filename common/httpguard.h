@@ -14,8 +14,9 @@
  *
  * Fair slots. Over max_connections, the connection just accepted makes
  * room: one connection is closed by the rule of common/connfair.h (one of
- * the address holding the most; of those an idle one first; the one
- * waiting longest), so the scheduler's new connection always gets in
+ * the address holding the most; of those an idle one first, idle meaning
+ * between requests or not done sending headers; the one waiting longest),
+ * so the scheduler's new connection always gets in
  * however many connections and addresses others use. When that address is
  * the newcomer's own and holds more than a few, the newcomer is the one
  * closed: as fair, and an attacker reopening in a loop costs us an accept,
