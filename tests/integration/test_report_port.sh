@@ -95,6 +95,12 @@ silent=$(curl -s "http://127.0.0.1:$PARTIAL_HTTP/metrics" |
 	awk '$1 == "netsched_scorer_report_connections_closed_total{reason=\"silent\"}" { print $2 }')
 [ "${silent:-0}" -ge 600 ] || fail "silent report connections closed: '${silent:-}', want 600 or more"
 rss_back() { [ "$(rss_mib "$PARTIAL_PID")" -lt $((rss_before + (rss_held - rss_before) / 4)) ]; }
-wait_for 8 "the memory back" rss_back
+# AddressSanitizer's allocator keeps freed memory (its quarantine): only
+# glibc's gives it back.
+if ldd "$BIN/netsched-scorer" | grep -q libasan; then
+	echo "(sanitizer build: the memory given back is not checked)"
+else
+	wait_for 8 "the memory back" rss_back
+fi
 kill "$PARTIAL"
 echo "ok: $silent part-sent messages closed after $(($(date +%s) - partial_start)) s; RSS now $(rss_mib "$PARTIAL_PID") MiB"
