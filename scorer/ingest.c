@@ -226,8 +226,13 @@ static void conns_config(const struct ingest_config *in, struct reportconns_conf
 
 	memset(c, 0, sizeof(*c));
 	c->max = by_nodes < by_fds ? by_nodes : by_fds;
-	c->fd_limit = limit;
-	c->fd_reserve = reserve;
+	/* Past this many open files, report connections (and those still in
+	 * NNG's handshake) would eat into HTTP's share, or exceed what the
+	 * budget needs: no need to look higher (the probe makes the kernel
+	 * grow the descriptor table to it). */
+	c->pause_at = limit > reserve ? limit - reserve : 0;
+	if (c->pause_at > c->max + INGEST_HANDSHAKE_FDS + reserve)
+		c->pause_at = c->max + INGEST_HANDSHAKE_FDS + reserve;
 	c->silent_ns = silent < INGEST_SILENT_MIN_NS ? INGEST_SILENT_MIN_NS :
 		       silent > INGEST_SILENT_MAX_NS ? INGEST_SILENT_MAX_NS : silent;
 	c->counters = in->counters;
@@ -297,8 +302,9 @@ struct ingest *ingest_start(struct ingest_config *c, const char *url, const char
 	if (!nng_listener_get_int(in->listener, NNG_OPT_TCP_BOUND_PORT, &port))
 		reportconns_find_listener(in->conns, (uint16_t)port);
 	log_info("ingest", "%s: at most %zu report connections (--max-nodes %zu, open files %zu "
-		 "with %zu kept for others); one silent %llu s is closed", url, cc.max,
-		 table_capacity(c->table), cc.fd_limit, cc.fd_reserve,
+		 "with %zu kept for others; new ones wait past %zu open); one silent %llu s is "
+		 "closed", url, cc.max, table_capacity(c->table), fdlimit_current(),
+		 c->fd_reserve + INGEST_FD_SLACK, cc.pause_at,
 		 (unsigned long long)(cc.silent_ns / NS_PER_SEC));
 	rv = pthread_create(&in->thread, NULL, ingest_thread, in);
 	if (rv) {

@@ -327,18 +327,18 @@ static void pause_accepting(struct reportconns *rc, uint64_t now)
 	int fd = atomic_load(&rc->listen_fd), dummy = 0;
 	bool short_of_fds;
 
-	if (fd < 0 || rc->cfg.fd_limit <= rc->cfg.fd_reserve)
+	if (fd < 0 || !rc->cfg.pause_at)
 		return;
-	short_of_fds = fdlimit_in_use(rc->cfg.fd_limit - rc->cfg.fd_reserve);
+	short_of_fds = fdlimit_in_use(rc->cfg.pause_at);
 	if (short_of_fds && !rc->paused) {
 		if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
 			return;
 		rc->paused = true;
 		rc->paused_ns = now;
 		COUNT(rc, report_accept_pauses);
-		log_warn("ingest", "fewer than %zu of %zu open files left: not accepting report "
-			 "connections until some close (%zu report connections open)",
-			 rc->cfg.fd_reserve, rc->cfg.fd_limit, reportconns_count(rc));
+		log_warn("ingest", "%zu open files in use, the most report connections may take: "
+			 "not accepting more until some close (%zu report connections open, more "
+			 "in NNG's handshake)", rc->cfg.pause_at, reportconns_count(rc));
 	} else if (!short_of_fds && rc->paused && now - rc->paused_ns >= RC_PAUSE_MIN_NS) {
 		if (setsockopt(fd, SOL_SOCKET, SO_DETACH_FILTER, &dummy, sizeof(dummy)))
 			return;

@@ -13,8 +13,8 @@
  *     whole, up to its receive limit, when its length arrives); what is not
  *     a report of ours (garbage, unsigned or forged with keys set) does not
  *     count as one;
- *   - while descriptors run short (fewer than the reserve free: connections
- *     still in NNG's 10 s handshake, which no notification reports), NNG's
+ *   - while descriptors run short (pause_at in use: connections still in
+ *     NNG's 10 s handshake, which no notification reports), NNG's
  *     listening socket drops new connection attempts (a socket filter),
  *     so they can never take the descriptors HTTP needs to accept.
  * Memory held by report connections is then at most max x (the receive
@@ -39,8 +39,10 @@ struct reportconns_config {
 	uint16_t port;
 	size_t max;		/* connections at once */
 	uint64_t silent_ns;	/* without a report, a connection is closed */
-	size_t fd_limit;	/* the process's open-file limit */
-	size_t fd_reserve;	/* kept free for others: below it, accepting pauses */
+	/* Accepting pauses while descriptor number pause_at is open (about
+	 * that many in use; 0: never): below the open-file limit by what
+	 * others (HTTP) must keep. */
+	size_t pause_at;
 	struct registry *counters;	/* report_conn_* (may be NULL); outlives it */
 };
 

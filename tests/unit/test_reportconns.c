@@ -39,7 +39,7 @@ static bool holds(struct reportconns *rc, size_t n)
 static void test_reportconns_budget(void **state)
 {
 	struct reportconns_config cfg = {
-		.max = 3, .silent_ns = 3600 * NS_PER_SEC, .fd_limit = 0, .counters = &counters,
+		.max = 3, .silent_ns = 3600 * NS_PER_SEC, .pause_at = 0, .counters = &counters,
 	};
 	nng_socket pull, push[PUSHERS];
 	nng_listener l;
@@ -95,10 +95,56 @@ static void test_reportconns_budget(void **state)
 	reportconns_stop(NULL);
 }
 
+/* Descriptors short (pause_at open: 1, stdout, always is): the listening
+ * socket stops taking connections, and says so once. */
+static void test_reportconns_pause(void **state)
+{
+	struct reportconns_config cfg = {
+		.max = 8, .silent_ns = 3600 * NS_PER_SEC, .pause_at = 1, .counters = &counters,
+	};
+	unsigned long before = atomic_load(&counters.report_accept_pauses);
+	nng_socket pull, push;
+	nng_listener l;
+	struct reportconns *rc;
+	char err[256], url[64];
+	int port = 0;
+
+	(void)state;
+	assert_int_equal(nng_pull0_open(&pull), 0);
+	rc = reportconns_start(pull, &cfg, err, sizeof(err));
+	assert_non_null(rc);
+	assert_int_equal(nng_listener_create(&l, pull, "tcp://127.0.0.1:0"), 0);
+	assert_int_equal(nng_listener_start(l, 0), 0);
+	assert_int_equal(nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
+	assert_int_equal(reportconns_find_listener(rc, (uint16_t)port), 0);
+	for (int i = 0; i < 200 && atomic_load(&counters.report_accept_pauses) == before; i++)
+		nng_msleep(10);
+	assert_int_equal(atomic_load(&counters.report_accept_pauses), before + 1);
+	/* Paused: a dialer's SYNs are dropped, no connection is made. */
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	assert_int_equal(nng_push0_open(&push), 0);
+	assert_int_equal(nng_dial(push, url, NULL, NNG_FLAG_NONBLOCK), 0);
+	nng_msleep(300);
+	assert_int_equal(reportconns_count(rc), 0);
+	assert_int_equal(atomic_load(&counters.report_accept_pauses), before + 1);
+	nng_close(push);
+	nng_close(pull);
+	reportconns_stop(rc);
+	/* A port nothing listens on: no pause possible, said and survived. */
+	assert_int_equal(nng_pull0_open(&pull), 0);
+	rc = reportconns_start(pull, &cfg, err, sizeof(err));
+	assert_non_null(rc);
+	assert_int_equal(reportconns_find_listener(rc, 1), -ENOENT);
+	assert_int_equal(reportconns_find_listener(rc, 0), -ENOENT);
+	nng_close(pull);
+	reportconns_stop(rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reportconns_budget),
+		cmocka_unit_test(test_reportconns_pause),
 	};
 	return cmocka_run_group_tests_name("reportconns", tests, NULL, NULL);
 }
