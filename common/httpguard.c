@@ -298,53 +298,47 @@ void *httpguard_uri_log(void *cls, const char *uri, struct MHD_Connection *c)
 	return NULL;
 }
 
-void httpguard_headers_done(struct MHD_Connection *c, uint64_t body_bytes)
+/* Moves c's connection to phase p and its deadline: a body's counts from
+ * its request's start, a reply's from now, and both allow for bytes. */
+static void step(struct MHD_Connection *c, enum phase p, uint64_t bytes)
 {
 	struct guarded *e = entry_of(c);
+	struct httpguard *g;
+	uint64_t now, deadline = 0;
 
 	if (!e)
 		return;
-	pthread_mutex_lock(&e->g->lock);
-	enter(e, PHASE_BODY, e->request_ns + e->g->header_ns + transfer_ns(e->g, body_bytes),
-	      clock_mono_ns());
-	pthread_mutex_unlock(&e->g->lock);
+	g = e->g;
+	pthread_mutex_lock(&g->lock);
+	now = clock_mono_ns();
+	if (p == PHASE_BODY)
+		deadline = e->request_ns + g->header_ns + transfer_ns(g, bytes);
+	else if (p == PHASE_REPLY)
+		deadline = now + g->header_ns + transfer_ns(g, bytes);
+	else if (p == PHASE_IDLE)
+		deadline = now + g->idle_ns;
+	enter(e, p, deadline, now);
+	pthread_mutex_unlock(&g->lock);
+}
+
+void httpguard_headers_done(struct MHD_Connection *c, uint64_t body_bytes)
+{
+	step(c, PHASE_BODY, body_bytes);
 }
 
 void httpguard_processing(struct MHD_Connection *c)
 {
-	struct guarded *e = entry_of(c);
-
-	if (!e)
-		return;
-	pthread_mutex_lock(&e->g->lock);
-	enter(e, PHASE_PROCESSING, 0, clock_mono_ns());
-	pthread_mutex_unlock(&e->g->lock);
+	step(c, PHASE_PROCESSING, 0);
 }
 
 void httpguard_replying(struct MHD_Connection *c, uint64_t reply_bytes)
 {
-	struct guarded *e = entry_of(c);
-	uint64_t now;
-
-	if (!e)
-		return;
-	pthread_mutex_lock(&e->g->lock);
-	now = clock_mono_ns();
-	enter(e, PHASE_REPLY, now + e->g->header_ns + transfer_ns(e->g, reply_bytes), now);
-	pthread_mutex_unlock(&e->g->lock);
+	step(c, PHASE_REPLY, reply_bytes);
 }
 
 void httpguard_request_done(struct MHD_Connection *c)
 {
-	struct guarded *e = entry_of(c);
-	uint64_t now;
-
-	if (!e)
-		return;
-	pthread_mutex_lock(&e->g->lock);
-	now = clock_mono_ns();
-	enter(e, PHASE_IDLE, now + e->g->idle_ns, now);
-	pthread_mutex_unlock(&e->g->lock);
+	step(c, PHASE_IDLE, 0);
 }
 
 void httpguard_mhd_log(void *module, const char *fmt, va_list ap)

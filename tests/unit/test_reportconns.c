@@ -36,27 +36,39 @@ static bool holds(struct reportconns *rc, size_t n)
 	return false;
 }
 
+/* A pull socket listening on a free loopback port, watched by a
+ * reportconns of cfg; its URL in url. */
+static struct reportconns *listening(nng_socket *pull, const struct reportconns_config *cfg,
+				     char *url, size_t urllen)
+{
+	struct reportconns *rc;
+	nng_listener l;
+	char err[256];
+	int port = 0;
+
+	assert_int_equal(nng_pull0_open(pull), 0);
+	rc = reportconns_start(*pull, cfg, err, sizeof(err));
+	assert_non_null(rc);
+	assert_int_equal(nng_listener_create(&l, *pull, "tcp://127.0.0.1:0"), 0);
+	assert_int_equal(nng_listener_start(l, 0), 0);
+	assert_int_equal(nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
+	assert_int_equal(reportconns_find_listener(rc, (uint16_t)port), 0);
+	snprintf(url, urllen, "tcp://127.0.0.1:%d", port);
+	return rc;
+}
+
 static void test_reportconns_budget(void **state)
 {
 	struct reportconns_config cfg = {
 		.max = 3, .silent_ns = 3600 * NS_PER_SEC, .pause_at = 0, .counters = &counters,
 	};
 	nng_socket pull, push[PUSHERS];
-	nng_listener l;
 	struct reportconns *rc;
-	char err[256], url[64];
-	int port = 0;
+	char url[64];
 	nng_msg *msg;
 
 	(void)state;
-	assert_int_equal(nng_pull0_open(&pull), 0);
-	rc = reportconns_start(pull, &cfg, err, sizeof(err));
-	assert_non_null(rc);
-	assert_int_equal(nng_listener_create(&l, pull, "tcp://127.0.0.1:0"), 0);
-	assert_int_equal(nng_listener_start(l, 0), 0);
-	assert_int_equal(nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
-	assert_int_equal(reportconns_find_listener(rc, (uint16_t)port), 0);
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
+	rc = listening(&pull, &cfg, url, sizeof(url));
 	assert_int_equal(atomic_load(&counters.report_conns_max), 3);
 
 	/* Five agents, three slots: two make room (the fifth stays out as
@@ -104,24 +116,15 @@ static void test_reportconns_pause(void **state)
 	};
 	unsigned long before = atomic_load(&counters.report_accept_pauses);
 	nng_socket pull, push;
-	nng_listener l;
 	struct reportconns *rc;
 	char err[256], url[64];
-	int port = 0;
 
 	(void)state;
-	assert_int_equal(nng_pull0_open(&pull), 0);
-	rc = reportconns_start(pull, &cfg, err, sizeof(err));
-	assert_non_null(rc);
-	assert_int_equal(nng_listener_create(&l, pull, "tcp://127.0.0.1:0"), 0);
-	assert_int_equal(nng_listener_start(l, 0), 0);
-	assert_int_equal(nng_listener_get_int(l, NNG_OPT_TCP_BOUND_PORT, &port), 0);
-	assert_int_equal(reportconns_find_listener(rc, (uint16_t)port), 0);
+	rc = listening(&pull, &cfg, url, sizeof(url));
 	for (int i = 0; i < 200 && atomic_load(&counters.report_accept_pauses) == before; i++)
 		nng_msleep(10);
 	assert_int_equal(atomic_load(&counters.report_accept_pauses), before + 1);
 	/* Paused: a dialer's SYNs are dropped, no connection is made. */
-	snprintf(url, sizeof(url), "tcp://127.0.0.1:%d", port);
 	assert_int_equal(nng_push0_open(&push), 0);
 	assert_int_equal(nng_dial(push, url, NULL, NNG_FLAG_NONBLOCK), 0);
 	nng_msleep(300);
