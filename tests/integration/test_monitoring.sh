@@ -75,7 +75,12 @@ has_rates() {
 }
 wait_for 40 "Prometheus to have rates from the scorer and both agents" has_rates
 echo "ok: Prometheus scrapes the scorer and both agents"
-python3 "$CHECK" live "http://127.0.0.1:$PROM" || fail "live checks of the monitoring kit"
+# scrape_health: each target's health and last error, said when a check fails.
+scrape_health() {
+	curl -s "http://127.0.0.1:$PROM/api/v1/targets" | jq -r '.data.activeTargets[] |
+		"\(.labels.job) \(.scrapeUrl): \(.health), last scrape \(.lastScrapeDuration)s \(.lastError)"'
+}
+python3 "$CHECK" live "http://127.0.0.1:$PROM" || { scrape_health; fail "live checks of the monitoring kit"; }
 # No alert should fire on this healthy system but the scorer's own fallback
 # (the test's Prometheus has no node_exporter series: its queries succeed
 # with no values, so even that one stays quiet).
