@@ -76,12 +76,14 @@ bool report_ip_ok(const struct report_ip *ip)
 	const uint8_t *a = ip->addr;
 
 	if (ip->len == 4)
-		return a[0] != 0 && a[0] != 127 && (a[0] & 0xf0) != 0xe0 && a[0] != 0xff;
+		return a[0] != 0 && a[0] != 127 && (a[0] & 0xf0) != 0xe0 && a[0] != 0xff &&
+		       !(a[0] == 169 && a[1] == 254);
 	if (ip->len != 16)
 		return false;
 	if (!memcmp(a, zero, 15) && (a[15] == 0 || a[15] == 1))
 		return false; /* :: and ::1 */
-	return a[0] != 0xff && memcmp(a, mapped, sizeof(mapped)) != 0;
+	return a[0] != 0xff && !(a[0] == 0xfe && (a[1] & 0xc0) == 0x80) &&
+	       memcmp(a, mapped, sizeof(mapped)) != 0;
 }
 
 bool report_ip_equal(const struct report_ip *a, const struct report_ip *b)

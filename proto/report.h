@@ -74,7 +74,7 @@ struct report_iface {
 
 /* One address, as the wire carries it: len 4 (IPv4) or 16 (IPv6) bytes of
  * addr, network order; the rest of addr is 0. Never unspecified, loopback,
- * multicast or IPv4-mapped IPv6 (report_ip_ok()). */
+ * link-local, multicast or IPv4-mapped IPv6 (report_ip_ok()): no pod's. */
 struct report_ip {
 	uint8_t len;
 	uint8_t addr[16];
@@ -158,7 +158,8 @@ void report_pod_count(struct report_pod *p, uint64_t rx_bytes, uint64_t tx_bytes
 uint64_t report_node_link(const struct report *r);
 
 /* Whether ip is one a pod may have: 4 or 16 bytes, not unspecified,
- * loopback, multicast or IPv4-mapped. */
+ * loopback, link-local (169.254/16, fe80::/10: a CNI's gateway, never a
+ * pod's status.podIPs), multicast or IPv4-mapped. */
 bool report_ip_ok(const struct report_ip *ip);
 
 /* Text form ("10.244.1.7", "fd00::7"), as inet_ntop(); cap at least
