@@ -182,8 +182,30 @@ static uint64_t percentile(uint64_t *v, uint32_t n)
 	return select_kth(v, n, (int64_t)rank - 1);
 }
 
+void window_clear(struct window *w)
+{
+	w->head = w->count = 0;
+	w->primed = false;
+}
+
+static void sum_slots(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+		      uint64_t recent_ns, bool percentiles, struct window_stats *out);
+
 void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
 		  struct window_stats *out)
+{
+	sum_slots(w, now_ns, span_ns, recent_ns, true, out);
+}
+
+void window_totals(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
+		   struct window_stats *out)
+{
+	sum_slots(w, now_ns, span_ns, recent_ns, false, out);
+}
+
+/* window_stats(), and without percentiles window_totals(). */
+static void sum_slots(const struct window *w, uint64_t now_ns, uint64_t span_ns,
+		      uint64_t recent_ns, bool percentiles, struct window_stats *out)
 {
 	struct window_stats st = { 0 };
 	struct traffic *t = &st.traffic;
@@ -214,6 +236,8 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 		t->rx_dropped += s->rx_dropped;
 		t->rx_missed += s->rx_missed;
 		t->tx_dropped += s->tx_dropped;
+		if (!percentiles)
+			continue;
 		rate = per_second(s->rx_bytes, s->dur_ns);
 		w->scratch[st.samples - 1] = rate;
 		if (rate > t->rx.peak)
@@ -226,6 +250,8 @@ void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uin
 	if (st.samples) {
 		t->rx.recent = per_second(recent_rx, st.recent_covered_ns);
 		t->tx.recent = per_second(recent_tx, st.recent_covered_ns);
+	}
+	if (st.samples && percentiles) {
 		t->rx.p95 = percentile(w->scratch, st.samples);
 		t->tx.p95 = percentile(w->scratch + w->cap, st.samples);
 	}

@@ -99,10 +99,21 @@ void window_gap(struct window *w, uint64_t now_ns);
 /* Forgets the previous reading (e.g. the ifindex changed), keeping the deltas. */
 void window_reprime(struct window *w);
 
+/* Forgets every delta and the previous reading, keeping the lifetime
+ * counts: what was measured belongs to someone else (a pod whose
+ * interface now serves other addresses). */
+void window_clear(struct window *w);
+
 /* Sums the slots that ended within span_ns before now_ns; the recent rate
  * covers those that ended within recent_ns (at least the newest sample, so
  * a recent_ns shorter than the sample interval still means something). */
 void window_stats(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
 		  struct window_stats *out);
+
+/* window_stats() without the peaks and percentiles (0): the byte counts,
+ * covered time, averages and recent rates alone, in a tenth of the time
+ * (no selection over the samples), for the many pods of a node. */
+void window_totals(const struct window *w, uint64_t now_ns, uint64_t span_ns, uint64_t recent_ns,
+		   struct window_stats *out);
 
 #endif

@@ -121,8 +121,47 @@ static void test_window_rows(void **state)
 				 (unsigned long long)row->rx, (unsigned long long)row->tx,
 				 (unsigned long long)row->covered_ms, row->samples, row->slots,
 				 (unsigned long long)row->rx_peak);
+		/* The pods' cheaper sums: the same but for peaks and percentiles. */
+		{
+			struct window_stats tot;
+
+			window_totals(&w, row->now_ms * MS, row->span_ms * MS, row->span_ms * MS,
+				      &tot);
+			if (tot.rx_bytes != st.rx_bytes || tot.tx_bytes != st.tx_bytes ||
+			    tot.covered_ns != st.covered_ns || tot.samples != st.samples ||
+			    tot.slots != st.slots || tot.traffic.rx.average != st.traffic.rx.average ||
+			    tot.traffic.tx.recent != st.traffic.tx.recent ||
+			    tot.traffic.covered_ms != st.traffic.covered_ms ||
+			    tot.traffic.rx.peak || tot.traffic.rx.p95 || tot.traffic.tx.p95)
+				fail_msg("%s: window_totals() differs from window_stats()", row->name);
+		}
 		window_free(&w);
 	}
+}
+
+/* Cleared: nothing left, and the next reading only primes; the lifetime
+ * counts stay. */
+static void test_window_clear(void **state)
+{
+	struct window w;
+	struct window_stats st;
+	struct ifreading c = { .rx_bytes = 100 };
+
+	(void)state;
+	assert_int_equal(window_init(&w, 4), 0);
+	window_add(&w, 1000 * MS, &c, 2000 * MS, 0);
+	c.rx_bytes = 50; /* backwards: a reset */
+	window_add(&w, 2000 * MS, &c, 2000 * MS, 0);
+	c.rx_bytes = 5000;
+	assert_int_equal(window_add(&w, 3000 * MS, &c, 2000 * MS, 0), WINDOW_DELTA);
+	window_clear(&w);
+	window_totals(&w, 3000 * MS, 10000 * MS, 1000 * MS, &st);
+	assert_int_equal(st.rx_bytes, 0);
+	assert_int_equal(st.slots, 0);
+	c.rx_bytes = 9000;
+	assert_int_equal(window_add(&w, 4000 * MS, &c, 2000 * MS, 0), WINDOW_PRIMED);
+	assert_int_equal(w.resets, 1);
+	window_free(&w);
 }
 
 static enum window_event add(struct window *w, uint64_t t_ms, uint64_t rx, uint64_t tx)
@@ -323,6 +362,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_window_rows),
 		cmocka_unit_test(test_window_counts_events),
+		cmocka_unit_test(test_window_clear),
 		cmocka_unit_test(test_window_drops),
 		cmocka_unit_test(test_window_burst),
 		cmocka_unit_test(test_window_burst_gap),
