@@ -27,6 +27,9 @@ struct ifselect_link {
 	bool loopback;
 	bool bond_slave;	/* enslaved to a bond or team */
 	bool default_route;	/* a default route leaves through it */
+	/* For pods' interfaces (podselect.h); sysfs leaves them 0. */
+	uint32_t master;	/* IFLA_MASTER: the bridge (or bond) it is enslaved to; 0 = none */
+	bool peer_netns;	/* IFLA_LINK_NETNSID: its peer lives in another namespace */
 };
 
 struct ifselect_spec {

@@ -66,7 +66,7 @@ static int open_source(struct agent_options *o, struct nl **nl, bool *sysfs_ok, 
 		}
 	}
 	if (o->source == SAMPLER_NETLINK) {
-		*nl = nl_open(why, sizeof(why));
+		*nl = nl_open(false, why, sizeof(why));
 		if (!*nl && o->source_set) {
 			snprintf(err, errlen, "%s", why);
 			rc = -EIO;

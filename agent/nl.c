@@ -12,11 +12,13 @@
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
 struct nl {
 	struct mnl_socket *sock;
 	struct mnl_socket *watch;	/* RTMGRP_LINK notifications */
+	struct mnl_socket *podwatch;	/* route and neighbour notifications (nl_open() with pods) */
 	uint32_t portid;
 	uint32_t seq;
 	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
@@ -26,7 +28,7 @@ struct nl {
 	_Alignas(8) char buf[32768];
 };
 
-struct nl *nl_open(char *err, size_t errlen)
+struct nl *nl_open(bool pods, char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	struct nl *nl = calloc(1, sizeof(*nl));
@@ -55,6 +57,16 @@ struct nl *nl_open(char *err, size_t errlen)
 		snprintf(err, errlen, "netlink: link notifications: %s", strerror(errno));
 		goto fail;
 	}
+	if (pods) {
+		/* Without it pods' addresses are still looked up, less often. */
+		nl->podwatch = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (nl->podwatch && mnl_socket_bind(nl->podwatch, RTMGRP_IPV4_ROUTE |
+						    RTMGRP_IPV6_ROUTE | RTMGRP_NEIGH,
+						    MNL_SOCKET_AUTOPID) < 0) {
+			mnl_socket_close(nl->podwatch);
+			nl->podwatch = NULL;
+		}
+	}
 	return nl;
 fail:
 	nl_close(nl);
@@ -69,6 +81,8 @@ void nl_close(struct nl *nl)
 		mnl_socket_close(nl->sock);
 	if (nl->watch)
 		mnl_socket_close(nl->watch);
+	if (nl->podwatch)
+		mnl_socket_close(nl->podwatch);
 	free(nl);
 }
 
@@ -213,6 +227,11 @@ static int link_attr_cb(const struct nlattr *attr, void *data)
 		break;
 	case IFLA_LINKINFO:
 		if (mnl_attr_validate(attr, MNL_TYPE_NESTED) < 0)
+			return MNL_CB_OK;
+		break;
+	case IFLA_MASTER:
+	case IFLA_LINK_NETNSID:
+		if (mnl_attr_validate(attr, MNL_TYPE_U32) < 0)
 			return MNL_CB_OK;
 		break;
 	}
@@ -390,6 +409,8 @@ static int links_cb(const struct nlmsghdr *nlh, void *data)
 			attr_str(info[IFLA_INFO_SLAVE_KIND], slave_kind, sizeof(slave_kind));
 	}
 	l.bond_slave = !strcmp(slave_kind, "bond") || !strcmp(slave_kind, "team");
+	l.master = tb[IFLA_MASTER] ? mnl_attr_get_u32(tb[IFLA_MASTER]) : 0;
+	l.peer_netns = tb[IFLA_LINK_NETNSID] != NULL;
 	if (lc->n == lc->cap) {
 		lc->overflow = true;
 		return MNL_CB_OK;
@@ -480,6 +501,171 @@ int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n)
 	return lc.overflow ? -E2BIG : 0;
 }
 
+/* ------------------------------------------------------------ pods' facts */
+
+#define NL_FACT_ATTR_MAX (RTA_MAX > NDA_MAX ? RTA_MAX : NDA_MAX)
+
+struct facts_ctx {
+	nl_fact_fn fn;
+	void *ctx;
+};
+
+static int fact_attr_cb(const struct nlattr *attr, void *data)
+{
+	const struct nlattr **tb = data;
+
+	/* RTA_MAX and NDA_MAX bound the two tables; both are small. */
+	if (mnl_attr_get_type(attr) > NL_FACT_ATTR_MAX)
+		return MNL_CB_OK;
+	tb[mnl_attr_get_type(attr)] = attr;
+	return MNL_CB_OK;
+}
+
+/* An address attribute of 4 or 16 bytes, as its family says. */
+static bool fact_ip(const struct nlattr *a, uint8_t family, struct report_ip *ip)
+{
+	uint16_t len = a ? mnl_attr_get_payload_len(a) : 0;
+
+	if (!a || !((family == AF_INET && len == 4) || (family == AF_INET6 && len == 16)))
+		return false;
+	ip->len = (uint8_t)len;
+	memcpy(ip->addr, mnl_attr_get_payload(a), len);
+	return true;
+}
+
+static bool fact_u32(const struct nlattr *a, uint32_t *v)
+{
+	if (!a || mnl_attr_get_payload_len(a) != sizeof(uint32_t))
+		return false;
+	*v = mnl_attr_get_u32(a);
+	return true;
+}
+
+static bool fact_mac(const struct nlattr *a, uint8_t *mac)
+{
+	if (!a || mnl_attr_get_payload_len(a) != 6)
+		return false;
+	memcpy(mac, mnl_attr_get_payload(a), 6);
+	return true;
+}
+
+/* A host route (/32, /128) through one interface. */
+static void route_fact(const struct nlmsghdr *nlh, const struct facts_ctx *fc)
+{
+	const struct nlattr *tb[NL_FACT_ATTR_MAX + 1] = { NULL };
+	const struct rtmsg *rtm = mnl_nlmsg_get_payload(nlh);
+	struct podmap_fact f = { .kind = PODMAP_ROUTE, .deleted = nlh->nlmsg_type == RTM_DELROUTE };
+
+	/* Kernel routes are the prefixes of the host's own addresses (a ptp
+	 * CNI's fd00::1/128 on every pod's veth), never a pod's. */
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*rtm) || rtm->rtm_type != RTN_UNICAST ||
+	    (rtm->rtm_flags & RTM_F_CLONED) || rtm->rtm_protocol == RTPROT_KERNEL ||
+	    !((rtm->rtm_family == AF_INET && rtm->rtm_dst_len == 32) ||
+	      (rtm->rtm_family == AF_INET6 && rtm->rtm_dst_len == 128)) ||
+	    mnl_attr_parse(nlh, sizeof(*rtm), fact_attr_cb, tb) < 0 ||
+	    !fact_ip(tb[RTA_DST], rtm->rtm_family, &f.ip) || !fact_u32(tb[RTA_OIF], &f.ifindex))
+		return;
+	if (!fact_u32(tb[RTA_TABLE], &f.table))
+		f.table = rtm->rtm_table;
+	fc->fn(fc->ctx, &f);
+}
+
+/* Neighbour states that name a MAC someone answers at. */
+#define NUD_USABLE (NUD_REACHABLE | NUD_STALE | NUD_DELAY | NUD_PROBE | NUD_PERMANENT | NUD_NOARP)
+
+/* A neighbour entry (IP to MAC on a device), or a bridge FDB entry (MAC
+ * behind a port). An FDB entry of the port's own address (permanent) or
+ * of the device itself (NTF_SELF) is no pod's. */
+static void neigh_fact(const struct nlmsghdr *nlh, const struct facts_ctx *fc)
+{
+	const struct nlattr *tb[NL_FACT_ATTR_MAX + 1] = { NULL };
+	const struct ndmsg *ndm = mnl_nlmsg_get_payload(nlh);
+	struct podmap_fact f = { .deleted = nlh->nlmsg_type == RTM_DELNEIGH };
+
+	if (mnl_nlmsg_get_payload_len(nlh) < sizeof(*ndm) || ndm->ndm_ifindex <= 0 ||
+	    mnl_attr_parse(nlh, sizeof(*ndm), fact_attr_cb, tb) < 0)
+		return;
+	f.ifindex = (uint32_t)ndm->ndm_ifindex;
+	if (ndm->ndm_family == AF_BRIDGE) {
+		if ((ndm->ndm_flags & NTF_SELF) || (ndm->ndm_state & NUD_PERMANENT) ||
+		    !fact_mac(tb[NDA_LLADDR], f.mac) || !fact_u32(tb[NDA_MASTER], &f.master))
+			return;
+		f.kind = PODMAP_FDB;
+	} else {
+		if (!fact_ip(tb[NDA_DST], ndm->ndm_family, &f.ip))
+			return;
+		f.kind = PODMAP_NEIGH;
+		/* Failed or incomplete: no longer a way to it. */
+		if (!fact_mac(tb[NDA_LLADDR], f.mac) || !(ndm->ndm_state & NUD_USABLE))
+			f.deleted = true;
+	}
+	fc->fn(fc->ctx, &f);
+}
+
+static int facts_cb(const struct nlmsghdr *nlh, void *data)
+{
+	switch (nlh->nlmsg_type) {
+	case RTM_NEWROUTE:
+	case RTM_DELROUTE:
+		route_fact(nlh, data);
+		break;
+	case RTM_NEWNEIGH:
+	case RTM_DELNEIGH:
+		neigh_fact(nlh, data);
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+int nl_pod_facts(struct nl *nl, bool bridges, nl_fact_fn fn, void *ctx)
+{
+	static const uint8_t families[] = { AF_INET, AF_INET6, AF_BRIDGE };
+	struct facts_ctx fc = { fn, ctx };
+	struct nlmsghdr *nlh;
+	int rc;
+
+	/* Every table: a dump is not filtered unless asked. */
+	for (size_t i = 0; i < 2; i++) {
+		struct rtmsg *rtm;
+
+		nlh = put_dump(nl, RTM_GETROUTE);
+		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+		rtm->rtm_family = families[i];
+		rc = transact(nl, nlh, facts_cb, &fc);
+		if (rc && !(families[i] == AF_INET6 && rc == -EAFNOSUPPORT))
+			return rc;
+	}
+	/* Neighbours, and the bridges' FDB, only where a pod is a port. */
+	for (size_t i = 0; bridges && i < sizeof(families); i++) {
+		struct ndmsg *ndm;
+
+		nlh = put_dump(nl, RTM_GETNEIGH);
+		ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+		ndm->ndm_family = families[i];
+		rc = transact(nl, nlh, facts_cb, &fc);
+		if (rc && !(families[i] == AF_INET6 && rc == -EAFNOSUPPORT))
+			return rc;
+	}
+	return 0;
+}
+
+bool nl_pod_watch(const struct nl *nl)
+{
+	return nl->podwatch != NULL;
+}
+
+bool nl_pod_changes(struct nl *nl, nl_fact_fn fn, void *ctx)
+{
+	struct facts_ctx fc = { fn, ctx };
+	ssize_t n;
+
+	if (!nl->podwatch)
+		return false;
+	while ((n = mnl_socket_recvfrom(nl->podwatch, nl->buf, sizeof(nl->buf))) > 0)
+		mnl_cb_run(nl->buf, (size_t)n, 0, 0, facts_cb, &fc);
+	return n < 0 && errno == ENOBUFS;
+}
+
 /* ---------------------------------------------------------- replies alone */
 
 /* Feeds every message of buf to cb, as transact() does with what it
@@ -521,4 +707,11 @@ int nl_parse_routes(const void *buf, size_t len, struct ifselect_link *links, si
 	struct links_ctx lc = { links, n, n, false };
 
 	return walk(buf, len, routes_cb, &lc);
+}
+
+int nl_parse_facts(const void *buf, size_t len, nl_fact_fn fn, void *ctx)
+{
+	struct facts_ctx fc = { fn, ctx };
+
+	return walk(buf, len, facts_cb, &fc);
 }

@@ -16,11 +16,14 @@
 
 #include "ifreading.h"
 #include "ifselect.h"
+#include "podmap.h"
 
 struct nl;
 
-/* NULL on failure with err naming the step and strerror. */
-struct nl *nl_open(char *err, size_t errlen);
+/* NULL on failure with err naming the step and strerror. pods: also
+ * subscribe to route and neighbour notifications (nl_pod_changes()), here,
+ * in the namespace being read. */
+struct nl *nl_open(bool pods, char *err, size_t errlen);
 /* Accepts NULL. */
 void nl_close(struct nl *nl);
 
@@ -55,6 +58,22 @@ int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_f
  * 0 or -errno; on error fn may have been called for some interfaces. */
 int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx);
 
+/* What ties pods' interfaces to their addresses (podmap.h), each fact
+ * once to fn: host routes (/32, /128, any table); with bridges, also the
+ * IPv4 and IPv6 neighbour entries that name a MAC and the bridges' FDB
+ * entries of learned or static addresses on a port. Readable unprivileged.
+ * 0 or -errno. */
+typedef void (*nl_fact_fn)(void *ctx, const struct podmap_fact *f);
+int nl_pod_facts(struct nl *nl, bool bridges, nl_fact_fn fn, void *ctx);
+
+/* Whether route and neighbour notifications come (nl_open() with pods,
+ * and the subscription worked). */
+bool nl_pod_watch(const struct nl *nl);
+/* Drains them without blocking, fn once per fact (a removed route or
+ * entry, or a neighbour that failed, comes deleted). true when some were
+ * lost (socket overrun): everything may have changed. */
+bool nl_pod_changes(struct nl *nl, nl_fact_fn fn, void *ctx);
+
 /* The replies alone, as the calls above read them (tests feed recorded
  * ones: tests/fixtures/netlink/). buf holds netlink messages as the kernel
  * sent them, one or more datagrams back to back, 4-byte aligned; each
@@ -74,5 +93,10 @@ int nl_parse_links(const void *buf, size_t len, struct ifselect_link *links, siz
 /* RTM_NEWROUTE messages: marks the links[0..n) a main-table default route
  * (or one of its next hops) leaves through. */
 int nl_parse_routes(const void *buf, size_t len, struct ifselect_link *links, size_t n);
+
+/* RTM_NEWROUTE, RTM_DELROUTE, RTM_NEWNEIGH and RTM_DELNEIGH messages (route
+ * and neighbour dumps, the bridge FDB, notifications): fn once per fact,
+ * as nl_pod_facts() and nl_pod_changes() give them. */
+int nl_parse_facts(const void *buf, size_t len, nl_fact_fn fn, void *ctx);
 
 #endif

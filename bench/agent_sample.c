@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	n = strtoull(argv[3], NULL, 10);
-	nl = nl_open(err, sizeof(err));
+	nl = nl_open(false, err, sizeof(err));
 	if (!nl || sampler_init(&sm, nl, &cfg)) {
 		fprintf(stderr, "setup: %s\n", err);
 		return 1;

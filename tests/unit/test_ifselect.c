@@ -12,16 +12,16 @@
 
 /* The links of a typical Kubernetes node. */
 static const struct ifselect_link links[] = {
-	{ 1, "lo", "", true, false, false },
-	{ 2, "ens1f0", "", false, true, false },	/* bond slaves */
-	{ 3, "ens1f1", "", false, true, false },
-	{ 4, "bond0", "bond", false, false, true },	/* carries the default route */
-	{ 5, "ens2", "", false, false, false },		/* spare physical NIC */
-	{ 6, "cni0", "bridge", false, false, false },
-	{ 7, "veth1234", "veth", false, false, false },
-	{ 8, "flannel.1", "vxlan", false, false, false },
-	{ 9, "eth0", "veth", false, false, true },	/* a pod-like node: veth with the route */
-	{ 10, "lo2", "", true, false, true },		/* absurd, but never lo */
+	{ 1, "lo", "", true, false, false, 0, false },
+	{ 2, "ens1f0", "", false, true, false, 0, false },	/* bond slaves */
+	{ 3, "ens1f1", "", false, true, false, 0, false },
+	{ 4, "bond0", "bond", false, false, true, 0, false },	/* carries the default route */
+	{ 5, "ens2", "", false, false, false, 0, false },		/* spare physical NIC */
+	{ 6, "cni0", "bridge", false, false, false, 0, false },
+	{ 7, "veth1234", "veth", false, false, false, 0, false },
+	{ 8, "flannel.1", "vxlan", false, false, false, 0, false },
+	{ 9, "eth0", "veth", false, false, true, 0, false },	/* a pod-like node: veth with the route */
+	{ 10, "lo2", "", true, false, true, 0, false },		/* absurd, but never lo */
 };
 #define N_LINKS (sizeof(links) / sizeof(links[0]))
 

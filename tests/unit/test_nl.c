@@ -4,17 +4,20 @@
  *    default and a default in another table (tests/fixtures/netlink/,
  *    record.sh), read as the agent reads them and held to what iproute2
  *    said of the same namespace (expected.txt): links, kinds, which carry
- *    a default route, and every counter, over RTM_GETSTATS and the
- *    RTM_GETLINK fallback;
+ *    a default route, which are ports and whose peer is in another
+ *    namespace, every counter, over RTM_GETSTATS and the RTM_GETLINK
+ *    fallback, and each pod interface's addresses from the routes, the
+ *    bridge's neighbours and its FDB (a routed pod, a bridged one);
  *  - every recorded reply cut short at every byte: whatever is reported is
  *    exactly right, never a guess from half a message;
  *  - what no namespace here can produce, built with libmnl: 32-bit
  *    counters only, a stats attribute too short to trust, bond and team
  *    slaves, a link without a name, more links than room, a route whose
  *    table is an attribute, a broken multipath list, an error message;
+ *    routes, neighbours and FDB entries that are no pod's, or are gone;
  *  - the real socket, in a namespace of the test's own when it may make
- *    one (root): lo found by name, dumped, read by index, and a link
- *    change noticed. */
+ *    one (root): lo found by name, dumped, read by index, a link change
+ *    noticed, and a host route seen in a dump and in notifications. */
 #include <errno.h>
 #include <net/if.h>
 #include <sched.h>
@@ -32,7 +35,9 @@
 
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
+#include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
+#include <net/route.h>
 
 #include "agent/nl.h"
 
@@ -46,16 +51,27 @@ struct expected_link {
 	char name[IFNAMSIZ];
 	char kind[16];		/* "" for none */
 	bool loopback, default_route;
+	bool enslaved;		/* a slave kind: a port of something */
+	bool peer;		/* its peer is in another namespace */
 	struct ifreading c;
 };
 
 static struct expected_link want[TEST_LINKS];
 static size_t n_want;
 
+/* What iproute2 says each pod interface's addresses are (record.sh). */
+#define TEST_POD_ADDRS 32
+struct expected_addr {
+	uint32_t ifindex;
+	struct report_ip ip;
+};
+static struct expected_addr want_addrs[TEST_POD_ADDRS];
+static size_t n_want_addrs;
+
 static void load_expected(void)
 {
 	FILE *f = fopen(FIXTURES "/expected.txt", "r");
-	char line[256], a[16], b[16], c[16], d[16];
+	char line[256], a[16], b[16], c[16], d[16], a64[64];
 	unsigned long long v[6];
 
 	assert_non_null(f);
@@ -67,7 +83,17 @@ static void load_expected(void)
 			snprintf(want[n_want].name, sizeof(want[n_want].name), "%s", a);
 			snprintf(want[n_want].kind, sizeof(want[n_want].kind), "%s", strcmp(b, "-") ? b : "");
 			want[n_want].loopback = !strcmp(d, "loopback");
+			want[n_want].enslaved = strcmp(c, "-") != 0;
 			n_want++;
+		} else if (sscanf(line, "pod %llu %63s", &v[0], a64) == 2) {
+			assert_true(n_want_addrs < TEST_POD_ADDRS);
+			want_addrs[n_want_addrs].ifindex = (uint32_t)v[0];
+			assert_int_equal(report_ip_parse(a64, &want_addrs[n_want_addrs].ip), 0);
+			n_want_addrs++;
+		} else if (sscanf(line, "peer %llu", &v[0]) == 1) {
+			for (size_t i = 0; i < n_want; i++)
+				if (want[i].ifindex == v[0])
+					want[i].peer = true;
 		} else if (sscanf(line, "stats %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
 				  &v[4], &v[5]) == 6) {
 			for (size_t i = 0; i < n_want; i++)
@@ -80,7 +106,8 @@ static void load_expected(void)
 		}
 	}
 	fclose(f);
-	assert_true(n_want >= 6);
+	assert_true(n_want >= 7);
+	assert_true(n_want_addrs >= 6);
 }
 
 /* A recorded reply. */
@@ -177,6 +204,9 @@ static void test_nl_recorded_links(void **state)
 		assert_int_equal(links[i].loopback, e->loopback);
 		/* eth2 is a bridge's port: a slave, but not a bond's. */
 		assert_false(links[i].bond_slave);
+		if ((links[i].master != 0) != e->enslaved || links[i].peer_netns != e->peer)
+			fail_msg("%s: master %u, peer elsewhere %d; iproute2: enslaved %d, peer %d",
+				 e->name, links[i].master, links[i].peer_netns, e->enslaved, e->peer);
 		if (links[i].default_route != e->default_route)
 			fail_msg("%s: default route %d, iproute2 says %d", e->name,
 				 links[i].default_route, e->default_route);
@@ -204,6 +234,91 @@ static void test_nl_recorded_stats(void **state)
 		check_stats(files[f], &s, true);
 		free(buf);
 	}
+}
+
+/* ----------------------------------------------------- pods' addresses */
+
+static const char *const fact_files[] = { "routes4.bin", "routes6.bin", "neigh4.bin", "neigh6.bin",
+					  "fdb.bin" };
+#define N_FACT_FILES (sizeof(fact_files) / sizeof(fact_files[0]))
+#define TEST_FACTS 128
+
+struct facts {
+	size_t n;
+	struct podmap_fact f[TEST_FACTS];
+};
+
+static void collect_fact(void *ctx, const struct podmap_fact *f)
+{
+	struct facts *fs = ctx;
+
+	assert_true(fs->n < TEST_FACTS);
+	fs->f[fs->n++] = *f;
+}
+
+static void to_map(void *ctx, const struct podmap_fact *f)
+{
+	podmap_add(ctx, f);
+}
+
+/* The recorded routes, neighbours and FDB through nl_parse_facts() and
+ * podmap: every link but lo taken for a pod's, each gets exactly the
+ * addresses iproute2's reading of the same namespace gives it (record.sh:
+ * cali1 its routes in main and table 100, not the kernel's /128 of the
+ * host's own address; eth2, br0's port, what br0's neighbours and FDB say,
+ * learned and static; never a link-local address). */
+static void test_nl_recorded_pod_addresses(void **state)
+{
+	static struct podmap map;
+	struct ifselect_link links[TEST_LINKS];
+	struct podmap_iface ifaces[TEST_LINKS];
+	size_t len, n = 0, k = 0, total = 0;
+	void *l = load("links.bin", &len);
+
+	(void)state;
+	assert_int_equal(nl_parse_links(l, len, links, TEST_LINKS, &n), 0);
+	free(l);
+	for (size_t i = 0; i < n; i++)
+		if (!links[i].loopback)
+			ifaces[k++] = (struct podmap_iface){ links[i].ifindex, links[i].master };
+	podmap_begin(&map, ifaces, k);
+	for (size_t f = 0; f < N_FACT_FILES; f++) {
+		void *buf = load(fact_files[f], &len);
+
+		assert_int_equal(nl_parse_facts(buf, len, to_map, &map), 0);
+		free(buf);
+	}
+	podmap_end(&map);
+	assert_int_equal(map.conflicts, 0);
+	assert_int_equal(map.dropped, 0);
+	for (size_t i = 0; i < k; i++) {
+		struct report_ip got[8];
+		size_t m = podmap_lookup(&map, ifaces[i].ifindex, got, 8);
+		char text[REPORT_IP_STRLEN];
+
+		assert_true(m <= 8);
+		for (size_t g = 0; g < m; g++) {
+			bool found = false;
+
+			for (size_t w = 0; w < n_want_addrs && !found; w++)
+				found = want_addrs[w].ifindex == ifaces[i].ifindex &&
+					report_ip_equal(&want_addrs[w].ip, &got[g]);
+			report_ip_format(&got[g], text, sizeof(text));
+			if (!found)
+				fail_msg("ifindex %u: %s, which iproute2 does not give it",
+					 ifaces[i].ifindex, text);
+		}
+		total += m;
+	}
+	if (total != n_want_addrs)
+		fail_msg("%zu pod addresses, iproute2 gives %zu", total, n_want_addrs);
+}
+
+static bool same_fact(const struct podmap_fact *a, const struct podmap_fact *b)
+{
+	return a->kind == b->kind && a->deleted == b->deleted && a->ifindex == b->ifindex &&
+	       a->master == b->master && a->table == b->table && !memcmp(a->mac, b->mac, 6) &&
+	       (a->kind == PODMAP_FDB || report_ip_equal(&a->ip, &b->ip));
 }
 
 /* Every recorded reply cut at every byte: nothing but exact figures. */
@@ -235,6 +350,37 @@ static void test_nl_recorded_cut(void **state)
 				if (!expected(links[i].ifindex) ||
 				    strcmp(links[i].name, expected(links[i].ifindex)->name))
 					fail_msg("%s: link %u '%s'", what, links[i].ifindex, links[i].name);
+		}
+		free(cut);
+		free(buf);
+	}
+	/* Facts from a cut reply are facts of the whole one. */
+	for (size_t f = 0; f < N_FACT_FILES; f++) {
+		static struct facts whole;
+		size_t len;
+		void *buf = load(fact_files[f], &len), *cut = NULL;
+
+		whole.n = 0;
+		assert_int_equal(nl_parse_facts(buf, len, collect_fact, &whole), 0);
+		assert_true(whole.n > 0);
+		for (size_t k = 0; k < len; k++) {
+			static struct facts part;
+
+			free(cut);
+			cut = malloc(k ? k : 1);
+			assert_non_null(cut);
+			memcpy(cut, buf, k);
+			part.n = 0;
+			nl_parse_facts(cut, k, collect_fact, &part);
+			for (size_t i = 0; i < part.n; i++) {
+				bool found = false;
+
+				for (size_t w = 0; w < whole.n && !found; w++)
+					found = same_fact(&part.f[i], &whole.f[w]);
+				if (!found)
+					fail_msg("%s cut at %zu: fact %zu is not one of the whole reply's",
+						 fact_files[f], k, i);
+			}
 		}
 		free(cut);
 		free(buf);
@@ -413,6 +559,115 @@ static void test_nl_built_links(void **state)
 	assert_false(links[3].default_route); /* the broken hop, a prefix */
 }
 
+static struct nlmsghdr *route(uint16_t type, uint8_t family, uint8_t dst_len, const void *dst,
+			      size_t dst_bytes, uint32_t oif)
+{
+	struct nlmsghdr *nlh = put(type);
+	struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
+
+	rtm->rtm_family = family;
+	rtm->rtm_dst_len = dst_len;
+	rtm->rtm_type = RTN_UNICAST;
+	rtm->rtm_table = RT_TABLE_MAIN;
+	rtm->rtm_protocol = RTPROT_BOOT;
+	if (dst)
+		mnl_attr_put(nlh, RTA_DST, dst_bytes, dst);
+	if (oif)
+		mnl_attr_put_u32(nlh, RTA_OIF, oif);
+	return nlh;
+}
+
+static struct nlmsghdr *neigh(uint16_t type, uint8_t family, int ifindex, uint16_t state,
+			      uint8_t flags, const void *dst, size_t dst_bytes, size_t mac_bytes,
+			      uint32_t master)
+{
+	static const uint8_t mac[8] = { 2, 0, 0, 0, 0, 7, 0, 0 };
+	struct nlmsghdr *nlh = put(type);
+	struct ndmsg *ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
+
+	ndm->ndm_family = family;
+	ndm->ndm_ifindex = ifindex;
+	ndm->ndm_state = state;
+	ndm->ndm_flags = flags;
+	if (dst)
+		mnl_attr_put(nlh, NDA_DST, dst_bytes, dst);
+	if (mac_bytes)
+		mnl_attr_put(nlh, NDA_LLADDR, mac_bytes, mac);
+	if (master)
+		mnl_attr_put_u32(nlh, NDA_MASTER, master);
+	return nlh;
+}
+
+/* What only a forged or future message holds, and what the kernel sends
+ * that is no pod's: each fact exactly, or none. */
+static void test_nl_built_facts(void **state)
+{
+	static struct facts fs;
+	static const uint8_t v4[4] = { 10, 244, 1, 7 }, v6[16] = { 0xfd, [15] = 7 };
+	struct nlmsghdr *nlh;
+	struct rtmsg *rtm;
+
+	(void)state;
+	msglen = 0;
+	done(route(RTM_NEWROUTE, AF_INET, 32, v4, 4, 5));		/* 0: a pod's /32 */
+	nlh = route(RTM_NEWROUTE, AF_INET6, 128, v6, 16, 6);		/* 1: table 7 as an attribute */
+	mnl_attr_put_u32(nlh, RTA_TABLE, 7);
+	done(nlh);
+	done(route(RTM_DELROUTE, AF_INET, 32, v4, 4, 5));		/* 2: gone */
+	done(route(RTM_NEWROUTE, AF_INET, 24, v4, 4, 5));		/* a prefix: no */
+	done(route(RTM_NEWROUTE, AF_INET, 32, v4, 4, 0));		/* no output interface: no */
+	done(route(RTM_NEWROUTE, AF_INET6, 128, v4, 4, 5));		/* a 4-byte IPv6 address: no */
+	done(route(RTM_NEWROUTE, AF_INET, 32, NULL, 0, 5));		/* no destination: no */
+	nlh = route(RTM_NEWROUTE, AF_INET6, 128, v6, 16, 5);		/* the host's own: no */
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_protocol = RTPROT_KERNEL;
+	done(nlh);
+	nlh = route(RTM_NEWROUTE, AF_INET, 32, v4, 4, 5);		/* a cached clone: no */
+	rtm = mnl_nlmsg_get_payload(nlh);
+	rtm->rtm_flags = RTM_F_CLONED;
+	done(nlh);
+	nlh = route(RTM_NEWROUTE, AF_INET, 32, v4, 4, 5);		/* local: no */
+	((struct rtmsg *)mnl_nlmsg_get_payload(nlh))->rtm_type = RTN_LOCAL;
+	done(nlh);
+	done(neigh(RTM_NEWNEIGH, AF_INET, 3, NUD_STALE, 0, v4, 4, 6, 0));	/* 3 */
+	done(neigh(RTM_NEWNEIGH, AF_INET6, 3, NUD_FAILED, 0, v6, 16, 6, 0));	/* 4: failed: gone */
+	done(neigh(RTM_NEWNEIGH, AF_INET, 3, NUD_INCOMPLETE, 0, v4, 4, 0, 0));	/* 5: no MAC: gone */
+	done(neigh(RTM_DELNEIGH, AF_INET, 3, NUD_REACHABLE, 0, v4, 4, 6, 0));	/* 6: gone */
+	done(neigh(RTM_NEWNEIGH, AF_INET, 3, NUD_REACHABLE, 0, v4, 4, 8, 0));	/* 7: 8-byte MAC: gone */
+	done(neigh(RTM_NEWNEIGH, AF_INET, 3, NUD_REACHABLE, 0, v6, 16, 6, 0));	/* 16 bytes in IPv4: no */
+	done(neigh(RTM_NEWNEIGH, AF_INET, 0, NUD_REACHABLE, 0, v4, 4, 6, 0));	/* no device: no */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_REACHABLE, 0, NULL, 0, 6, 3));	/* 8: learned */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_NOARP, 0, NULL, 0, 6, 3));	/* 9: static */
+	done(neigh(RTM_DELNEIGH, AF_BRIDGE, 5, NUD_STALE, 0, NULL, 0, 6, 3));	/* 10: aged out */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_PERMANENT, 0, NULL, 0, 6, 3));	/* the port's own: no */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_NOARP, NTF_SELF, NULL, 0, 6, 0));	/* the device's: no */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_REACHABLE, 0, NULL, 0, 6, 0));	/* no bridge: no */
+	done(neigh(RTM_NEWNEIGH, AF_BRIDGE, 5, NUD_REACHABLE, 0, NULL, 0, 4, 3));	/* short MAC: no */
+	fs.n = 0;
+	assert_int_equal(nl_parse_facts(msgbuf, msglen, collect_fact, &fs), 0);
+	assert_int_equal(fs.n, 11);
+	assert_int_equal(fs.f[0].kind, PODMAP_ROUTE);
+	assert_int_equal(fs.f[0].ifindex, 5);
+	assert_int_equal(fs.f[0].table, RT_TABLE_MAIN);
+	assert_int_equal(fs.f[0].ip.len, 4);
+	assert_memory_equal(fs.f[0].ip.addr, v4, 4);
+	assert_false(fs.f[0].deleted);
+	assert_int_equal(fs.f[1].table, 7);
+	assert_memory_equal(fs.f[1].ip.addr, v6, 16);
+	assert_true(fs.f[2].deleted);
+	assert_int_equal(fs.f[3].kind, PODMAP_NEIGH);
+	assert_false(fs.f[3].deleted);
+	assert_int_equal(fs.f[3].mac[5], 7);
+	for (size_t i = 4; i <= 7; i++)
+		if (!fs.f[i].deleted || fs.f[i].kind != PODMAP_NEIGH)
+			fail_msg("fact %zu: a neighbour that went, want deleted", i);
+	assert_int_equal(fs.f[8].kind, PODMAP_FDB);
+	assert_int_equal(fs.f[8].ifindex, 5);
+	assert_int_equal(fs.f[8].master, 3);
+	assert_false(fs.f[8].deleted);
+	assert_false(fs.f[9].deleted);
+	assert_true(fs.f[10].deleted);
+}
+
 /* --------------------------------------------------------- the real socket */
 
 static void count_lo(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
@@ -436,6 +691,37 @@ static void set_lo(bool up)
 	close(fd);
 }
 
+/* A host route to 10.99.0.7 through lo, added or deleted by ioctl. */
+static void lo_route(bool add)
+{
+	struct rtentry rt = { 0 };
+	struct sockaddr_in *dst = (struct sockaddr_in *)&rt.rt_dst;
+	struct sockaddr_in *mask = (struct sockaddr_in *)&rt.rt_genmask;
+	char dev[] = "lo";
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	dst->sin_family = mask->sin_family = AF_INET;
+	dst->sin_addr.s_addr = htonl(0x0a630007);
+	mask->sin_addr.s_addr = 0xffffffff;
+	rt.rt_flags = RTF_UP | RTF_HOST;
+	rt.rt_dev = dev;
+	assert_int_equal(ioctl(fd, add ? SIOCADDRT : SIOCDELRT, &rt), 0);
+	close(fd);
+}
+
+/* The one fact about 10.99.0.7 in fs, or NULL. */
+static const struct podmap_fact *fact_of(const struct facts *fs)
+{
+	static const uint8_t addr[4] = { 10, 99, 0, 7 };
+
+	for (size_t i = 0; i < fs->n; i++)
+		if (fs->f[i].kind == PODMAP_ROUTE && fs->f[i].ip.len == 4 &&
+		    !memcmp(fs->f[i].ip.addr, addr, 4))
+			return &fs->f[i];
+	return NULL;
+}
+
 static void test_nl_socket(void **state)
 {
 	struct ifselect_link links[64];
@@ -444,7 +730,7 @@ static void test_nl_socket(void **state)
 	size_t n = 0;
 	int lo = 0;
 	bool own = *(bool *)*state;
-	struct nl *nl = nl_open(err, sizeof(err));
+	struct nl *nl = nl_open(false, err, sizeof(err));
 
 	assert_non_null(nl);
 	assert_int_equal(nl_ifindex(nl, "lo", &idx), 0);
@@ -469,8 +755,36 @@ static void test_nl_socket(void **state)
 		assert_true(nl_links_changed(nl));
 		assert_false(nl_links_changed(nl));
 	}
+	assert_false(nl_pod_watch(nl));
 	nl_close(nl);
 	nl_close(NULL);
+
+	/* Pods' facts, and their notifications, from a namespace of our own. */
+	nl = nl_open(true, err, sizeof(err));
+	assert_non_null(nl);
+	assert_true(nl_pod_watch(nl));
+	if (own) {
+		static struct facts fs;
+		const struct podmap_fact *f;
+
+		lo_route(true);
+		fs.n = 0;
+		assert_false(nl_pod_changes(nl, collect_fact, &fs));
+		f = fact_of(&fs);
+		assert_non_null(f);
+		assert_false(f->deleted);
+		assert_int_equal(f->ifindex, 1);
+		fs.n = 0;
+		assert_int_equal(nl_pod_facts(nl, true, collect_fact, &fs), 0);
+		assert_non_null(fact_of(&fs));
+		lo_route(false);
+		fs.n = 0;
+		nl_pod_changes(nl, collect_fact, &fs);
+		f = fact_of(&fs);
+		assert_non_null(f);
+		assert_true(f->deleted);
+	}
+	nl_close(nl);
 }
 
 static int setup(void **state)
@@ -490,8 +804,10 @@ int main(void)
 		cmocka_unit_test(test_nl_recorded_links),
 		cmocka_unit_test(test_nl_recorded_stats),
 		cmocka_unit_test(test_nl_recorded_cut),
+		cmocka_unit_test(test_nl_recorded_pod_addresses),
 		cmocka_unit_test(test_nl_built_stats),
 		cmocka_unit_test(test_nl_built_links),
+		cmocka_unit_test(test_nl_built_facts),
 		cmocka_unit_test(test_nl_socket),
 	};
 
