@@ -66,7 +66,7 @@ static int open_source(struct agent_options *o, struct nl **nl, bool *sysfs_ok, 
 		}
 	}
 	if (o->source == SAMPLER_NETLINK) {
-		*nl = nl_open(false, why, sizeof(why));
+		*nl = nl_open(podselect_enabled(&o->pod_interfaces), why, sizeof(why));
 		if (!*nl && o->source_set) {
 			snprintf(err, errlen, "%s", why);
 			rc = -EIO;
@@ -92,7 +92,7 @@ static int open_source(struct agent_options *o, struct nl **nl, bool *sysfs_ok, 
 }
 
 static void report_build(struct report *r, const struct agent_options *o,
-			 const struct sampler *sm, uint64_t instance, uint64_t seq, uint64_t now,
+			 struct sampler *sm, uint64_t instance, uint64_t seq, uint64_t now,
 			 uint64_t span_ms)
 {
 	uint64_t end = clock_unix_ms();
@@ -281,7 +281,16 @@ int main(int argc, char **argv)
 		.route4 = "/proc/net/route",
 		.route6 = "/proc/net/ipv6_route",
 		.sysfs_speed = sysfs_ok,
+		.pods = {
+			.spec = o.pod_interfaces,
+			/* --once reads pods at both of its readings. */
+			.interval_ns = (o.once ? o.sample_interval_ms : o.pod_interval_ms) * NS_PER_MS,
+			.reported = (uint32_t)o.pods_reported,
+		},
 	};
+	if (o.source == SAMPLER_SYSFS && podselect_enabled(&o.pod_interfaces))
+		log_warn("agent", "%s: pods' interfaces are measured over netlink only; with sysfs "
+			 "they are not (--pod-interfaces off says so quietly)", o.node);
 	if (sampler_init(&sm, nl, &cfg)) {
 		log_error("agent", "%s: cannot set up the sampler", o.node);
 		goto out;

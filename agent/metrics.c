@@ -1,6 +1,7 @@
 #include "metrics.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -18,6 +19,7 @@ void agent_metrics_snapshot_fill(struct agent_metrics_snapshot *out, const struc
 	out->n_peers = snd ? sender_peers(snd, out->peers, SENDER_MAX_PEERS) : 0;
 	if (out->n_peers > SENDER_MAX_PEERS)
 		out->n_peers = SENDER_MAX_PEERS;
+	out->have_pods = sm && sampler_pods_health(sm, &out->pods);
 }
 
 static uint64_t rss_bytes(void)
@@ -123,6 +125,54 @@ static void per_peer(struct buf *b, const struct agent_metrics_snapshot *m, cons
 	}
 }
 
+/* Pods' totals only: a label per pod address would make a new series for
+ * every pod the node ever ran (per-pod figures are in the report, --once,
+ * and the scorer's /v1/nodes). */
+static void pod_rows(struct buf *b, const struct pods_health *h)
+{
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+	} rows[] = {
+#define ROW(n, t, f, h) { "netsched_agent_" n, t, h, offsetof(struct pods_health, f) }
+		ROW("pod_interfaces", "gauge", measured, "Pods' interfaces measured."),
+		ROW("pod_interfaces_with_address", "gauge", with_ips,
+		    "Pods' interfaces whose addresses are known (routes, or bridge neighbours and FDB)."),
+		ROW("pods_listed", "gauge", listed,
+		    "Pods listed by address in the reports (--pods-reported at most); the rest are summed."),
+		ROW("pods_receive_bytes_per_second", "gauge", rx_bytes_per_second,
+		    "Every pod's receive rate added up, as the pods see it (their interfaces' host-side tx)."),
+		ROW("pods_transmit_bytes_per_second", "gauge", tx_bytes_per_second,
+		    "Every pod's transmit rate added up, as the pods see it."),
+		ROW("pod_interfaces_unmeasured_total", "counter", unmeasured,
+		    "Pods' interfaces left out: more than the agent measures."),
+		ROW("pod_addresses_dropped_total", "counter", addrs_dropped,
+		    "Addresses left out: more than a report carries for one pod."),
+		ROW("pod_samples_dropped_total", "counter", absurd,
+		    "Pod samples dropped for implying more than twice the node's link."),
+		ROW("pod_sample_gaps_total", "counter", gaps, "Pod samples missed, recorded as gaps."),
+		ROW("pod_interface_resets_total", "counter", resets,
+		    "Times a pod interface's counters went backwards."),
+		ROW("pod_windows_restarted_total", "counter", restarts,
+		    "Pod windows started over: their interface now serves another pod's addresses."),
+		ROW("pod_address_lookups_total", "counter", map_builds,
+		    "Times the pods' addresses were read from routes, neighbours and the bridge FDB."),
+		ROW("pod_address_lookup_errors_total", "counter", map_errors,
+		    "Times reading the pods' addresses failed (the last ones were kept)."),
+		ROW("pod_reports_withheld_total", "counter", withheld,
+		    "Reports sent without pods: they added up to more than twice the node's link."),
+#undef ROW
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)h + rows[i].offset, sizeof(v));
+		family(b, rows[i].name, rows[i].type, rows[i].help);
+		buf_printf(b, "%s %" PRIu64 "\n", rows[i].name, v);
+	}
+}
+
 void agent_metrics_render(const struct agent_metrics_snapshot *m,
 			  const struct agent_metrics_process *p, struct buf *b)
 {
@@ -145,6 +195,8 @@ void agent_metrics_render(const struct agent_metrics_snapshot *m,
 	per_peer(b, m, "netsched_agent_reports_sent_total", "Reports queued for a scorer.", false);
 	per_peer(b, m, "netsched_agent_reports_failed_total",
 		 "Reports a scorer could not take (down or not keeping up).", true);
+	if (m->have_pods)
+		pod_rows(b, &m->pods);
 	family(b, "netsched_agent_http_deadline_closes_total", "counter",
 	       "Connections to this endpoint closed for not finishing a request in time, or idle.");
 	buf_printf(b, "netsched_agent_http_deadline_closes_total %" PRIu64 "\n",

@@ -24,6 +24,8 @@ struct agent_metrics_snapshot {
 	struct sampler_health ifaces[REPORT_MAX_INTERFACES];
 	size_t n_peers;
 	struct sender_peer peers[SENDER_MAX_PEERS];
+	bool have_pods;			/* the sampler measures pods */
+	struct pods_health pods;
 };
 
 /* The process and its HTTP server. */

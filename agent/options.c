@@ -33,6 +33,11 @@ static int set_exclude(void *ctx, const char *v, char *why, size_t len)
 	return ifselect_parse(&((struct agent_options *)ctx)->interfaces, v, true, why, len);
 }
 
+static int set_pod_interfaces(void *ctx, const char *v, char *why, size_t len)
+{
+	return podselect_parse(&((struct agent_options *)ctx)->pod_interfaces, v, why, len);
+}
+
 static int set_source(void *ctx, const char *v, char *why, size_t len)
 {
 	struct agent_options *o = ctx;
@@ -143,6 +148,15 @@ static const struct cli_opt opts[] = {
 	  .help = "auto | names | globs, e.g. auto,eth1 or ens*", .def = "auto" },
 	{ .name = "exclude-interfaces", .kind = CLI_VALUE, .arg = "LIST", .set = set_exclude,
 	  .help = "globs never measured, e.g. ens9*" },
+	{ .name = "pod-interfaces", .kind = CLI_VALUE, .arg = "LIST", .set = set_pod_interfaces,
+	  .help = "pods' host-side interfaces: auto (veths into other namespaces) | globs, "
+		  "e.g. cali* | off", .def = "auto" },
+	{ .name = "pods-reported", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(pods_reported), .max = REPORT_MAX_PODS,
+	  .help = "the busiest pods each report lists by address; the rest summed", .def = "32" },
+	{ .name = "pod-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(pod_interval_ms),
+	  .help = "between readings of the pods' counters, from --sample-interval to half --window",
+	  .def = "10s" },
 	{ .name = "scorer", .kind = CLI_VALUE, .arg = "URL", .set = set_scorer,
 	  .help = "where to send reports, repeatable, e.g. tcp://netsched-scorer:7470" },
 	{ .name = "sample-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(sample_interval_ms),
@@ -243,6 +257,11 @@ int agent_options_parse(struct agent_options *o, int argc, char **argv, char *er
 			 (unsigned long long)o->sample_interval_ms, AGENT_MAX_WINDOW_SLOTS);
 		return -EINVAL;
 	}
+	/* Pods are read at a sample, and at least twice a window. */
+	if (o->pod_interval_ms > o->window_ms / 2)
+		o->pod_interval_ms = o->window_ms / 2;
+	if (o->pod_interval_ms < o->sample_interval_ms)
+		o->pod_interval_ms = o->sample_interval_ms;
 	if (o->report_interval_ms < o->sample_interval_ms) {
 		snprintf(err, errlen,
 			 "--report-interval %llums: shorter than --sample-interval %llums",

@@ -11,6 +11,7 @@
 #include "ifselect.h"
 #include "linkspeed.h"
 #include "log.h"
+#include "podselect.h"
 #include "report.h"
 #include "sampler.h"
 #include "sender.h"
@@ -18,6 +19,9 @@
 struct agent_options {
 	char node[NODENAME_MAX_LEN + 1];
 	struct ifselect_spec interfaces;
+	struct podselect_spec pod_interfaces;
+	uint64_t pods_reported;	/* pods listed by address in each report */
+	uint64_t pod_interval_ms;	/* between readings of the pods' counters */
 	enum sampler_source source;
 	bool source_set;	/* --source given: no automatic fallback */
 	size_t n_scorers;

@@ -1,6 +1,25 @@
 #include "reportjson.h"
 
 #include <inttypes.h>
+#include <stdio.h>
+
+/* A pod from its point of view: rx is what it received. */
+static void pod_json(struct buf *b, const struct report_pod *p)
+{
+	char ip[REPORT_IP_STRLEN];
+
+	buf_puts(b, "{\"ips\":[");
+	for (uint32_t k = 0; k < p->n_ips; k++) {
+		if (report_ip_format(&p->ips[k], ip, sizeof(ip)))
+			snprintf(ip, sizeof(ip), "?");
+		buf_printf(b, "%s\"%s\"", k ? "," : "", ip);
+	}
+	buf_printf(b, "],\"rxBytes\":%" PRIu64 ",\"txBytes\":%" PRIu64 ",\"coveredMs\":%" PRIu64
+		   ",\"rxBytesPerSecond\":%" PRIu64 ",\"txBytesPerSecond\":%" PRIu64
+		   ",\"rxRecentBytesPerSecond\":%" PRIu64 ",\"txRecentBytesPerSecond\":%" PRIu64 "}",
+		   p->rx_bytes, p->tx_bytes, p->covered_ms, p->rx.average, p->tx.average, p->rx.recent,
+		   p->tx.recent);
+}
 
 void reportjson_write(struct buf *b, const struct report *r)
 {
@@ -32,5 +51,17 @@ void reportjson_write(struct buf *b, const struct report *r)
 			   t->tx.average, t->rx.peak, t->tx.peak, t->rx.p95, t->tx.p95, t->rx.recent,
 			   t->tx.recent, t->rx_dropped, t->rx_missed, t->tx_dropped);
 	}
-	buf_puts(b, "]}");
+	buf_puts(b, "]");
+	if (r->has_pods) {
+		buf_printf(b, ",\"pods\":{\"seen\":%" PRIu32 ",\"listed\":[", r->pods_seen);
+		for (uint32_t i = 0; i < r->n_pods; i++) {
+			if (i)
+				buf_puts(b, ",");
+			pod_json(b, &r->pods[i]);
+		}
+		buf_puts(b, "],\"rest\":");
+		pod_json(b, &r->pods_rest);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "}");
 }

@@ -18,6 +18,19 @@ int sampler_init(struct sampler *s, struct nl *nl, const struct sampler_config *
 	s->rescan_now = true;
 	for (size_t i = 0; i < REPORT_MAX_INTERFACES; i++)
 		sysfs_stats_init(&s->ifs[i].sysfs);
+	if (cfg->source == SAMPLER_NETLINK && podselect_enabled(&cfg->pods.spec)) {
+		struct pods_config pc = cfg->pods;
+		int rc;
+
+		pc.node = cfg->node;
+		pc.window_ns = cfg->window_ns;
+		pc.exclude = cfg->spec;
+		pc.slack_ns = cfg->interval_ns / 2;
+		rc = pods_init(&s->pods, nl, &pc);
+		if (rc)
+			return rc;
+		s->pods_on = true;
+	}
 	return 0;
 }
 
@@ -34,6 +47,44 @@ void sampler_free(struct sampler *s)
 		if (s->ifs[i].used)
 			iface_release(&s->ifs[i]);
 	s->n = 0;
+	if (s->pods_on)
+		pods_free(&s->pods);
+	s->pods_on = false;
+}
+
+bool sampler_pods_health(const struct sampler *s, struct pods_health *h)
+{
+	if (!s->pods_on)
+		return false;
+	pods_health(&s->pods, h);
+	return true;
+}
+
+/* The measured uplinks' ifindexes into out (REPORT_MAX_INTERFACES). */
+static size_t uplinks(const struct sampler *s, uint32_t *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ifs[i].used && s->ifs[i].ifindex)
+			out[n++] = s->ifs[i].ifindex;
+	return n;
+}
+
+/* The node's link: the measured uplinks' speeds added up, 0 when any is
+ * unknown (what report_node_link() says of the report). */
+static uint64_t node_link(const struct sampler *s)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		if (!s->ifs[i].used)
+			continue;
+		if (!s->ifs[i].link_speed_bps)
+			return 0;
+		sum = units_add_sat(sum, s->ifs[i].link_speed_bps / 8);
+	}
+	return sum;
 }
 
 size_t sampler_count(const struct sampler *s)
@@ -210,12 +261,20 @@ static void rescan(struct sampler *s, uint64_t now_ns)
 	}
 	if (sampler_count(s) == 0)
 		log_warn("sampler", "%s: no interface to measure matches the selection", s->cfg.node);
+	if (s->pods_on) {
+		uint32_t up[REPORT_MAX_INTERFACES];
+
+		pods_sync(&s->pods, s->links, n, up, uplinks(s, up));
+	}
 }
 
 static void on_stats(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
 {
 	struct sampler *s = ctx;
 
+	/* Pods' interfaces are veths, always 64-bit. */
+	if (s->pods_on && bits == 64)
+		pods_on_stats(&s->pods, ifindex, c);
 	for (size_t i = 0; i < s->n; i++) {
 		struct sampler_iface *f = &s->ifs[i];
 
@@ -289,19 +348,18 @@ static void log_event(const struct sampler *s, struct sampler_iface *f, enum win
 	}
 }
 
-static int read_all(struct sampler *s)
+/* pods: this tick reads the pods' interfaces too. */
+static int read_all(struct sampler *s, bool pods)
 {
 	uint32_t ifindexes[REPORT_MAX_INTERFACES];
 	size_t n = 0;
 	int rc = 0;
 
 	if (s->cfg.source == SAMPLER_NETLINK) {
-		for (size_t i = 0; i < s->n; i++)
-			if (s->ifs[i].used && s->ifs[i].ifindex)
-				ifindexes[n++] = s->ifs[i].ifindex;
+		n = uplinks(s, ifindexes);
 		/* A dump walks every link (pods' veths included); a request per
 		 * measured interface is cheaper once they are a small share. */
-		if (n * 4 < s->n_links) {
+		if (!pods && n * 4 < s->n_links) {
 			rc = nl_read_stats(s->nl, ifindexes, n, on_stats, s);
 			if (rc != -EOPNOTSUPP)
 				return rc;
@@ -322,6 +380,7 @@ static int read_all(struct sampler *s)
 
 int sampler_tick(struct sampler *s, uint64_t now_ns)
 {
+	bool pods;
 	int rc;
 
 	if (s->nl && nl_links_changed(s->nl))
@@ -330,7 +389,12 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 		rescan(s, now_ns);
 	for (size_t i = 0; i < s->n; i++)
 		s->ifs[i].seen = false;
-	rc = read_all(s);
+	pods = s->pods_on && pods_due(&s->pods, now_ns);
+	if (pods)
+		pods_begin_read(&s->pods, now_ns);
+	rc = read_all(s, pods);
+	if (pods)
+		pods_sample(&s->pods, now_ns, node_link(s), rc == 0);
 	if (rc) {
 		s->read_failures++;
 		if (rc != s->last_read_err)
@@ -368,7 +432,7 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 	return 0;
 }
 
-void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
+void sampler_fill(struct sampler *s, uint64_t now_ns, struct report *r)
 {
 	uint32_t k = 0;
 
@@ -392,4 +456,6 @@ void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r)
 		k++;
 	}
 	r->n_ifaces = k;
+	if (s->pods_on)
+		pods_fill(&s->pods, r, now_ns);
 }

@@ -14,6 +14,10 @@
  * re-primes, so a re-created device never shows up as a spike. An interface
  * gone for a whole window is dropped.
  *
+ * Pods' interfaces (pods.h) are found by the same rescans and read every
+ * --pod-interval in the same work: that tick reads every link with one
+ * RTM_GETSTATS dump, whatever the share of measured links.
+ *
  * The sampler borrows nl (may be NULL: sysfs only) and the strings in its
  * config (node, sysfs paths); the caller closes nl after sampler_free().
  * Not thread-safe. */
@@ -29,6 +33,7 @@
 #include "linkspeed.h"
 #include "log.h"
 #include "nl.h"
+#include "pods.h"
 #include "report.h"
 #include "sysfs.h"
 #include "window.h"
@@ -56,6 +61,10 @@ struct sampler_config {
 	const char *sysfs_root;			/* "/sys/class/net" */
 	const char *route4, *route6;		/* procfs route tables (sysfs discovery) */
 	bool sysfs_speed;			/* whether sysfs shows the measured namespace */
+	/* Pods' interfaces (pods.h): measured when pods.spec selects any and
+	 * the source is netlink. Its node, window and exclude list are the
+	 * sampler's. */
+	struct pods_config pods;
 };
 
 struct sampler_iface {
@@ -86,9 +95,13 @@ struct sampler {
 	bool warned_full;
 	uint64_t read_failures;
 	int last_read_err;
+	bool pods_on;
+	struct pods pods;
 };
 
-/* 0, or -EINVAL. The first rescan runs on the first tick. */
+/* 0, -EINVAL or -ENOMEM. The first rescan runs on the first tick. Pods
+ * are measured when cfg->pods selects any and the source is netlink (with
+ * sysfs they are not, and the caller says so). */
 int sampler_init(struct sampler *s, struct nl *nl, const struct sampler_config *cfg);
 /* Accepts a zeroed or half-built sampler. */
 void sampler_free(struct sampler *s);
@@ -97,11 +110,15 @@ void sampler_free(struct sampler *s);
  * 0, or the read error (the windows then record a gap). */
 int sampler_tick(struct sampler *s, uint64_t now_ns);
 
-/* Fills r->ifaces and r->n_ifaces with the last window before now_ns. */
-void sampler_fill(const struct sampler *s, uint64_t now_ns, struct report *r);
+/* Fills r->ifaces and r->n_ifaces with the last window before now_ns, and
+ * the pods' figures of their last reading (pods_fill()). */
+void sampler_fill(struct sampler *s, uint64_t now_ns, struct report *r);
 
 /* How many interfaces are measured now. */
 size_t sampler_count(const struct sampler *s);
+
+/* The pods' counts for /metrics; false when pods are not measured. */
+bool sampler_pods_health(const struct sampler *s, struct pods_health *h);
 
 /* A 32-bit counter reading raw widened against the previous widened value
  * wide (whose low half is the previous raw value): one wrap at most. */
