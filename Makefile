@@ -108,8 +108,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
 
 # The feed (bench/feed.c, many fake agents) drives the scale integration test;
-# the forge (bench/forge.c, one crafted report) the replay and oversize tests.
-unit-build: all $(TESTS) $(BUILD)/bench/feed $(BUILD)/bench/forge
+# the forge (bench/forge.c, one crafted report) the replay and oversize tests;
+# the sink (bench/sink.c, reports as JSON lines) the agent pods test.
+unit-build: all $(TESTS) $(BUILD)/bench/feed $(BUILD)/bench/forge $(BUILD)/bench/sink
 
 # Builds and runs every unit test (SAN=1: under ASan and UBSan); names the
 # ones that failed.

@@ -30,7 +30,7 @@ cleanup() {
 	stop_pids "${PIDS[@]}"
 	for p in "${CLEANUP_HOOKS[@]}"; do eval "$p"; done
 	for ns in "${NETNS[@]}"; do ip netns del "$ns" 2>/dev/null; done
-	rm -rf "$WORK"
+	[ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 
