@@ -17,7 +17,7 @@ set -u
 need_root test_agent_pods
 command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
 SINK=${SINK:-$(dirname "$BIN")/bench/sink}
-[ -x "$SINK" ] || SINK=build/rel/bench/sink
+[ -x "$SINK" ] || SINK=${O:-build}/rel/bench/sink
 [ -x "$SINK" ] || fail "missing $SINK (run: make unit-build)"
 
 P="nsp$$"
