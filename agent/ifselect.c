@@ -5,8 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Names the kernel accepts, and glob characters. */
-static bool item_ok(const char *s, size_t n)
+bool ifselect_item_ok(const char *s, size_t n)
 {
 	if (n == 0 || n >= IFSELECT_NAME_MAX)
 		return false;
@@ -38,7 +37,7 @@ int ifselect_parse(struct ifselect_spec *spec, const char *list, bool exclude, c
 
 		if (!exclude && k == 4 && strncmp(p, "auto", 4) == 0) {
 			next.is_auto = true;
-		} else if (!item_ok(p, k)) {
+		} else if (!ifselect_item_ok(p, k)) {
 			snprintf(why, len, "item %zu: not an interface name or glob (1-%d bytes, no "
 				 "'/', ':' or spaces)", *n + 1 + next.is_auto, IFSELECT_NAME_MAX - 1);
 			return -EINVAL;

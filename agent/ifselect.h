@@ -46,6 +46,11 @@ struct ifselect_spec {
 int ifselect_parse(struct ifselect_spec *spec, const char *list, bool exclude, char *why,
 		   size_t len);
 
+/* Whether the n bytes at s make an interface name or glob the kernel
+ * accepts: 1 to IFSELECT_NAME_MAX - 1 printable bytes, no '/', ':', quotes
+ * or backslashes (podselect.c's items too). */
+bool ifselect_item_ok(const char *s, size_t n);
+
 /* Whether the link is to be measured. */
 bool ifselect_match(const struct ifselect_spec *spec, const struct ifselect_link *link);
 

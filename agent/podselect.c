@@ -5,18 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Names the kernel accepts, and glob characters (as ifselect.c). */
-static bool item_ok(const char *s, size_t n)
-{
-	if (n == 0 || n >= IFSELECT_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] <= ' ' || s[i] >= 0x7f || s[i] == '/' || s[i] == ':' || s[i] == '"' ||
-		    s[i] == '\\')
-			return false;
-	return true;
-}
-
 int podselect_parse(struct podselect_spec *spec, const char *list, char *why, size_t len)
 {
 	struct podselect_spec next = { 0 };
@@ -35,7 +23,7 @@ int podselect_parse(struct podselect_spec *spec, const char *list, char *why, si
 		} else if (k == 3 && strncmp(p, "off", 3) == 0) {
 			snprintf(why, len, "item %zu: off stands alone", item + 1);
 			return -EINVAL;
-		} else if (!item_ok(p, k)) {
+		} else if (!ifselect_item_ok(p, k)) {
 			snprintf(why, len, "item %zu: not auto, off or an interface glob (1-%d bytes, "
 				 "no '/', ':' or spaces)", item + 1, IFSELECT_NAME_MAX - 1);
 			return -EINVAL;

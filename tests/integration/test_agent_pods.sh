@@ -110,15 +110,12 @@ reach 10.244.0.10 fd00:244::10 10.244.1.10 fd00:244:1::10
 # b sends to the hub over IPv6 at 16 Mb/s (iperf3 -R: b transmits). A
 # pod's rx is its veth's host-side tx: a swap here would show a's 5 MB/s
 # as tx.
-ip netns exec "$P-a" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-PIDS+=($!)
-ip netns exec "$P-b" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-PIDS+=($!)
-for ns in "$P-a" "$P-b"; do
-	wait_for 5 "iperf3 in $ns" bash -c "ip netns exec '$ns' ss -Hltn 'sport = :5201' | grep -q ."
-done
+iperf_server "$P-a" 10.244.0.10
+iperf_server "$P-b" fd00:244:1::10
 start iperf-a ip netns exec "$HUB" iperf3 -c 10.244.0.10 -p 5201 -t 5 -b 40M
+flow_a=$LAST_PID
 start iperf-b ip netns exec "$HUB" iperf3 -6 -c fd00:244:1::10 -p 5201 -t 5 -b 16M -R
+flow_b=$LAST_PID
 sleep 1.5 # both flows at their rate; a late start shows as a low rate below
 agent_once "$WORK/dir.json" --sample-interval 2s
 a=$(pod "$WORK/dir.json" 10.244.0.10)
@@ -136,7 +133,7 @@ b_rx=$(jq .rxBytesPerSecond <<<"$b") b_tx=$(jq .txBytesPerSecond <<<"$b")
 [ "$b_rx" -lt $((b_tx / 10)) ] || fail "pod b received $b_rx B/s, want ACKs only (tx $b_tx)"
 echo "ok: pod a received $a_rx B/s (sent $a_tx), pod b sent $b_tx B/s (received $b_rx)"
 expect "pods seen" "$(jq .pods.seen "$WORK/dir.json")" 2
-wait_for 10 "the iperf3 flows to end" bash -c "! kill -0 $(jobs -p | tr '\n' ' ') 2>/dev/null"
+wait "$flow_a" && wait "$flow_b" || fail "an iperf3 flow failed: $(tail -n 3 "$WORK"/iperf-*.log)"
 
 # Unprivileged: routes, neighbours and the FDB are readable by anyone.
 ip netns exec "$NODE" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
@@ -148,20 +145,12 @@ expect "unprivileged, no capabilities: every pod address" \
 	'["10.244.0.10","10.244.1.10","fd00:244:1::10","fd00:244::10"]'
 
 # 110 pods on a node of their own (the kubelet's default maximum), their
-# ends in one namespace, IPv6 off so nothing talks unasked. Pods 1 to 12
+# ends in the node's hub namespace, IPv6 off so nothing talks unasked. Pods 1 to 12
 # get pings of growing size while one 2 s reading runs: the report lists
 # the busiest 8 in order, each to the byte the kernel counted, and sums
 # the other 102.
 M="$P-m" MP="$P-mpods"
-for ns in "$M" "$MP"; do
-	ip netns add "$ns" || fail "cannot create namespace $ns"
-	NETNS+=("$ns")
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1
-	ip -n "$ns" link set lo up
-done
-ip -n "$M" link add up0 type dummy
-ip -n "$M" link set up0 up
+make_nodes "$MP" "$M"
 for i in $(seq 110); do echo "link add m$i type veth peer name e$i netns $MP"; done |
 	ip -n "$M" -batch - || fail "cannot create 110 veth pairs"
 {
@@ -183,7 +172,7 @@ for i in $(seq 110); do echo "rule add from 10.244.$((10 + i / 200)).$((i % 200 
 	ip -n "$MP" -batch - || fail "cannot route 110 pods back"
 tx_of() { ip -n "$M" -s -j link show | jq -c 'map({(.ifname): [.stats64.tx.bytes, .stats64.rx.bytes]}) | add'; }
 before=$(tx_of)
-"$BIN/netsched-agent" --node many --netns "$M" --interfaces up0 --once --sample-interval 2s \
+"$BIN/netsched-agent" --node many --netns "$M" --interfaces eth0 --once --sample-interval 2s \
 	--pods-reported 8 >"$WORK/many.json" 2>"$WORK/many.log" &
 many=$!
 sleep 0.5 # inside the 2 s reading; a ping outside it shows as a byte mismatch
@@ -229,12 +218,15 @@ seen() { last && [ "$(jq .pods.seen "$WORK/last.json")" = "$1" ]; }
 # interface's name: nothing of a's traffic may show on it.
 # rx_of IP: the rx bytes of the pod listing IP in the newest report (0: none).
 rx_of() { jq --arg ip "$1" '[.pods.listed[]? | select(.ips | index($ip))][0].rxBytes // 0' "$WORK/last.json"; }
-ip netns exec "$P-a" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-PIDS+=($!)
-wait_for 5 "iperf3 in pod a" bash -c "ip netns exec '$P-a' ss -Hltn 'sport = :5201' | grep -q ."
-ip netns exec "$HUB" iperf3 -c 10.244.0.10 -p 5201 -t 2 -b 40M >/dev/null || fail "no flow to a"
-busy() { last && [ "$(rx_of 10.244.0.10)" -gt 5000000 ]; }
-wait_for 5 "pod a's 40 Mb/s in a report" busy
+# flow POD IP: 2 s of 40 Mb/s from the hub into the pod, then until a report
+# shows its 10 MB in the window (at least 5).
+flow() {
+	iperf_server "$1" "$2"
+	ip netns exec "$HUB" iperf3 -c "$2" -p 5201 -t 2 -b 40M >/dev/null || fail "no flow to $2"
+	wait_for 5 "$2's 40 Mb/s in a report" busy "$2"
+}
+busy() { last && [ "$(rx_of "$1")" -gt 5000000 ]; }
+flow "$P-a" 10.244.0.10
 echo "ok: pod a moved $(rx_of 10.244.0.10) B in the window"
 ip netns del "$P-a"
 wait_for 5 "pod a gone from the reports" hasnt 10.244.0.10
@@ -267,12 +259,7 @@ echo "ok: churn followed (b gone, c measured)"
 # traffic: pod d (routed) moves 40 Mb/s, then its /32 is routed to pod e.
 pod_routed "$P-d" vethd 10.244.0.30 fd00:244::30
 pod_routed "$P-e" vethe 10.244.0.31 fd00:244::31
-ip netns exec "$P-d" iperf3 -s -1 -p 5201 >/dev/null 2>&1 &
-PIDS+=($!)
-wait_for 5 "iperf3 in pod d" bash -c "ip netns exec '$P-d' ss -Hltn 'sport = :5201' | grep -q ."
-ip netns exec "$HUB" iperf3 -c 10.244.0.30 -p 5201 -t 2 -b 40M >/dev/null || fail "no flow to d"
-d_busy() { last && [ "$(rx_of 10.244.0.30)" -gt 5000000 ]; }
-wait_for 5 "pod d's traffic in a report" d_busy
+flow "$P-d" 10.244.0.30
 ip -n "$NODE" route del 10.244.0.30/32 dev vethd
 ip -n "$NODE" route add 10.244.0.30/32 dev vethe
 moved() { last && jq -e '.pods.listed[] | select(.ips | index("10.244.0.30")) | .ips | index("10.244.0.31")' "$WORK/last.json"; }
