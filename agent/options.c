@@ -156,7 +156,7 @@ static const struct cli_opt opts[] = {
 	  .help = "the busiest pods each report lists by address; the rest summed", .def = "32" },
 	{ .name = "pod-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(pod_interval_ms),
 	  .help = "between readings of the pods' counters, from --sample-interval to half --window",
-	  .def = "10s" },
+	  .def = "30s" },
 	{ .name = "scorer", .kind = CLI_VALUE, .arg = "URL", .set = set_scorer,
 	  .help = "where to send reports, repeatable, e.g. tcp://netsched-scorer:7470" },
 	{ .name = "sample-interval", .kind = CLI_VALUE, .arg = "DUR", DURATION(sample_interval_ms),

@@ -384,6 +384,7 @@ void pods_sample(struct pods *p, uint64_t now_ns, uint64_t link_bytes_per_second
 	}
 	p->n_listed = pods_select(p->scratch, p->n, p->cfg.reported, p->listed, &p->rest);
 	p->have_figures = true;
+	p->gen++;
 	p->health.measured = p->n;
 	p->health.with_ips = with_ips;
 	p->health.listed = p->n_listed;
@@ -391,32 +392,53 @@ void pods_sample(struct pods *p, uint64_t now_ns, uint64_t link_bytes_per_second
 	p->health.tx_bytes_per_second = tx_sum;
 }
 
-void pods_fill(struct pods *p, struct report *r, uint64_t now_ns)
+static void put_figures(const struct pods *p, struct report *r)
 {
-	char err[256];
-	int rc;
-
-	if (!p->have_figures)
-		return;
 	r->has_pods = true;
 	r->pods_seen = (uint32_t)p->n;
 	r->n_pods = p->n_listed;
 	memcpy(r->pods, p->listed, p->n_listed * sizeof(p->listed[0]));
 	r->pods_rest = p->rest;
-	rc = report_validate(r, err, sizeof(err));
-	if (!rc)
-		return;
-	/* The scorer would drop the whole report: send the uplinks alone. */
+}
+
+static void take_figures(struct report *r)
+{
 	r->has_pods = false;
 	r->pods_seen = r->n_pods = 0;
 	memset(&r->pods_rest, 0, sizeof(r->pods_rest));
-	if (report_validate(r, NULL, 0))
-		return; /* not the pods' fault: report_encode() says so */
+}
+
+void pods_fill(struct pods *p, struct report *r, uint64_t now_ns)
+{
+	uint64_t link = report_node_link(r);
+	char err[256];
+
+	if (!p->have_figures)
+		return;
+	/* Whether the figures fit the node's link changes only with them or
+	 * with the link: judged once, not every report. */
+	if (p->judged_gen != p->gen || p->judged_link != link) {
+		p->judged_gen = p->gen;
+		p->judged_link = link;
+		p->fit = true;
+		put_figures(p, r);
+		if (!report_validate(r, err, sizeof(err)))
+			return;
+		take_figures(r);
+		if (report_validate(r, NULL, 0))
+			return; /* not the pods' fault: report_encode() says so */
+		p->fit = false;
+		log_limited(&p->withheld_log, now_ns, PODS_LOG_QUIET_NS, LOG_LVL_WARN, "pods",
+			    "%s: reports go without their pods: %s (%llu reports so far; traffic "
+			    "between pods of one node counts on both and crosses no link)",
+			    p->cfg.node, err, (unsigned long long)p->health.withheld + 1);
+	}
+	if (p->fit) {
+		put_figures(p, r);
+		return;
+	}
+	/* The scorer would drop the whole report: send the uplinks alone. */
 	p->health.withheld++;
-	log_limited(&p->withheld_log, now_ns, PODS_LOG_QUIET_NS, LOG_LVL_WARN, "pods",
-		    "%s: report sent without its pods: %s (%llu reports so far; traffic between "
-		    "pods of one node counts on both and crosses no link)", p->cfg.node, err,
-		    (unsigned long long)p->health.withheld);
 }
 
 void pods_health(const struct pods *p, struct pods_health *h)

@@ -11,7 +11,9 @@
  * sample: the sampler then reads every link's counters in the one
  * RTM_GETSTATS dump it makes for the uplinks (sampler.h), and the figures a
  * report carries are made once per reading and copied into each report
- * until the next. The address map is rebuilt only when a link, host route,
+ * until the next. That dump walks every link, cold: on a 2-core VM with 110
+ * pods about 155 us, against 28 us for the uplink's own request (38 us and
+ * 3 us hot), hence readings every 30 s by default. The address map is rebuilt only when a link, host route,
  * neighbour or FDB entry of a pod changes (netlink notifications, filtered
  * by podmap_notice()), and every PODS_MAP_REFRESH_NS in case one was lost
  * (PODS_MAP_POLL_NS without notifications).
@@ -110,8 +112,12 @@ struct pods {
 	uint64_t next_map_ns;
 	uint64_t next_read_ns;
 	bool reading;			/* between pods_begin_read() and pods_sample() */
-	/* The figures of the last reading, copied into every report. */
+	/* The figures of the last reading (gen counts them), copied into
+	 * every report; whether they fit the node's link, judged once per
+	 * figures and link. */
 	bool have_figures;
+	uint64_t gen, judged_gen, judged_link;
+	bool fit;
 	uint32_t n_listed;
 	struct report_pod listed[REPORT_MAX_PODS];
 	struct report_pod rest;

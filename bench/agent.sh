@@ -126,24 +126,32 @@ echo "== pods: 110 pod interfaces (55 routed, 55 bridged), what they add per rep
 bench_machine
 make_pods_ns "$P-pods"
 ip netns exec "$P-pods" "$PODS_TOOL" eth0 2000 5
-echo "the real agent, sampling every 100 ms, reporting every 200 ms, pods every 1 s, 6 s window:"
+echo "the real agent, sampling every 100 ms, reporting every 200 ms, pods every 3 s, 6 s window"
+echo "(the shipped pace ten times over), off and on in turn, $AGENT_SECONDS s each:"
 reports=$((AGENT_SECONDS * 5))
-for mode in off auto; do
-	start "agent-$mode" "$BIN/netsched-agent" --node bench --netns "$P-pods" --interfaces eth0 \
-		--pod-interfaces "$mode" --link-speed eth0=10G --scorer "tcp://127.0.0.1:$LISTEN_PORT" \
-		--sample-interval 100ms --report-interval 200ms --pod-interval 1s --window 6s \
-		--log-level error
-	agent=$LAST_PID
-	sleep 7 # a full window, so every window is full
-	c0=$(cpu_ns "$agent")
-	sleep "$AGENT_SECONDS"
-	c1=$(cpu_ns "$agent")
-	eval "cpu_$mode=$((c1 - c0)) rss_$mode=$(rss_kb "$agent" VmRSS) anon_$mode=$(rss_kb "$agent" RssAnon)"
-	kill "$agent"
-	wait "$agent" 2>/dev/null
+sum_off=0 sum_on=0
+for round in 1 2 3; do
+	for mode in off auto; do
+		start "agent-$mode" "$BIN/netsched-agent" --node bench --netns "$P-pods" --interfaces eth0 \
+			--pod-interfaces "$mode" --link-speed eth0=10G \
+			--scorer "tcp://127.0.0.1:$LISTEN_PORT" --sample-interval 100ms \
+			--report-interval 200ms --pod-interval 3s --window 6s --log-level error
+		agent=$LAST_PID
+		sleep 7 # a full window, so every window is full
+		c0=$(cpu_ns "$agent")
+		sleep "$AGENT_SECONDS"
+		c1=$(cpu_ns "$agent")
+		eval "cpu_$mode=$((c1 - c0)) rss_$mode=$(rss_kb "$agent" VmRSS) anon_$mode=$(rss_kb "$agent" RssAnon)"
+		kill "$agent"
+		wait "$agent" 2>/dev/null
+	done
+	sum_off=$((sum_off + cpu_off)) sum_on=$((sum_on + cpu_auto))
+	awk -v off="$cpu_off" -v on="$cpu_auto" -v n="$reports" -v r="$round" 'BEGIN {
+		printf "round %d: agent CPU per report, all threads: pods off %.1f us, on %.1f us: +%.1f us\n",
+			r, off / 1e3 / n, on / 1e3 / n, (on - off) / 1e3 / n }'
 done
-awk -v off="$cpu_off" -v on="$cpu_auto" -v n="$reports" 'BEGIN {
-	printf "agent CPU per report, all threads: pods off %.1f us, on %.1f us: pods add %.1f us (target: at most 20)\n",
-		off / 1e3 / n, on / 1e3 / n, (on - off) / 1e3 / n }'
+awk -v off="$sum_off" -v on="$sum_on" -v n="$((reports * 3))" 'BEGIN {
+	printf "pods add %.1f us per report to the agent process, mean of 3 rounds (target: at most 20;\n", (on - off) / 1e3 / n
+	printf "  it wakes to cold caches, and its reports to a scorer on this machine grow by the pods)\n" }'
 echo "agent RSS: pods off $rss_off kB ($anon_off kB private), on $rss_auto kB ($anon_auto kB private): pods add $((rss_auto - rss_off)) kB (target: at most 1024)"
 echo "(a 2-core machine shared with other work: figures move with its load; see the load average above)"

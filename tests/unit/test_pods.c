@@ -129,6 +129,16 @@ static void test_pods_fill_withholds(void **state)
 	assert_int_equal(r.pods_seen, 0);
 	assert_int_equal(report_validate(&r, NULL, 0), 0);
 	assert_int_equal(p.health.withheld, 1);
+	/* The same figures and link: the same verdict, without judging again. */
+	pods_fill(&p, &r, 3);
+	assert_false(r.has_pods);
+	assert_int_equal(p.health.withheld, 2);
+	/* Back on a 1 Gb/s link: the pods go again. */
+	r.ifaces[0].traffic.link_bytes_per_second = 125000000;
+	pods_fill(&p, &r, 4);
+	assert_true(r.has_pods);
+	assert_int_equal(r.n_pods, 2);
+	assert_int_equal(p.health.withheld, 2);
 }
 
 int main(void)
