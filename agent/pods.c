@@ -13,7 +13,7 @@
 int pods_init(struct pods *p, struct nl *nl, const struct pods_config *cfg)
 {
 	memset(p, 0, sizeof(*p));
-	if (!nl || !podselect_enabled(&cfg->spec) || cfg->interval_ns == 0 ||
+	if (!podselect_enabled(&cfg->spec) || cfg->interval_ns == 0 ||
 	    cfg->window_ns < cfg->interval_ns)
 		return -EINVAL;
 	p->cfg = *cfg;
@@ -30,7 +30,7 @@ int pods_init(struct pods *p, struct nl *nl, const struct pods_config *cfg)
 	}
 	p->map_dirty = true;
 	p->map_every_ns = PODS_MAP_REFRESH_NS;
-	if (!nl_pod_watch(nl)) {
+	if (nl && !nl_pod_watch(nl)) {
 		p->map_every_ns = PODS_MAP_POLL_NS;
 		log_warn("pods", "%s: no route and neighbour notifications; pod addresses are "
 			 "looked up every %llu s", cfg->node,
@@ -181,8 +181,7 @@ static bool share(const struct report_ip *a, uint32_t na, const struct report_ip
 	return false;
 }
 
-/* Each interface's addresses from the new map. */
-static void apply_map(struct pods *p)
+void pods_apply_map(struct pods *p)
 {
 	for (size_t i = 0; i < p->n; i++) {
 		struct pod_iface *f = &p->ifs[i];
@@ -241,14 +240,14 @@ static void refresh_map(struct pods *p, uint64_t now_ns)
 		  p->map->n_fdb);
 	p->health.map_builds++;
 	p->map_dirty = false;
-	apply_map(p);
+	pods_apply_map(p);
 }
 
 void pods_begin_read(struct pods *p, uint64_t now_ns)
 {
-	if (nl_pod_changes(p->nl, on_change, p))
+	if (p->nl && nl_pod_changes(p->nl, on_change, p))
 		p->map_dirty = true; /* notifications were lost */
-	if (p->map_dirty || now_ns >= p->next_map_ns)
+	if (p->nl && (p->map_dirty || now_ns >= p->next_map_ns))
 		refresh_map(p, now_ns);
 	for (size_t i = 0; i < p->n; i++)
 		p->ifs[i].seen = false;

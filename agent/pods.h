@@ -128,7 +128,8 @@ struct pods {
 	struct log_limit map_log, withheld_log, events_log;
 };
 
-/* 0, -EINVAL (no pods to measure by cfg, or no nl) or -ENOMEM. */
+/* 0, -EINVAL (no pods to measure by cfg) or -ENOMEM. nl NULL: no address
+ * lookups (tests build p->map themselves and call pods_apply_map()). */
 int pods_init(struct pods *p, struct nl *nl, const struct pods_config *cfg);
 /* Accepts a zeroed or half-built struct. */
 void pods_free(struct pods *p);
@@ -147,6 +148,9 @@ bool pods_due(const struct pods *p, uint64_t now_ns);
  * and ends with pods_sample(). */
 void pods_begin_read(struct pods *p, uint64_t now_ns);
 void pods_on_stats(struct pods *p, uint32_t ifindex, const struct ifreading *c);
+/* Gives each interface its addresses from p->map, just built: an
+ * interface whose addresses share none with its last ones starts over. */
+void pods_apply_map(struct pods *p);
 /* Ends the reading: feeds the windows (read_ok false: a gap for every
  * pod) and makes the figures. link_bytes_per_second: the node's link (0:
  * unknown); a pod sample over twice it is dropped, as a NIC's is. */

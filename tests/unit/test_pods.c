@@ -1,8 +1,11 @@
 /* A node's pods in a report (agent/pods.c): which are listed (the busiest
  * with an address and a covered time, busiest first, at most N), what the
  * rest sums to, and a report whose pods would break the node's link
- * bound going without them. Windows and addresses on real interfaces are
- * tested in tests/integration/test_agent_pods.sh. */
+ * bound going without them; each pod's window through its life (the point
+ * of view, a reset, a re-created interface, addresses that move or come
+ * back, gaps, absurd samples) on made-up counters; the bounds. On real
+ * interfaces: tests/integration/test_agent_pods.sh. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,12 +144,206 @@ static void test_pods_fill_withholds(void **state)
 	assert_int_equal(p.health.withheld, 2);
 }
 
+/* ---------------------------------------------- windows and addresses */
+
+#define SEC 1000000000ULL
+
+static struct ifselect_link veth(uint32_t ifindex, const char *name)
+{
+	struct ifselect_link l = { .ifindex = ifindex, .peer_netns = true };
+
+	snprintf(l.name, sizeof(l.name), "%s", name);
+	snprintf(l.kind, sizeof(l.kind), "veth");
+	return l;
+}
+
+/* The pods' addresses: routes ifindex -> ip, n of them. */
+struct route_row {
+	uint32_t ifindex;
+	const char *ip;
+};
+
+static void set_routes(struct pods *p, const struct route_row *rows, size_t n)
+{
+	struct podmap_iface ifaces[8] = { { 0, 0 } };
+
+	for (size_t i = 0; i < p->n && i < 8; i++)
+		ifaces[i] = (struct podmap_iface){ p->ifs[i].ifindex, p->ifs[i].master };
+	podmap_begin(p->map, ifaces, p->n < 8 ? p->n : 8);
+	for (size_t i = 0; i < n; i++) {
+		struct podmap_fact f = { .kind = PODMAP_ROUTE, .ifindex = rows[i].ifindex,
+					 .table = 254 };
+
+		assert_int_equal(report_ip_parse(rows[i].ip, &f.ip), 0);
+		podmap_add(p->map, &f);
+	}
+	podmap_end(p->map);
+	pods_apply_map(p);
+}
+
+/* One reading at t seconds: each {ifindex, host rx, host tx}. */
+struct reading {
+	uint32_t ifindex;
+	uint64_t rx, tx;
+};
+
+static void read_at(struct pods *p, uint64_t t, const struct reading *r, size_t n, uint64_t link)
+{
+	pods_begin_read(p, t * SEC);
+	for (size_t i = 0; i < n; i++) {
+		struct ifreading c = { .rx_bytes = r[i].rx, .tx_bytes = r[i].tx };
+
+		pods_on_stats(p, r[i].ifindex, &c);
+	}
+	pods_sample(p, t * SEC, link, true);
+}
+
+/* The listed pod with address ip, or NULL. */
+static const struct report_pod *listed(const struct pods *p, const char *ip)
+{
+	struct report_ip want;
+
+	assert_int_equal(report_ip_parse(ip, &want), 0);
+	for (uint32_t i = 0; i < p->n_listed; i++)
+		for (uint32_t k = 0; k < p->listed[i].n_ips; k++)
+			if (report_ip_equal(&p->listed[i].ips[k], &want))
+				return &p->listed[i];
+	return NULL;
+}
+
+/* A node's pods through their lives, on a fake clock and made-up counters:
+ * the point of view, a counter reset, a re-created interface, an address
+ * that moves, one that comes back, a gap and an absurd sample. */
+static void test_pods_windows_and_addresses(void **state)
+{
+	static struct pods p;
+	struct pods_config cfg = { .node = "n", .interval_ns = SEC, .slack_ns = SEC / 2,
+				   .window_ns = 10 * SEC, .reported = 8 };
+	struct ifselect_link links[2] = { veth(10, "veth10"), veth(11, "veth11") };
+	const struct report_pod *a;
+	struct pods_health h;
+
+	(void)state;
+	assert_int_equal(podselect_parse(&cfg.spec, "auto", NULL, 0), 0);
+	assert_int_equal(pods_init(&p, NULL, &cfg), 0);
+	pods_sync(&p, links, 2, NULL, 0);
+	assert_int_equal(p.n, 2);
+	set_routes(&p, (const struct route_row[]){ { 10, "10.244.0.10" }, { 11, "10.244.0.11" } }, 2);
+	read_at(&p, 1, (const struct reading[]){ { 10, 0, 0 }, { 11, 0, 0 } }, 2, 0);
+	assert_int_equal(p.n_listed, 0); /* primed only: nothing covered */
+	read_at(&p, 2, (const struct reading[]){ { 10, 1000, 5000 }, { 11, 100, 100 } }, 2, 0);
+	assert_int_equal(p.n_listed, 2);
+	/* The pod received what its host side sent. */
+	a = listed(&p, "10.244.0.10");
+	assert_non_null(a);
+	assert_ptr_equal(a, &p.listed[0]);
+	assert_int_equal(a->rx_bytes, 5000);
+	assert_int_equal(a->tx_bytes, 1000);
+	assert_int_equal(a->covered_ms, 1000);
+	assert_int_equal(a->rx.recent, 5000);
+
+	/* Counters that go backwards: re-primed, no spike. */
+	read_at(&p, 3, (const struct reading[]){ { 10, 10, 10 }, { 11, 200, 200 } }, 2, 0);
+	a = listed(&p, "10.244.0.10");
+	assert_int_equal(a->rx_bytes, 5000);
+	pods_health(&p, &h);
+	assert_int_equal(h.resets, 1);
+
+	/* veth10 re-created (ifindex 12), the new pod at the same address:
+	 * its own bytes only. */
+	links[0] = veth(12, "veth10");
+	pods_sync(&p, links, 2, NULL, 0);
+	set_routes(&p, (const struct route_row[]){ { 12, "10.244.0.10" }, { 11, "10.244.0.11" } }, 2);
+	read_at(&p, 4, (const struct reading[]){ { 12, 70000000, 9000000 }, { 11, 300, 300 } }, 2, 0);
+	assert_null(listed(&p, "10.244.0.10")); /* primed: not yet covered */
+	read_at(&p, 5, (const struct reading[]){ { 12, 70000010, 9000020 }, { 11, 400, 400 } }, 2, 0);
+	a = listed(&p, "10.244.0.10");
+	assert_non_null(a);
+	assert_int_equal(a->rx_bytes, 20);
+	assert_int_equal(a->tx_bytes, 10);
+	pods_health(&p, &h);
+	assert_int_equal(h.resets, 1); /* the old window's count is kept */
+
+	/* veth11 comes to serve another address: its window starts over. */
+	set_routes(&p, (const struct route_row[]){ { 12, "10.244.0.10" }, { 11, "10.244.0.99" } }, 2);
+	pods_health(&p, &h);
+	assert_int_equal(h.restarts, 1);
+	read_at(&p, 6, (const struct reading[]){ { 12, 70000010, 9000020 }, { 11, 500, 500 } }, 2, 0);
+	assert_null(listed(&p, "10.244.0.99"));
+	assert_null(listed(&p, "10.244.0.11"));
+	read_at(&p, 7, (const struct reading[]){ { 12, 70000010, 9000020 }, { 11, 503, 507 } }, 2, 0);
+	a = listed(&p, "10.244.0.99");
+	assert_non_null(a);
+	assert_int_equal(a->rx_bytes, 7);
+	assert_int_equal(a->tx_bytes, 3);
+
+	/* An address lost a while (a neighbour aged out), then back: the
+	 * same pod, its window kept. */
+	set_routes(&p, (const struct route_row[]){ { 11, "10.244.0.99" } }, 1);
+	read_at(&p, 8, (const struct reading[]){ { 12, 70000110, 9000020 }, { 11, 503, 507 } }, 2, 0);
+	assert_null(listed(&p, "10.244.0.10"));
+	assert_true(p.rest.tx_bytes >= 110); /* in the rest meanwhile */
+	set_routes(&p, (const struct route_row[]){ { 12, "10.244.0.10" }, { 11, "10.244.0.99" } }, 2);
+	read_at(&p, 9, (const struct reading[]){ { 12, 70000110, 9000020 }, { 11, 503, 507 } }, 2, 0);
+	a = listed(&p, "10.244.0.10");
+	assert_int_equal(a->tx_bytes, 110);
+	pods_health(&p, &h);
+	assert_int_equal(h.restarts, 1);
+
+	/* A reading without veth11 is a gap; a sample over twice a known
+	 * link (1,000 B/s) is dropped. */
+	read_at(&p, 10, (const struct reading[]){ { 12, 70000110, 9000020 } }, 1, 0);
+	read_at(&p, 11, (const struct reading[]){ { 12, 70100110, 9000020 }, { 11, 503, 507 } }, 2,
+		1000);
+	pods_health(&p, &h);
+	assert_int_equal(h.gaps, 1);
+	assert_int_equal(h.absurd, 1);
+	assert_int_equal(h.measured, 2);
+	assert_int_equal(h.with_ips, 2);
+
+	/* Gone: forgotten at once (its address may be reused). */
+	pods_sync(&p, links + 1, 1, NULL, 0);
+	assert_int_equal(p.n, 1);
+	pods_free(&p);
+}
+
+/* More pod interfaces than PODS_MAX: the first measured, the rest counted;
+ * a measured uplink is never a pod's. */
+static void test_pods_bounded(void **state)
+{
+	static struct pods p;
+	static struct ifselect_link links[PODS_MAX + 3];
+	struct pods_config cfg = { .node = "n", .interval_ns = SEC, .window_ns = 10 * SEC,
+				   .reported = 8 };
+	uint32_t uplink = 1;
+
+	(void)state;
+	assert_int_equal(podselect_parse(&cfg.spec, "auto", NULL, 0), 0);
+	assert_int_equal(pods_init(&p, NULL, &cfg), 0);
+	for (uint32_t i = 0; i < PODS_MAX + 3; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "veth%u", i);
+		links[i] = veth(i + 1, name);
+	}
+	pods_sync(&p, links, PODS_MAX + 3, &uplink, 1);
+	assert_int_equal(p.n, PODS_MAX);
+	assert_int_equal(p.health.unmeasured, 2);
+	for (size_t i = 0; i < p.n; i++)
+		assert_int_not_equal(p.ifs[i].ifindex, 1);
+	pods_free(&p);
+	pods_free(&p); /* twice: nothing left to free */
+	assert_int_equal(pods_init(&p, NULL, &(struct pods_config){ .interval_ns = SEC }), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pods_select_order_and_rest),
 		cmocka_unit_test(test_pods_select_bounds),
 		cmocka_unit_test(test_pods_fill_withholds),
+		cmocka_unit_test(test_pods_windows_and_addresses),
+		cmocka_unit_test(test_pods_bounded),
 	};
 
 	return cmocka_run_group_tests_name("pods", tests, NULL, NULL);

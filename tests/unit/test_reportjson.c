@@ -105,10 +105,45 @@ static void test_reportjson_edges(void **state)
 	buf_free(&b);
 }
 
+/* Pods from their point of view, dual-stack, and the rest; none at all
+ * when the report carries no pod figures. */
+static void test_reportjson_pods(void **state)
+{
+	static struct report r;
+	struct buf b;
+
+	(void)state;
+	r = known();
+	buf_init(&b, 1 << 20);
+	reportjson_write(&b, &r);
+	assert_null(strstr(b.data, "\"pods\""));
+	buf_free(&b);
+	r.has_pods = true;
+	r.pods_seen = 3;
+	r.n_pods = 1;
+	r.pods[0].n_ips = 2;
+	report_ip_parse("10.244.1.7", &r.pods[0].ips[0]);
+	report_ip_parse("fd00::7", &r.pods[0].ips[1]);
+	report_pod_count(&r.pods[0], 6000, 2000, 2000);
+	r.pods[0].rx.recent = 3500;
+	report_pod_count(&r.pods_rest, 10, 0, 1000);
+	buf_init(&b, 1 << 20);
+	reportjson_write(&b, &r);
+	assert_false(buf_failed(&b));
+	assert_non_null(strstr(b.data, "}],\"pods\":{\"seen\":3,\"listed\":[{\"ips\":[\"10.244.1.7\","
+				       "\"fd00::7\"],\"rxBytes\":6000,\"txBytes\":2000,\"coveredMs\":2000,"
+				       "\"rxBytesPerSecond\":3000,\"txBytesPerSecond\":1000,"
+				       "\"rxRecentBytesPerSecond\":3500,\"txRecentBytesPerSecond\":0}],"
+				       "\"rest\":{\"ips\":[],\"rxBytes\":10,"));
+	assert_int_equal(b.data[b.len - 1], '}');
+	buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_reportjson_known),
+		cmocka_unit_test(test_reportjson_pods),
 		cmocka_unit_test(test_reportjson_edges),
 	};
 
