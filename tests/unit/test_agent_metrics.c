@@ -56,6 +56,15 @@ static void health_and_peers(struct agent_metrics_snapshot *m)
 	m->peers[1].sent = 2;
 }
 
+/* Pods measured: totals only, never a label per pod. */
+static void pods(struct agent_metrics_snapshot *m)
+{
+	m->have_pods = true;
+	m->pods = (struct pods_health){ .measured = 110, .with_ips = 108, .listed = 32,
+					.rx_bytes_per_second = 5000000, .tx_bytes_per_second = 7,
+					.unmeasured = 1, .restarts = 2, .withheld = 3 };
+}
+
 #define MAX_LINES 12
 
 struct render_row {
@@ -97,6 +106,24 @@ static const struct render_row rows[] = {
 	    "netsched_agent_reports_failed_total{scorer=\"tcp://10.0.0.1:7470\"} 1\n",
 	    "netsched_agent_reports_sent_total{scorer=\"ipc:///a\\\"b\\\\c\"} 2\n" },
 	  { "{interface=\"eth0\"} 1000000" } },
+	{ "pods: their totals, no series per pod",
+	  pods,
+	  { .cpu_seconds = 0 },
+	  { "netsched_agent_pod_interfaces 110\n",
+	    "netsched_agent_pod_interfaces_with_address 108\n",
+	    "netsched_agent_pods_listed 32\n",
+	    "netsched_agent_pods_receive_bytes_per_second 5000000\n",
+	    "netsched_agent_pods_transmit_bytes_per_second 7\n",
+	    "netsched_agent_pod_interfaces_unmeasured_total 1\n",
+	    "netsched_agent_pod_windows_restarted_total 2\n",
+	    "netsched_agent_pod_reports_withheld_total 3\n",
+	    "# TYPE netsched_agent_pod_sample_gaps_total counter\n" },
+	  { "{pod", "{ip" } },
+	{ "without pods measured, no pod rows",
+	  no_report,
+	  { .cpu_seconds = 0 },
+	  { "process_cpu_seconds_total" },
+	  { "netsched_agent_pod" } },
 	{ "connections the endpoint closed, by why",
 	  no_report,
 	  { .http_deadline_closes = 3, .http_reclaimed_idle = 4, .http_reclaimed_busiest = 5 },
