@@ -3,10 +3,12 @@
  * goes through here: extender requests (extreq.c), Prometheus replies
  * (promquery.c), and the tests' reply walker.
  *
- * jsmn alone takes [1 2], [1,,2], {"a":1,}, tru and 01; json_parse() refuses
- * all of them, so a document that parses is JSON (RFC 8259) except that
- * string contents are checked only where read (jsmn checks escapes, not raw
- * control bytes). Exactly one value, and nothing but whitespace after it.
+ * jsmn alone takes [1 2], [1,,2], {"a":1,}, tru and 01, raw control bytes
+ * and invalid UTF-8 inside strings; json_parse() refuses all of them, so a
+ * document that parses is JSON (RFC 8259), every string UTF-8 (RFC 3629:
+ * no overlong forms or surrogates), and every number at most
+ * JSON_MAX_NUMBER_LEN characters. Exactly one value, and nothing but
+ * whitespace after it. The checks are one pass over the bytes.
  *
  * Tokens are in document order and point into the text, which must outlive
  * the document; each token has its parent (JSMN_PARENT_LINKS). Every walk
@@ -33,6 +35,10 @@
 /* Deeper nesting is refused (-E2BIG): Kubernetes objects nest 12 or 13
  * levels, and the tokenizer's cost grows with depth. */
 #define JSON_MAX_DEPTH 64u
+/* Longer numbers are refused (-EINVAL): the longest an int64 or a float64
+ * prints is 24 characters (Go's -1.2345678901234567e-308); nothing in a
+ * Kubernetes object or a Prometheus reply comes near 64. */
+#define JSON_MAX_NUMBER_LEN 64u
 
 struct json {
 	const char *js;		/* the text; not owned */

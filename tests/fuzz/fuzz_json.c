@@ -8,7 +8,9 @@
  * document, so a read past the last token is a heap overflow here; and the
  * tokens were counted before the parse: the memory charged for them is
  * exactly what the document needed, and a body jsmn itself tokenizes within
- * the limit is never refused for its token count. */
+ * the limit is never refused for its token count. Every string of a
+ * document that parses is UTF-8 without a raw control byte (judged here the
+ * long way), and every number at most JSON_MAX_NUMBER_LEN characters. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -47,6 +49,34 @@ static size_t jsmn_tokens(const char *js, size_t size)
 	if (r == JSMN_ERROR_NOMEM)
 		return MAX_TOKENS + 1;
 	return r > 0 ? (size_t)r : INT_MAX;
+}
+
+/* A string token's raw bytes, judged one code point at a time the long
+ * way (not json.c's table): no control byte, and every sequence decodes to
+ * a scalar value in the shortest form (no surrogate, nothing over
+ * U+10FFFF). */
+static bool utf8_ok(const unsigned char *s, size_t n)
+{
+	static const uint32_t min_of[] = { 0, 0, 0x80, 0x800, 0x10000 };
+
+	for (size_t i = 0; i < n;) {
+		size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2 : (s[i] & 0xf0) == 0xe0 ? 3 :
+			     (s[i] & 0xf8) == 0xf0 ? 4 : 0;
+		uint32_t cp;
+
+		if (!len || len > n - i || s[i] < 0x20)
+			return false;
+		cp = len == 1 ? s[i] : s[i] & (0x7f >> len);
+		for (size_t k = 1; k < len; k++) {
+			if ((s[i + k] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i + k] & 0x3f);
+		}
+		if (cp < min_of[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		i += len;
+	}
+	return true;
 }
 
 static bool in_doc(const struct json *d, int i)
@@ -133,9 +163,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check(box >= 0 && d.t[box].start < t->start && t->end < d.t[box].end);
 		}
 		if (t->type == JSMN_PRIMITIVE)
-			check(js[t->start] == '-' || (js[t->start] >= '0' && js[t->start] <= '9') ||
-			      json_is_null(&d, i) || json_text_is(&d, i, "true") ||
-			      json_text_is(&d, i, "false"));
+			check((js[t->start] == '-' || (js[t->start] >= '0' && js[t->start] <= '9') ||
+			       json_is_null(&d, i) || json_text_is(&d, i, "true") ||
+			       json_text_is(&d, i, "false")) &&
+			      (size_t)(t->end - t->start) <= JSON_MAX_NUMBER_LEN);
+		if (t->type == JSMN_STRING)
+			check(utf8_ok(data + t->start, (size_t)(t->end - t->start)));
 		probe(&d, i);
 	}
 	probe(&d, -1);

@@ -407,8 +407,24 @@ static const struct request_row request_rows[] = {
 	{ "a name with a space", "{\"NodeNames\":[\"a b\"]}", 0, 400, "byte 1 is 0x20" },
 	{ "a name with a slash", "{\"NodeNames\":[\"a/b\"]}", 0, 400, "byte 1 is '/'" },
 	{ "a name with DEL", "{\"NodeNames\":[\"a\x7f\"]}", 0, 400, "byte 1 is 0x7f" },
-	/* Invalid UTF-8 is named by its value, never echoed: the reply stays JSON text. */
-	{ "a name with invalid UTF-8", "{\"NodeNames\":[\"a\xff\xfe\"]}", 0, 400, "byte 1 is 0xff" },
+	/* Invalid UTF-8 is named by its value, never echoed: the reply stays
+	 * JSON text. Any string of the body, not only the names. */
+	{ "a name with invalid UTF-8", "{\"NodeNames\":[\"a\xff\xfe\"]}", 0, 400,
+	  "near byte 16: invalid UTF-8 in a string (byte 0xff)" },
+	{ "invalid UTF-8 in a pod's label",
+	  "{\"Pod\":{\"metadata\":{\"labels\":{\"app\":\"w\xc3\x28\"}}},\"NodeNames\":[\"a\"]}", 0,
+	  400, "near byte 38: invalid UTF-8 in a string (byte 0xc3)" },
+	{ "invalid UTF-8 in a pod's key", "{\"Pod\":{\"sp\x80" "ec\":{}},\"NodeNames\":[\"a\"]}", 0, 400,
+	  "near byte 11: invalid UTF-8 in a string (byte 0x80)" },
+	{ "an overlong '/' in the pod", "{\"Pod\":{\"x\":\"\xc0\xaf\"},\"NodeNames\":[\"a\"]}", 0, 400,
+	  "invalid UTF-8 in a string (byte 0xc0)" },
+	{ "a surrogate as UTF-8 in the pod", "{\"Pod\":{\"x\":\"\xed\xa0\x80\"},\"NodeNames\":[\"a\"]}", 0,
+	  400, "invalid UTF-8 in a string (byte 0xed)" },
+	{ "a raw tab in the pod", "{\"Pod\":{\"x\":\"a\tb\"},\"NodeNames\":[\"a\"]}", 0, 400,
+	  "near byte 14: control byte 0x09 inside a string" },
+	{ "a 65-digit number in the pod",
+	  "{\"Pod\":{\"x\":12345678901234567890123456789012345678901234567890123456789012345},"
+	  "\"NodeNames\":[\"a\"]}", 0, 400, "near byte 12: a number of 65 characters, limit 64" },
 	{ "a name longer than 253 bytes",
 	  "{\"NodeNames\":[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 	  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -471,6 +487,12 @@ static const struct request_row request_rows[] = {
 	{ "every kind of JSON value in the pod",
 	  "{\"Pod\":{\"a\":[true,false,null,-0.5e+3,0,1E9,\"\\u00e9\\n\\\"\",{},[[]]],\"b\":{\"c\":{}}},"
 	  "\"NodeNames\":[\"a\"]}", 0, 200, "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "UTF-8 of every length in the pod",
+	  "{\"Pod\":{\"x\":\"\x7f\xc2\x80\xdf\xbf\xe0\xa0\x80\xed\x9f\xbf\xf0\x90\x80\x80\xf4\x8f\xbf\xbf\"},"
+	  "\"NodeNames\":[\"a\"]}", 0, 200, "[{\"Host\":\"a\",\"Score\":5}]" },
+	{ "a 64-character number in the pod",
+	  "{\"Pod\":{\"x\":-1.234567890123456789012345678901234567890123456789012345678e+10},"
+	  "\"NodeNames\":[\"a\"]}", 0, 200, "[{\"Host\":\"a\",\"Score\":5}]" },
 	{ "a name with a dot and digits", "{\"NodeNames\":[\"ip-10-0-1-23.ec2.internal\"]}", 0, 200,
 	  "[{\"Host\":\"ip-10-0-1-23.ec2.internal\",\"Score\":5}]" },
 };
@@ -507,6 +529,33 @@ static void test_extender_requests(void **state)
 		free(f.body);
 		free(p.body);
 	}
+}
+
+/* A 5,000-digit number inside the pod: 400 on both verbs, naming its
+ * length and where it starts; found in one pass however long it is. */
+static void test_extender_long_number(void **state)
+{
+	static const char head[] = "{\"Pod\":{\"metadata\":{\"generation\":";
+	static const char tail[] = "}},\"NodeNames\":[\"a\"]}";
+	size_t digits = 5000, len = strlen(head) + digits + strlen(tail);
+	char *body = malloc(len + 1), want[64];
+	struct reply f, p;
+	const char *bad;
+
+	assert_non_null(body);
+	memcpy(body, head, strlen(head));
+	memset(body + strlen(head), '7', digits);
+	memcpy(body + strlen(head) + digits, tail, strlen(tail) + 1);
+	snprintf(want, sizeof(want), "near byte %zu: a number of 5000 characters", strlen(head));
+	ext_filter(*state, body, len, &f);
+	ext_prioritize(*state, body, len, &p);
+	assert_int_equal(f.status, 400);
+	assert_int_equal(p.status, 400);
+	if ((bad = check_error(&f, want)) || (bad = check_error(&p, want)))
+		fail_msg("%s", bad);
+	free(f.body);
+	free(p.body);
+	free(body);
 }
 
 /* Names-mode filter with no nodes still answers with a list, never null. */
@@ -623,6 +672,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extender_scores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_full_mode_scores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_requests, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_long_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_filter_empty, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_many_names, setup, teardown),

@@ -57,6 +57,20 @@ static const struct parse_row parse_rows[] = {
 	{ "a uid over 64 bytes", "{\"Pod\":{\"metadata\":{\"uid\":\"0123456789012345678901234567890"
 	  "12345678901234567890123456789012345\"}},\"NodeNames\":[]}", -EINVAL,
 	  "Pod.metadata.uid is longer than the 64 bytes allowed", 0, 0, NULL },
+	/* Strict JSON everywhere in the body, not only where it is read. */
+	{ "invalid UTF-8 in an annotation we do not read",
+	  "{\"Pod\":{\"metadata\":{\"annotations\":{\"note\":\"\xe9t\xe9\"}}},\"NodeNames\":[\"a\"]}",
+	  -EINVAL, "near byte 43: invalid UTF-8 in a string (byte 0xe9)", 0, 0, NULL },
+	{ "invalid UTF-8 in the pod's name",
+	  "{\"Pod\":{\"metadata\":{\"name\":\"p\xff\"}},\"NodeNames\":[\"a\"]}", -EINVAL,
+	  "invalid UTF-8 in a string (byte 0xff)", 0, 0, NULL },
+	{ "a raw control byte in the spec",
+	  "{\"Pod\":{\"spec\":{\"x\":\"\x1b[31m\"}},\"NodeNames\":[\"a\"]}", -EINVAL,
+	  "control byte 0x1b inside a string", 0, 0, NULL },
+	{ "a 100-digit number in the spec",
+	  "{\"Pod\":{\"spec\":{\"priority\":1000000000000000000000000000000000000000000000000000"
+	  "000000000000000000000000000000000000000000000000}},\"NodeNames\":[\"a\"]}", -EINVAL,
+	  "a number of 100 characters, limit 64", 0, 0, NULL },
 	{ "an annotation that is a number",
 	  "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":1}}},"
 	  "\"NodeNames\":[]}", -EINVAL, "ingress-bandwidth\"] is a number", 0, 0, NULL },
