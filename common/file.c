@@ -7,6 +7,22 @@
 #include <string.h>
 #include <unistd.h>
 
+/* What a file that is not regular is, for its error. */
+static const char *kind_of(mode_t mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return "not a file";
+}
+
 int file_read_small(const char *path, size_t max, char **data, size_t *len, struct stat *st,
 		    char *err, size_t errlen)
 {
@@ -16,7 +32,9 @@ int file_read_small(const char *path, size_t max, char **data, size_t *len, stru
 	ssize_t n;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO waits for a writer otherwise. On a
+	 * regular file, the only kind read below, it changes nothing. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
@@ -25,6 +43,11 @@ int file_read_small(const char *path, size_t max, char **data, size_t *len, stru
 	if (fstat(fd, &sb)) {
 		rc = -errno;
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		rc = -EINVAL;
+		snprintf(err, errlen, "%s: %s, not a regular file", path, kind_of(sb.st_mode));
 		goto out;
 	}
 	buf = malloc(max + 1);
@@ -61,4 +84,17 @@ out:
 	free(buf);
 	close(fd);
 	return rc;
+}
+
+int file_check_readable(const char *path, size_t max, char *err, size_t errlen)
+{
+	char *data;
+	size_t len;
+	int rc = file_read_small(path, max, &data, &len, NULL, err, errlen);
+
+	if (rc)
+		return rc;
+	explicit_bzero(data, len);
+	free(data);
+	return 0;
 }
