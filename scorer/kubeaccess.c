@@ -261,6 +261,66 @@ static int load_doc(struct kc *k, struct kubeaccess *a)
 	return 0;
 }
 
+/* Whether an event opens a node with an anchor (&name). */
+static bool has_anchor(const yaml_event_t *ev)
+{
+	switch (ev->type) {
+	case YAML_SCALAR_EVENT:
+		return ev->data.scalar.anchor;
+	case YAML_SEQUENCE_START_EVENT:
+		return ev->data.sequence_start.anchor;
+	case YAML_MAPPING_START_EVENT:
+		return ev->data.mapping_start.anchor;
+	default:
+		return false;
+	}
+}
+
+/* One pass over the events before libyaml's loader builds the document:
+ * nesting over KUBEACCESS_MAX_DEPTH or anchors over KUBEACCESS_MAX_ANCHORS
+ * are refused at the first event past the bound, so this pass stays linear
+ * (the scanner never holds more than the bound's open levels) and so does
+ * the load that follows. */
+static int bound_yaml(const char *name, const char *data, size_t len, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	unsigned depth = 0, anchors = 0;
+	int rc = 0;
+
+	if (!yaml_parser_initialize(&parser))
+		return -ENOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
+	for (;;) {
+		yaml_event_t ev;
+		yaml_event_type_t type;
+		size_t line;
+
+		if (!yaml_parser_parse(&parser, &ev)) {
+			rc = errmsg(err, errlen, -EINVAL, "%s:%zu: %s", name,
+				    parser.problem_mark.line + 1,
+				    parser.problem ? parser.problem : "not YAML");
+			break;
+		}
+		type = ev.type;
+		line = ev.start_mark.line + 1;
+		if (has_anchor(&ev) && ++anchors > KUBEACCESS_MAX_ANCHORS)
+			rc = errmsg(err, errlen, -E2BIG, "%s:%zu: more than %u YAML anchors", name, line,
+				    KUBEACCESS_MAX_ANCHORS);
+		else if ((type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) &&
+			 ++depth > KUBEACCESS_MAX_DEPTH)
+			rc = errmsg(err, errlen, -E2BIG, "%s:%zu: nested deeper than %u levels", name,
+				    line, KUBEACCESS_MAX_DEPTH);
+		else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT)
+			depth--;
+		yaml_event_delete(&ev);
+		/* The loader reads the first document only; so does this. */
+		if (rc || type == YAML_DOCUMENT_END_EVENT || type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 int kubeaccess_kubeconfig_buffer(struct kubeaccess *a, const char *name, const char *dir,
 				 const char *data, size_t len, char *err, size_t errlen)
 {
@@ -272,6 +332,9 @@ int kubeaccess_kubeconfig_buffer(struct kubeaccess *a, const char *name, const c
 	if (len > KUBEACCESS_FILE_MAX)
 		return errmsg(err, errlen, -EINVAL, "%s: %zu bytes, more than the %u a kubeconfig may have",
 			    name, len, KUBEACCESS_FILE_MAX);
+	rc = bound_yaml(name, data, len, err, errlen);
+	if (rc)
+		return rc;
 	if (!yaml_parser_initialize(&parser))
 		return -ENOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);

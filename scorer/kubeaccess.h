@@ -23,6 +23,13 @@
 #define KUBEACCESS_PATH_MAX 1024u
 #define KUBEACCESS_TOKEN_MAX 16384u
 #define KUBEACCESS_FILE_MAX (1024u * 1024u)	/* kubeconfig, CA bundle, token */
+/* A kubeconfig nests 4 deep (clusters, an entry, its cluster, a field), an
+ * extension's object a few more; libyaml's loader costs grow with the
+ * nesting (each token looks at every open flow level) and with the anchors
+ * (each alias searches them all), so a 1 MiB file of either took seconds
+ * to minutes. Past these it is refused before the loader sees it. */
+#define KUBEACCESS_MAX_DEPTH 32u
+#define KUBEACCESS_MAX_ANCHORS 64u
 #define KUBEACCESS_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
 struct kubeaccess_pem {
@@ -50,7 +57,9 @@ struct kubeaccess {
  * the scorer is not running in a pod. */
 int kubeaccess_in_cluster(struct kubeaccess *a, const char *sa_dir, char *err, size_t errlen);
 
-/* A kubeconfig file. */
+/* A kubeconfig file: a regular file (common/file.h) of at most
+ * KUBEACCESS_FILE_MAX bytes, KUBEACCESS_MAX_DEPTH levels and
+ * KUBEACCESS_MAX_ANCHORS anchors, loaded in time linear in its size. */
 int kubeaccess_kubeconfig(struct kubeaccess *a, const char *path, char *err, size_t errlen);
 
 /* The same from memory; dir resolves relative paths, name is for messages. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -216,6 +217,62 @@ static void test_kubeaccess_in_cluster(void **state)
 	unsetenv("KUBERNETES_SERVICE_PORT");
 }
 
+/* Nesting and anchors are bounded before libyaml's loader, whose cost
+ * grows with both (a 1 MiB nested file did not load in 20 s): past the
+ * bound, a clear error at the first level or anchor too many, whatever
+ * follows it; within it, a file loads. */
+static void test_kubeaccess_yaml_bounds(void **state)
+{
+	static char yaml[KUBEACCESS_FILE_MAX];
+	struct kubeaccess a;
+	char err[512];
+	size_t n;
+
+	(void)state;
+	/* 1 MiB of '[' after a key, never closed. */
+	n = (size_t)snprintf(yaml, sizeof(yaml), "current-context: c\nclusters: ");
+	memset(yaml + n, '[', sizeof(yaml) - n);
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", "", yaml, sizeof(yaml), err,
+						      sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "kc:2: nested deeper than 32 levels"));
+	/* Flow mappings as the first key. */
+	n = 0;
+	for (unsigned i = 0; i < 40; i++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "{a: ");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", "", yaml, n, err, sizeof(err)),
+			 -E2BIG);
+	assert_non_null(strstr(err, "nested deeper than 32 levels"));
+	/* Block nesting, by indentation. */
+	n = (size_t)snprintf(yaml, sizeof(yaml), "current-context: c\nl:\n");
+	for (unsigned i = 0; i < 40; i++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "%*s- \n", (int)(2 * i), "");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", "", yaml, n, err, sizeof(err)),
+			 -E2BIG);
+	assert_non_null(strstr(err, "nested deeper than 32 levels"));
+	/* Anchors: 64 are fine, the 65th is refused. */
+	n = (size_t)snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {token: t}\n"
+			     "l:\n");
+	for (unsigned i = 0; i < KUBEACCESS_MAX_ANCHORS; i++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "- &a%u x\n- *a%u\n", i, i);
+	if (kubeaccess_kubeconfig_buffer(&a, "kc", "/etc/kube", yaml, n, err, sizeof(err)))
+		fail_msg("64 anchors: %s", err);
+	kubeaccess_free(&a);
+	n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "- &last x\n");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", "/etc/kube", yaml, n, err,
+						      sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "more than 64 YAML anchors"));
+	/* Exactly 32 levels load (an extension's object may nest). */
+	n = (size_t)snprintf(yaml, sizeof(yaml), HEAD CLUSTER "users:\n- name: u\n  user: {token: t}\n"
+			     "x: ");
+	for (unsigned i = 0; i < KUBEACCESS_MAX_DEPTH - 1; i++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "[");
+	for (unsigned i = 0; i < KUBEACCESS_MAX_DEPTH - 1; i++)
+		n += (size_t)snprintf(yaml + n, sizeof(yaml) - n, "]");
+	if (kubeaccess_kubeconfig_buffer(&a, "kc", "/etc/kube", yaml, n, err, sizeof(err)))
+		fail_msg("32 levels: %s", err);
+	kubeaccess_free(&a);
+}
+
 /* Every length the access holds is bounded, and past it a clear error. */
 static void test_kubeaccess_limits(void **state)
 {
@@ -285,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_kubeaccess_file),
 		cmocka_unit_test(test_kubeaccess_refused),
 		cmocka_unit_test(test_kubeaccess_in_cluster),
+		cmocka_unit_test(test_kubeaccess_yaml_bounds),
 	};
 	return cmocka_run_group_tests_name("kubeaccess", tests, setup, teardown);
 }
