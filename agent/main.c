@@ -11,6 +11,7 @@
 
 #include "buf.h"
 #include "clock.h"
+#include "file.h"
 #include "keyfile.h"
 #include "log.h"
 #include "httpd.h"
@@ -23,6 +24,8 @@
 #include "sender.h"
 
 #define EXIT_USAGE 2
+/* A CA bundle: a few certificates, a few KB; the system bundle is 200 KB. */
+#define AGENT_CA_MAX_BYTES (1024u * 1024u)
 
 static volatile sig_atomic_t stop_signal, hup_signal;
 
@@ -250,6 +253,12 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		sg.path = o.key_file;
+	}
+	/* NNG reads the CA when it dials: a missing file fails here with its
+	 * name, and a FIFO or device is refused instead of hanging start-up. */
+	if (o.scorer_ca[0] && file_check_readable(o.scorer_ca, AGENT_CA_MAX_BYTES, err, sizeof(err))) {
+		fprintf(stderr, "netsched-agent: --scorer-ca %s\n", err);
+		return EXIT_USAGE;
 	}
 	if (o.check_config) {
 		printf("configuration OK\n");

@@ -378,6 +378,36 @@ int kubeaccess_kubeconfig(struct kubeaccess *a, const char *path, char *err, siz
 	return rc;
 }
 
+/* One file a names, if it names it. */
+static int check_pem_file(const struct kubeaccess_pem *p, const char *what, char *err,
+			  size_t errlen)
+{
+	char why[KUBEACCESS_PATH_MAX + 128];
+
+	if (p->data || !p->file[0] || !file_check_readable(p->file, KUBEACCESS_FILE_MAX, why,
+							  sizeof(why)))
+		return 0;
+	return errmsg(err, errlen, -EINVAL, "%s: %s", what, why);
+}
+
+int kubeaccess_check_files(const struct kubeaccess *a, char *err, size_t errlen)
+{
+	char tok[KUBEACCESS_TOKEN_MAX], why[KUBEACCESS_PATH_MAX + 128];
+	int rc = 0;
+
+	if (a->token_file[0]) {
+		rc = bearertoken_read(a->token_file, tok, sizeof(tok), why, sizeof(why));
+		OPENSSL_cleanse(tok, sizeof(tok));
+		if (rc)
+			return errmsg(err, errlen, rc, "token file: %s", why);
+	}
+	if ((rc = check_pem_file(&a->ca, "certificate authority", err, errlen)) ||
+	    (rc = check_pem_file(&a->cert, "client certificate", err, errlen)) ||
+	    (rc = check_pem_file(&a->key, "client key", err, errlen)))
+		return rc;
+	return 0;
+}
+
 int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *err,
 		     size_t errlen)
 {

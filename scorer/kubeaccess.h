@@ -72,6 +72,12 @@ int kubeaccess_kubeconfig_buffer(struct kubeaccess *a, const char *name, const c
 int kubeaccess_token(const struct kubeaccess *a, char *out, size_t cap, char *err,
 		     size_t errlen);
 
+/* Whether every file a names can be read now (the token file, the CA,
+ * client certificate and key files), for start-up and --check-config:
+ * libcurl opens them later, on the watch's thread. 0, or -errno with err
+ * naming the file and the field. */
+int kubeaccess_check_files(const struct kubeaccess *a, char *err, size_t errlen);
+
 /* Accepts a zeroed or already freed struct. */
 void kubeaccess_free(struct kubeaccess *a);
 

@@ -9,8 +9,11 @@
 
 #include <curl/curl.h>
 
+#include "bearertoken.h"
 #include "clock.h"
+#include "errmsg.h"
 #include "fdlimit.h"
+#include "file.h"
 #include "http.h"
 #include "inflight.h"
 #include "ingest.h"
@@ -41,6 +44,34 @@ static int pod_watch_access(const struct scorer_options *o, struct kubeaccess *a
 	if (o->kubeconfig[0])
 		return kubeaccess_kubeconfig(a, o->kubeconfig, err, errlen);
 	return kubeaccess_in_cluster(a, KUBEACCESS_SA_DIR, err, errlen);
+}
+
+/* Files another library opens later (NNG the report port's certificate,
+ * libcurl the pod watch's and Prometheus's CA and token): read now, so a
+ * missing file fails start-up and --check-config with its name, and a FIFO
+ * or device is refused instead of hanging a thread (common/file.h). The key
+ * file, the HTTPS files and the config were read by their own loaders. */
+static int check_files(const struct scorer_options *o, const struct kubeaccess *access,
+		       char *err, size_t errlen)
+{
+	char why[512], tok[BEARERTOKEN_FILE_MAX];
+	int rc;
+
+	if (o->listen_cert_key[0] &&
+	    file_check_readable(o->listen_cert_key, TLS_MAX_PEM_BYTES, why, sizeof(why)))
+		return errmsg(err, errlen, -EINVAL, "--listen-cert-key %s", why);
+	if (o->prom.url[0] && o->prom.ca_file[0] &&
+	    file_check_readable(o->prom.ca_file, KUBEACCESS_FILE_MAX, why, sizeof(why)))
+		return errmsg(err, errlen, -EINVAL, "--prometheus-ca-file %s", why);
+	if (o->prom.url[0] && o->prom.token_file[0]) {
+		rc = bearertoken_read(o->prom.token_file, tok, sizeof(tok), why, sizeof(why));
+		explicit_bzero(tok, sizeof(tok));
+		if (rc)
+			return errmsg(err, errlen, rc, "--prometheus-token-file %s", why);
+	}
+	if (access && kubeaccess_check_files(access, why, sizeof(why)))
+		return errmsg(err, errlen, -EINVAL, "pod watch (%s): %s", access->origin, why);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -96,6 +127,12 @@ int main(int argc, char **argv)
 			fprintf(stderr, "netsched-scorer: pod watch: %s\n", watch_err);
 			return EXIT_USAGE;
 		}
+	}
+	if (check_files(&o, watch_rc ? NULL : &access, err, sizeof(err))) {
+		if (!watch_rc)
+			kubeaccess_free(&access);
+		fprintf(stderr, "netsched-scorer: %s\n", err);
+		return EXIT_USAGE;
 	}
 	if (o.check_config) {
 		if (!watch_rc)

@@ -273,6 +273,60 @@ static void test_kubeaccess_yaml_bounds(void **state)
 	kubeaccess_free(&a);
 }
 
+/* What start-up and --check-config ask: every file the access names can be
+ * read now (libcurl opens them later, on the watch's thread, where a FIFO
+ * would hang it and a missing file would only show as failing requests). */
+static void test_kubeaccess_check_files(void **state)
+{
+	struct kubeaccess a;
+	char err[512], yaml[1024], dir[128], path[160];
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/cf", root);
+	file_tree_put(root, "cf/token", "tok\n");
+	file_tree_put(root, "cf/ca.crt", "-----BEGIN CERTIFICATE-----\n");
+	snprintf(yaml, sizeof(yaml), HEAD "clusters:\n- name: k\n  cluster: {server: https://a, "
+		 "certificate-authority: ca.crt}\nusers:\n- name: u\n  user: {tokenFile: token}\n");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", dir, yaml, strlen(yaml), err,
+						      sizeof(err)), 0);
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), 0);
+	/* A missing CA. */
+	snprintf(path, sizeof(path), "%s/ca.crt", dir);
+	unlink(path);
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "certificate authority: "));
+	assert_non_null(strstr(err, "ca.crt: No such file or directory"));
+	/* A FIFO as the CA: refused at once, not waited on. */
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "ca.crt: a FIFO, not a regular file"));
+	unlink(path);
+	file_tree_put(root, "cf/ca.crt", "-----BEGIN CERTIFICATE-----\n");
+	/* A missing or empty token file. */
+	snprintf(path, sizeof(path), "%s/token", dir);
+	unlink(path);
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "token file: "));
+	file_tree_put(root, "cf/token", "\n");
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "holds no bearer token"));
+	kubeaccess_free(&a);
+	/* A client key that is a device. */
+	file_tree_put(root, "cf/token", "tok\n");
+	snprintf(yaml, sizeof(yaml), HEAD "clusters:\n- name: k\n  cluster: {server: https://a}\n"
+		 "users:\n- name: u\n  user: {client-certificate: ca.crt, client-key: /dev/zero}\n");
+	assert_int_equal(kubeaccess_kubeconfig_buffer(&a, "kc", dir, yaml, strlen(yaml), err,
+						      sizeof(err)), 0);
+	assert_int_equal(kubeaccess_check_files(&a, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "client key: /dev/zero: a character device, not a regular file"));
+	kubeaccess_free(&a);
+	/* A kubeconfig that is a FIFO. */
+	snprintf(path, sizeof(path), "%s/kubeconfig", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(kubeaccess_kubeconfig(&a, path, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "a FIFO, not a regular file"));
+}
+
 /* Every length the access holds is bounded, and past it a clear error. */
 static void test_kubeaccess_limits(void **state)
 {
@@ -343,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_kubeaccess_refused),
 		cmocka_unit_test(test_kubeaccess_in_cluster),
 		cmocka_unit_test(test_kubeaccess_yaml_bounds),
+		cmocka_unit_test(test_kubeaccess_check_files),
 	};
 	return cmocka_run_group_tests_name("kubeaccess", tests, setup, teardown);
 }
