@@ -50,7 +50,7 @@ int main(void)
 	};
 	struct inflight *in = inflight_create(&cfg);
 	struct inflight_pod pod = { 0, 0, "bench/pod" };
-	struct inflight_name tied[INFLIGHT_TIE_MAX];
+	struct inflight_name tied[INFLIGHT_TIE_MAX] = { { NULL, 0, 0 } };
 	uint64_t now = 1000ULL * NS_PER_SEC, t0;
 	char uid[32];
 	double empty, busy, asking, assume, tick;
@@ -63,7 +63,7 @@ int main(void)
 		snprintf(names[i], sizeof(names[i]), "node-%05d", i);
 	empty = lookups(in, NULL);
 	for (int p = 0; p < 1000; p++) {
-		struct inflight_name n = { names[(p * 7) % 500], strlen(names[(p * 7) % 500]) };
+		struct inflight_name n = { names[(p * 7) % 500], strlen(names[(p * 7) % 500]), 0 };
 
 		snprintf(uid, sizeof(uid), "pod-%d", p);
 		inflight_assume(in, uid, strlen(uid), &pod, &n, 1, now);

@@ -196,7 +196,8 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 			top = pn[i].score;
 	for (size_t i = 0; i < rq->n && n < INFLIGHT_TIE_MAX; i++)
 		if (pn[i].score == top)
-			best[n++] = (struct inflight_name){ rq->nodes[i].name, rq->nodes[i].name_len };
+			best[n++] = (struct inflight_name){ rq->nodes[i].name, rq->nodes[i].name_len,
+							    pn[i].link_bytes_per_second };
 	record(s, rq, best, n,
 	       pod_bandwidth(rq, &rq->ingress_bandwidth, "kubernetes.io/ingress-bandwidth"),
 	       pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth"), now);
@@ -274,7 +275,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	struct buf b, failed;
 	char pod[200];
 	size_t kept = 0, n_failed = 0;
-	struct inflight_name only = { NULL, 0 };
+	struct inflight_name only = { NULL, 0, 0 };
 	struct extreq rq;
 	uint64_t now;
 	bool full;
@@ -302,7 +303,8 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 
 		filter_input(s, &rq, node, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
-			only = (struct inflight_name){ node->name, node->name_len };
+			only = (struct inflight_name){ node->name, node->name_len,
+						       fn.traffic ? fn.traffic->link_bytes_per_second : 0 };
 			if (kept++)
 				buf_puts(&b, ",");
 			if (full)

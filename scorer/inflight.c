@@ -18,6 +18,10 @@
  * list through the same link. Nothing grows after inflight_create(). */
 struct ipod {
 	int32_t next;			/* bucket chain, or the free list */
+	/* Unconfirmed assumptions, oldest first: the ones that give way
+	 * when the slots are full (NONE ends it; both NONE and not first:
+	 * not in it). */
+	int32_t older, newer;
 	uint32_t hash;
 	bool used;
 	bool bound;
@@ -54,6 +58,7 @@ struct inflight {
 	uint32_t node_mask;
 	int32_t node_free;
 	size_t n_nodes;
+	int32_t oldest, newest;		/* the unconfirmed assumptions */
 	struct inflight_stats st;	/* counters and pods; nodes, confirming filled on read */
 	atomic_size_t tracked;		/* st.pods, read without the lock */
 	_Atomic uint64_t next_tick_ns;
@@ -109,6 +114,7 @@ struct inflight *inflight_create(const struct inflight_config *cfg)
 		in->nodes[i].next = i + 1 < cfg->max_nodes ? (int32_t)(i + 1) : NONE;
 	in->pod_free = 0;
 	in->node_free = 0;
+	in->oldest = in->newest = NONE;
 	return in;
 
 out_free:
@@ -178,6 +184,59 @@ static int32_t *node_next(struct inflight *in, int32_t i)
 	return &in->nodes[i].next;
 }
 
+/* The unconfirmed assumptions, oldest first. */
+static bool in_queue(const struct inflight *in, int32_t i)
+{
+	return in->oldest == i || in->pods[i].older != NONE;
+}
+
+static void dequeue(struct inflight *in, int32_t i)
+{
+	struct ipod *p = &in->pods[i];
+
+	if (!in_queue(in, i))
+		return;
+	if (p->older != NONE)
+		in->pods[p->older].newer = p->newer;
+	else
+		in->oldest = p->newer;
+	if (p->newer != NONE)
+		in->pods[p->newer].older = p->older;
+	else
+		in->newest = p->older;
+	p->older = p->newer = NONE;
+}
+
+static void enqueue_newest(struct inflight *in, int32_t i)
+{
+	struct ipod *p = &in->pods[i];
+
+	p->older = in->newest;
+	p->newer = NONE;
+	if (in->newest != NONE)
+		in->pods[in->newest].newer = i;
+	else
+		in->oldest = i;
+	in->newest = i;
+}
+
+static void pod_free(struct inflight *in, int32_t i);
+
+/* Makes room by dropping the oldest unconfirmed assumption: a pod the
+ * apiserver has confirmed is never dropped for one it has not, and a flood
+ * of made-up pods replaces itself rather than keep real ones out. false
+ * when there is none. */
+static bool displace_oldest(struct inflight *in)
+{
+	int32_t i = in->oldest;
+
+	if (i == NONE)
+		return false;
+	in->st.displaced++;
+	pod_free(in, i);
+	return true;
+}
+
 /* A reference to the node named name, created if new; NONE when the node
  * slots are all taken. */
 static int32_t node_ref(struct inflight *in, const char *name, size_t len)
@@ -187,8 +246,10 @@ static int32_t node_ref(struct inflight *in, const char *name, size_t len)
 	struct inode *n;
 
 	if (i == NONE) {
-		if (in->node_free == NONE)
-			return NONE;
+		/* A displaced pod may take the last reference to a node. */
+		while (in->node_free == NONE)
+			if (!displace_oldest(in))
+				return NONE;
 		i = in->node_free;
 		n = &in->nodes[i];
 		in->node_free = n->next;
@@ -340,12 +401,20 @@ static bool pod_attach(struct inflight *in, struct ipod *p, const struct infligh
 	return true;
 }
 
-static void pod_weights(const struct inflight *in, struct ipod *p, const struct inflight_pod *pod)
+/* What p weighs; a declared rate counts at most cap bytes a second (0: no
+ * cap), so a made-up pod declaring 400G makes a node no fuller than its
+ * link: it fades below it as fast as a real pod's would. */
+static void pod_weights(const struct inflight *in, struct ipod *p, const struct inflight_pod *pod,
+			uint64_t cap)
 {
 	uint64_t est = in->cfg.estimate_bytes_per_second, pen = in->cfg.penalty_bytes_per_second;
 
 	p->r_rx = pod->ingress_bps / 8;
 	p->r_tx = pod->egress_bps / 8;
+	if (cap && p->r_rx > cap)
+		p->r_rx = cap;
+	if (cap && p->r_tx > cap)
+		p->r_tx = cap;
 	p->w_rx = units_add_sat(pod->ingress_bps ? p->r_rx : est, pen);
 	p->w_tx = units_add_sat(pod->egress_bps ? p->r_tx : est, pen);
 	/* Else keep the label it has (the watch may not send one). It ends
@@ -357,14 +426,16 @@ static void pod_weights(const struct inflight *in, struct ipod *p, const struct 
 
 static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint32_t h)
 {
-	int32_t i = in->pod_free;
+	int32_t i;
 	struct ipod *p;
 
-	if (i == NONE)
+	if (in->pod_free == NONE && !displace_oldest(in))
 		return NONE;
+	i = in->pod_free;
 	p = &in->pods[i];
 	in->pod_free = p->next;
 	memset(p, 0, sizeof(*p));
+	p->older = p->newer = NONE;
 	p->used = true;
 	p->hash = h;
 	p->uid_len = (uint8_t)len;
@@ -380,6 +451,7 @@ static void pod_free(struct inflight *in, int32_t i)
 {
 	struct ipod *p = &in->pods[i];
 
+	dequeue(in, i);
 	pod_detach(in, p);
 	unlink_slot(&in->pod_buckets[p->hash & in->pod_mask], i, pod_next, in);
 	p->used = false;
@@ -450,6 +522,18 @@ static bool valid_name(const char *s, size_t len, size_t max)
 	return s && len && len <= max;
 }
 
+/* The largest known link among a prediction's nodes (0: none known): a
+ * tied node with a smaller link is full at its own link either way. */
+static uint64_t widest_link(const struct inflight_name *nodes, size_t n)
+{
+	uint64_t widest = 0;
+
+	for (size_t k = 0; k < n && k < INFLIGHT_TIE_MAX; k++)
+		if (nodes[k].link_bytes_per_second > widest)
+			widest = nodes[k].link_bytes_per_second;
+	return widest;
+}
+
 int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 		    const struct inflight_pod *pod, const struct inflight_name *nodes, size_t n,
 		    uint64_t now_ns)
@@ -478,9 +562,12 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 		rc = -ENOSPC;
 		goto out;
 	}
+	/* Out of the queue while it attaches, so it never gives way to
+	 * itself; back in as the newest. */
+	dequeue(in, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
-	pod_weights(in, p, pod);
+	pod_weights(in, p, pod, widest_link(nodes, n));
 	p->t0_ns = now_ns;
 	p->assumed_ns = now_ns;
 	if (!pod_attach(in, p, nodes, n, now_ns)) {
@@ -489,6 +576,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 		rc = -ENOSPC;
 		goto out;
 	}
+	enqueue_newest(in, i);
 	in->st.assumed++;
 out:
 	pthread_rwlock_unlock(&in->lock);
@@ -499,7 +587,7 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 		   size_t node_len, const struct inflight_pod *pod, uint64_t bound_ns,
 		   uint64_t now_ns)
 {
-	struct inflight_name name = { node, node_len };
+	struct inflight_name name = { node, node_len, 0 };
 	uint32_t h;
 	int32_t i;
 	struct ipod *p;
@@ -538,9 +626,10 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 		else
 			in->st.moved++;
 	}
+	dequeue(in, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
-	pod_weights(in, p, pod);
+	pod_weights(in, p, pod, 0);
 	p->bound = true;
 	p->t0_ns = bound_ns;
 	if (!pod_attach(in, p, &name, 1, now_ns)) {

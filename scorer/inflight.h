@@ -45,8 +45,13 @@
  * has one, else the configured estimate; plus a small penalty for every
  * recent pod, so that pods with no estimate still spread.
  *
- * Bounded: at most max_pods pods and max_nodes nodes; a pod beyond either is
- * not tracked and counted (cap_hits). Per-node sums are kept up to date, so
+ * Bounded: at most max_pods pods and max_nodes nodes. When either is full,
+ * the oldest unconfirmed assumption gives way to the new pod (displaced):
+ * a flood of made-up pods from one requester replaces itself and never
+ * keeps real ones out, and a pod the watch saw bound is never dropped for
+ * one it did not. Only when every slot holds a bound pod is a new one not
+ * tracked, and counted (cap_hits). A declared rate counts at most the
+ * widest link of the nodes it is assumed on. Per-node sums are kept up to date, so
  * the request path's lookup is one hash probe; fades and expiries are
  * applied by inflight_tick(), which a background thread calls every
  * INFLIGHT_TICK_NS: the pass over every tracked pod (about a millisecond
@@ -88,10 +93,12 @@ struct inflight_pod {
 	const char *label;
 };
 
-/* A node name as it arrives in a request: not NUL-terminated. */
+/* A node name as it arrives in a request: not NUL-terminated; and its
+ * link, bytes per second (0: unknown), which caps what a pod declares. */
 struct inflight_name {
 	const char *s;
 	size_t len;
+	uint64_t link_bytes_per_second;
 };
 
 /* What in-flight pods add to one node now. */
@@ -110,6 +117,7 @@ struct inflight_stats {
 	uint64_t observed;	/* bound without our assumption, tracked */
 	uint64_t dropped;	/* deleted */
 	uint64_t expired;	/* never bound within expire_ns */
+	uint64_t displaced;	/* unconfirmed, the oldest, gave way to a newer pod: slots full */
 	uint64_t faded;		/* measured by now: forgotten */
 	uint64_t cap_hits;	/* not tracked: max_pods or max_nodes reached */
 	size_t pods;		/* tracked now */
@@ -138,7 +146,8 @@ void inflight_destroy(struct inflight *in);
  * it) moves to the new prediction; a pod the watch already saw bound is
  * left alone. 0; -EALREADY (already bound); -EINVAL (empty or oversized uid
  * or node name, n == 0); -ENOSPC (max_pods or max_nodes reached: counted
- * in cap_hits). */
+ * in cap_hits, after the oldest unconfirmed assumptions gave way). A
+ * declared rate counts at most the widest known link among nodes[]. */
 int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 		    const struct inflight_pod *pod, const struct inflight_name *nodes, size_t n,
 		    uint64_t now_ns);

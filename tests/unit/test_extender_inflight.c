@@ -278,6 +278,47 @@ static void test_inflight_lone_node(void **state)
 	scorer_free(s);
 }
 
+/* One prioritize with a made-up pod declaring 400G on a chosen node (c),
+ * 1 Gb/s links: the node is full at once, as for a real pod asking its
+ * whole link; but the declaration counts only the node's link, so it fades
+ * like a real pod's: half way through the fade c scores 5 and passes a pod
+ * asking 100M (400G made it score 0 and fail the filter for the whole
+ * fade, 125-130 s in all). */
+static void test_inflight_made_up_pod(void **state)
+{
+	static const uint64_t rx[NODES] = { 0, 0, 0, 0 };
+	static const char *const only_c[] = { "c" };
+	struct scorer *s = scorer_with(0, 0, 1000000000, rx);
+	unsigned kept;
+
+	(void)state;
+	s->policy = POLICY_UTILIZATION;
+	memset(placed, 0, sizeof(placed));
+	assert_int_equal(prioritize(s, "made-up", "400G", only_c, 1), 2);
+	kept = filter(s, "real-1", "100M", names, NODES);
+	assert_int_equal(kept, 0xb); /* a, b, d: c is full */
+	fake_now += 60 * NS_PER_SEC + 30 * NS_PER_SEC;	/* hold, then half the fade */
+	inflight_tick(s->inflight, fake_now, true);
+	for (size_t i = 0; i < NODES; i++) {	/* the agents kept reporting */
+		struct report r = fake_report(names[i], 0, 0, 1000000000);
+
+		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	}
+	kept = filter(s, "real-2", "100M", names, NODES);
+	assert_int_equal(kept, 0xf);
+	{
+		char body[1024];
+		size_t len = request(body, sizeof(body), "real-3", NULL, names, NODES);
+		struct reply out;
+
+		ext_prioritize(s, body, len, &out);
+		assert_int_equal(out.status, 200);
+		assert_non_null(strstr(out.body, "{\"Host\":\"c\",\"Score\":5}"));
+		free(out.body);
+	}
+	scorer_free(s);
+}
+
 /* /v1/nodes shows each node's in-flight pods and weight; /metrics counts
  * the assumptions. */
 static void test_inflight_visible(void **state)
@@ -362,6 +403,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_reservation),
 		cmocka_unit_test(test_inflight_reservation_tied),
 		cmocka_unit_test(test_inflight_lone_node),
+		cmocka_unit_test(test_inflight_made_up_pod),
 		cmocka_unit_test(test_inflight_visible),
 		cmocka_unit_test(test_inflight_escaped_uid),
 		cmocka_unit_test(test_inflight_no_uid),

@@ -55,7 +55,7 @@ static const struct inflight_pod plain = { 0, 0, "default/plain" };
 static int assume1(struct inflight *in, const char *uid, const struct inflight_pod *pod,
 		   const char *node, uint64_t now)
 {
-	struct inflight_name n = { node, strlen(node) };
+	struct inflight_name n = { node, strlen(node), 0 };
 
 	return inflight_assume(in, uid, strlen(uid), pod, &n, 1, now);
 }
@@ -252,7 +252,7 @@ static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
 	struct inflight_pod asks = { 8000, 0, "default/tied" }; /* 1000 B/s in */
-	struct inflight_name tied[] = { { "a", 1 }, { "b", 1 }, { "c", 1 }, { "d", 1 } };
+	struct inflight_name tied[] = { { "a", 1, 0 }, { "b", 1, 0 }, { "c", 1, 0 }, { "d", 1, 0 } };
 	struct inflight_load l;
 
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &asks, tied, 4, T0), 0);
@@ -320,7 +320,7 @@ static void test_inflight_reassume(void **state)
 static void test_inflight_except(void **state)
 {
 	struct inflight *in = *state;
-	struct inflight_name ab[] = { { "a", 1 }, { "b", 1 } };
+	struct inflight_name ab[] = { { "a", 1, 0 }, { "b", 1, 0 } };
 	struct inflight_load l;
 
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, ab, 2, T0), 0);
@@ -343,35 +343,144 @@ static void test_inflight_except(void **state)
 	assert_int_equal(load(in, "b").milli_pods, 1000);
 }
 
-/* The caps: pods and nodes beyond them are refused, counted, and change
- * nothing; room comes back when pods leave. */
+/* The caps: when the pod or node slots are full, the oldest unconfirmed
+ * assumption gives way (displaced) to a newer assumption or a bound pod; a
+ * bound pod never gives way to either. Only when every slot holds a bound
+ * pod is a new one refused, counted, and changes nothing; room comes back
+ * when pods leave. */
 static void test_inflight_caps(void **state)
 {
 	struct inflight_config c = config(3, 2);
 	struct inflight *in = inflight_create(&c);
-	struct inflight_name two[] = { { "a", 1 }, { "z", 1 } };
+	struct inflight_name two[] = { { "a", 1, 0 }, { "z", 1, 0 } };
 	struct inflight_load l;
 
 	(void)state;
 	assert_non_null(in);
 	assert_int_equal(assume1(in, "p1", &plain, "a", T0), 0);
-	assert_int_equal(assume1(in, "p2", &plain, "b", T0), 0);
-	/* A third node does not fit: refused, the pod slot given back. */
-	assert_int_equal(assume1(in, "p3", &plain, "c", T0), -ENOSPC);
+	assert_int_equal(assume1(in, "p2", &plain, "b", T0 + 1), 0);
+	/* A third node: the oldest assumption (p1, on a) makes room. */
+	assert_int_equal(assume1(in, "p3", &plain, "c", T0 + 2), 0);
+	assert_false(inflight_get(in, "a", 1, NULL, 0, &l));
+	assert_int_equal(load(in, "c").milli_pods, 1000);
+	assert_int_equal(stats(in).displaced, 1);
+	/* p2 is confirmed: from now on it stays. p3 gives way for a. */
+	assert_int_equal(bound(in, "p2", "b", T0 + 3, T0 + 3), 0);
+	assert_int_equal(assume1(in, "p4", &plain, "a", T0 + 4), 0);
 	assert_false(inflight_get(in, "c", 1, NULL, 0, &l));
-	/* A tie with a node that does not fit: refused as a whole. */
-	assert_int_equal(inflight_assume(in, "p3", 2, &plain, two, 2, T0), -ENOSPC);
-	assert_int_equal(load(in, "a").milli_pods, 1000);
-	assert_int_equal(assume1(in, "p3", &plain, "a", T0), 0);
-	/* A fourth pod does not fit. */
-	assert_int_equal(assume1(in, "p4", &plain, "a", T0), -ENOSPC);
-	assert_int_equal(bound(in, "p4", "a", T0, T0), -ENOSPC);
-	assert_int_equal(stats(in).cap_hits, 4);
+	assert_int_equal(load(in, "b").milli_pods, 1000);
+	/* The pod slots: p5 (observed, bound) takes the free one; p6 pushes
+	 * out p4, the one assumption left; p7 (bound) pushes out p6. */
+	assert_int_equal(bound(in, "p5", "b", T0 + 5, T0 + 5), 0);
+	assert_int_equal(assume1(in, "p6", &plain, "a", T0 + 6), 0);
+	assert_int_equal(bound(in, "p7", "a", T0 + 7, T0 + 7), 0);
+	assert_int_equal(stats(in).displaced, 4);
 	assert_int_equal(stats(in).pods, 3);
-	assert_int_equal(load(in, "a").milli_pods, 2000);
-	inflight_drop(in, "p1", 2);
-	assert_int_equal(assume1(in, "p4", &plain, "a", T0), 0);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(load(in, "b").milli_pods, 2000);
+	/* Every slot bound: refused, as an assumption and as a bound pod. */
+	assert_int_equal(assume1(in, "p8", &plain, "a", T0 + 8), -ENOSPC);
+	assert_int_equal(bound(in, "p8", "a", T0 + 8, T0 + 8), -ENOSPC);
+	assert_int_equal(stats(in).cap_hits, 2);
+	/* A pod slot free, the node slots bound: a new node is refused, the
+	 * pod slot given back; a tie with a node that does not fit is
+	 * refused as a whole. */
+	inflight_drop(in, "p2", 2);
+	assert_int_equal(assume1(in, "p9", &plain, "c", T0 + 9), -ENOSPC);
+	assert_false(inflight_get(in, "c", 1, NULL, 0, &l));
+	assert_int_equal(inflight_assume(in, "p9", 2, &plain, two, 2, T0 + 9), -ENOSPC);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(stats(in).cap_hits, 4);
+	assert_int_equal(stats(in).pods, 2);
+	assert_int_equal(assume1(in, "p9", &plain, "a", T0 + 9), 0);
+	assert_int_equal(stats(in).displaced, 4);
 	inflight_destroy(in);
+}
+
+/* One requester floods made-up pods, each declaring 400G on 8 made-up
+ * tied nodes, three times the pod slots (today: 1,264 requests filled the
+ * node slots, 10,050 the pod slots, and real pods were then not counted).
+ * The pods the watch saw bound before stay counted; a real assumption and a
+ * real binding after the flood are counted; nothing is refused. At two
+ * sizes: a small cluster and the defaults. */
+static void flood(size_t max_pods, size_t max_nodes)
+{
+	struct inflight_config c = config(max_pods, max_nodes);
+	struct inflight *in = inflight_create(&c);
+	struct inflight_pod made_up = { 400000000000ULL, 400000000000ULL, "x/made-up" };
+	char uid[32], names[INFLIGHT_TIE_MAX][32];
+	uint64_t now = T0;
+
+	assert_non_null(in);
+	inflight_set_confirming(in, true);
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(uid, sizeof(uid), "real-%u", i);
+		snprintf(names[0], sizeof(names[0]), "r%u", i);
+		assert_int_equal(bound(in, uid, names[0], now, now), 0);
+	}
+	for (size_t p = 0; p < 3 * max_pods; p++) {
+		struct inflight_name tied[INFLIGHT_TIE_MAX];
+
+		for (unsigned k = 0; k < INFLIGHT_TIE_MAX; k++) {
+			snprintf(names[k], sizeof(names[k]), "fake-%zu-%u", p, k);
+			tied[k] = (struct inflight_name){ names[k], strlen(names[k]), 0 };
+		}
+		snprintf(uid, sizeof(uid), "fake-%zu", p);
+		if (inflight_assume(in, uid, strlen(uid), &made_up, tied, INFLIGHT_TIE_MAX, now))
+			fail_msg("%zu/%zu: made-up pod %zu refused", max_pods, max_nodes, p);
+		now += NS_PER_MS;
+	}
+	for (unsigned i = 0; i < 10; i++) {
+		snprintf(names[0], sizeof(names[0]), "r%u", i);
+		if (load(in, names[0]).milli_pods != 1000)
+			fail_msg("%zu/%zu: bound pod on %s no longer counted", max_pods, max_nodes,
+				 names[0]);
+	}
+	assert_int_equal(assume1(in, "real-assumed", &plain, "r0", now), 0);
+	assert_int_equal(bound(in, "real-late", "r1", now, now), 0);
+	assert_int_equal(load(in, "r0").milli_pods, 2000);
+	assert_int_equal(load(in, "r1").milli_pods, 2000);
+	assert_int_equal(stats(in).cap_hits, 0);
+	assert_true(stats(in).pods <= max_pods && stats(in).nodes <= max_nodes);
+	assert_true(stats(in).displaced >= 2 * max_pods);
+	inflight_destroy(in);
+}
+
+static void test_inflight_flood(void **state)
+{
+	(void)state;
+	flood(64, 32);
+	flood(10000, 10000);
+}
+
+/* A declared rate counts at most the widest known link of the nodes it is
+ * assumed on: 400G on a 1 Gb/s node weighs that node's link, and fades from
+ * there; with no link known it counts whole. A pod the watch saw bound is
+ * taken as declared. */
+static void test_inflight_link_cap(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod huge = { 400000000000ULL, 0, "x/huge" };
+	struct inflight_name one = { "a", 1, 125000000 };	/* 1 Gb/s */
+	struct inflight_name mixed[] = { { "b", 1, 12500000 }, { "c", 1, 125000000 } };
+	struct inflight_name unknown = { "d", 1, 0 };
+	struct inflight_load l;
+
+	assert_int_equal(inflight_assume(in, "u1", 2, &huge, &one, 1, T0), 0);
+	l = load(in, "a");
+	assert_int_equal(l.reserved_rx_bytes_per_second, 125000000);
+	assert_int_equal(l.rx_bytes_per_second, 125000000 + PEN);
+	assert_int_equal(l.reserved_tx_bytes_per_second, 0);
+	/* Half way through the fade: half the link, not 200G. */
+	inflight_tick(in, T0 + HOLD + FADE / 2, true);
+	assert_int_equal(load(in, "a").reserved_rx_bytes_per_second, 125000000 / 2);
+	assert_int_equal(inflight_assume(in, "u2", 2, &huge, mixed, 2, T0 + HOLD + FADE / 2), 0);
+	assert_int_equal(load(in, "b").reserved_rx_bytes_per_second, 125000000);
+	assert_int_equal(inflight_assume(in, "u3", 2, &huge, &unknown, 1, T0), 0);
+	assert_int_equal(load(in, "d").reserved_rx_bytes_per_second, 400000000000ULL / 8);
+	assert_int_equal(inflight_bound(in, "u4", 2, "e", 1, &huge, T0 + HOLD + FADE / 2,
+					T0 + HOLD + FADE / 2), 0);
+	assert_int_equal(load(in, "e").reserved_rx_bytes_per_second, 400000000000ULL / 8);
 }
 
 /* Bad arguments change nothing. */
@@ -379,7 +488,7 @@ static void test_inflight_bad_input(void **state)
 {
 	struct inflight *in = *state;
 	char uid[POD_UID_MAX + 2], node[NODENAME_MAX_LEN + 2];
-	struct inflight_name n = { "a", 1 };
+	struct inflight_name n = { "a", 1, 0 };
 	struct inflight_config zero = config(0, 1);
 
 	memset(uid, 'u', sizeof(uid));
@@ -439,7 +548,7 @@ static void test_inflight_model(void **state)
 		now += (uint64_t)(rand() % 100) * NS_PER_MS;
 		snprintf(uid, sizeof(uid), "pod-%u", p);
 		if (op <= 1 && !(mp->alive && mp->bound)) {
-			struct inflight_name tied[3];
+			struct inflight_name tied[3] = { { NULL, 0, 0 } };
 			unsigned k = 1 + (unsigned)rand() % 3;
 
 			for (unsigned j = 0; j < k; j++) {
@@ -511,6 +620,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_reassume, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_except, setup, teardown),
 		cmocka_unit_test(test_inflight_caps),
+		cmocka_unit_test(test_inflight_flood),
+		cmocka_unit_test_setup_teardown(test_inflight_link_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_model, setup, teardown),
 	};
