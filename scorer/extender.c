@@ -31,22 +31,17 @@ _Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
 static struct log_limit bad_request_log;
 static struct log_limit busy_log;
 
-/* Parses the request, or answers it with 400 (or 500 when memory ran out).
- * 0 when the caller goes on with *rq. */
-static int parse(struct scorer *s, const char *verb, const char *body, size_t len,
-		 struct extreq *rq, struct reply *out)
+/* Answers a request that did not parse (rc, err): 400, or 500 when memory
+ * ran out, 503 when the request memory budget is full. */
+static void answer_parse_error(struct scorer *s, const char *verb, int rc, const char *err,
+			       struct reply *out)
 {
-	char err[256];
 	unsigned long bad;
-	int rc;
 
-	rc = extreq_parse(body, len, &s->limits.request, rq, err, sizeof(err));
-	if (rc == 0)
-		return 0;
 	if (rc == -ENOMEM) {
 		log_error("ext", "%s: %s", verb, err);
 		reply_error(500, err, out);
-		return rc;
+		return;
 	}
 	if (rc == -EBUSY) {
 		/* Not the client's fault: the budget is full (http.h). */
@@ -54,7 +49,7 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 		log_limited(&busy_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext", "%s: %s",
 			    verb, err);
 		reply_error(503, err, out);
-		return rc;
+		return;
 	}
 	/* A misconfigured client repeats the same mistake at scheduling
 	 * speed: count them all, log a line a second. */
@@ -62,6 +57,17 @@ static int parse(struct scorer *s, const char *verb, const char *body, size_t le
 	log_limited(&bad_request_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext",
 		    "%s: bad request (%lu so far): %s", verb, bad, err);
 	reply_error(400, err, out);
+}
+
+/* Parses the request, or answers it. 0 when the caller goes on with *rq. */
+static int parse(struct scorer *s, const char *verb, const char *body, size_t len,
+		 struct extreq *rq, struct reply *out)
+{
+	char err[256];
+	int rc = extreq_parse(body, len, &s->limits.request, rq, err, sizeof(err));
+
+	if (rc)
+		answer_parse_error(s, verb, rc, err, out);
 	return rc;
 }
 
@@ -272,9 +278,9 @@ static void filter_input(struct scorer *s, const struct extreq *rq, const struct
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct filter_pod asks;
-	struct buf b, failed;
+	struct buf b, failed, unresolvable;
 	char pod[200];
-	size_t kept = 0, n_failed = 0;
+	size_t kept = 0, n_failed = 0, n_unresolvable = 0;
 	struct inflight_name only = { NULL, 0, 0 };
 	struct extreq rq;
 	uint64_t now;
@@ -286,6 +292,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	full = rq.mode == EXTREQ_FULL;
 	buf_init(&b, reply_max(len, rq.n));
 	buf_init(&failed, reply_max(0, rq.n));
+	buf_init(&unresolvable, reply_max(0, rq.n));
 	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
 	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
 	now = s->now_ns();
@@ -317,6 +324,15 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		buf_json_str(&failed, node->name, node->name_len);
 		buf_puts(&failed, ":");
 		buf_json_cstr(&failed, why.reason);
+		/* In both maps: 1.20 reads only FailedNodes (the pod's event
+		 * counts the node there), 1.21+ lets this one take precedence
+		 * and leaves the node out of preemption. */
+		if (why.unresolvable) {
+			buf_puts(&unresolvable, n_unresolvable++ ? "," : "");
+			buf_json_str(&unresolvable, node->name, node->name_len);
+			buf_puts(&unresolvable, ":");
+			buf_json_cstr(&unresolvable, why.reason);
+		}
 		if (n_failed <= EXT_DEBUG_NODES)
 			log_debug("ext", "  %.*s filtered out: %s (%s)", (int)node->name_len,
 				  node->name, why.reason, why.detail);
@@ -326,8 +342,11 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_puts(&b, ",\"FailedNodes\":{");
 	if (failed.len)
 		buf_append(&b, failed.data, failed.len);
-	buf_puts(&b, "},\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
-	if (buf_failed(&failed))
+	buf_puts(&b, "},\"FailedAndUnresolvableNodes\":{");
+	if (unresolvable.len)
+		buf_append(&b, unresolvable.data, unresolvable.len);
+	buf_puts(&b, "},\"Error\":\"\"}");
+	if (buf_failed(&failed) || buf_failed(&unresolvable))
 		b.failed = true;
 	/* One node left: the scheduler binds the pod there without asking
 	 * prioritize (kube-scheduler skips scoring a lone feasible node), so
@@ -339,8 +358,112 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,
 		  n_failed, (unsigned long long)asks.ingress_bps, (unsigned long long)asks.egress_bps);
 	buf_free(&failed);
+	buf_free(&unresolvable);
 	buf_free(&b);
 	extreq_free(&rq);
+}
+
+/* ---------------------------------------------------------------- preempt */
+
+/* What a node's victims declared, bits per second per direction: taken as
+ * what evicting them frees. Names mode carries only their UIDs: nothing. */
+static void victims_declared(const struct extreq_preemption *p, const struct extreq_candidate *c,
+			     uint64_t *rx_bps, uint64_t *tx_bps)
+{
+	*rx_bps = *tx_bps = 0;
+	for (size_t i = 0; i < c->n_victims; i++) {
+		const struct extreq_pod *v = &c->victims[i];
+		uint64_t bps;
+
+		if (v->ingress.s && units_parse_quantity_n(v->ingress.s, v->ingress.len, &bps) == 0)
+			*rx_bps = units_add_sat(*rx_bps, bps);
+		if (v->egress.s && units_parse_quantity_n(v->egress.s, v->egress.len, &bps) == 0)
+			*tx_bps = units_add_sat(*tx_bps, bps);
+	}
+	(void)p;
+}
+
+/* {"Pods":[{"UID":"..."},...],"NumPDBViolations":N}: the node's victims as
+ * MetaVictims, whichever way they came. */
+static void put_meta_victims(struct buf *b, const struct extreq_candidate *c)
+{
+	buf_puts(b, "{\"Pods\":[");
+	for (size_t i = 0; i < c->n_victims; i++) {
+		buf_puts(b, i ? ",{\"UID\":" : "{\"UID\":");
+		buf_json_str(b, c->victims[i].uid.s, c->victims[i].uid.len);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "],\"NumPDBViolations\":");
+	buf_append(b, c->pdb.s, c->pdb.len);
+	buf_puts(b, "}");
+}
+
+/* The scheduler's preemption judges candidate nodes by its own plugins
+ * only, never by extender filters: it would evict pods from a node our
+ * rules reject, and the pod would still not fit there. The reply keeps
+ * the candidates where, with the victims gone, our filter passes the pod
+ * (their declared bandwidth taken as freed), with their victims as sent;
+ * the others are left out, which takes them out of preemption. */
+static void preempt(struct scorer *s, const char *body, size_t len, struct reply *out)
+{
+	struct extreq_preemption p;
+	struct filter_pod asks;
+	char err[256], pod[200];
+	size_t kept = 0;
+	uint64_t now;
+	struct buf b;
+	int rc;
+
+	atomic_fetch_add(&s->counters.requests_preempt, 1);
+	rc = extreq_parse_preemption(body, len, &s->limits.request, &p, err, sizeof(err));
+	if (rc) {
+		answer_parse_error(s, "preempt", rc, err, out);
+		return;
+	}
+	buf_init(&b, reply_max(len, p.n));
+	asks.ingress_bps = pod_bandwidth(&p.pod, &p.pod.ingress_bandwidth,
+					 "kubernetes.io/ingress-bandwidth");
+	asks.egress_bps = pod_bandwidth(&p.pod, &p.pod.egress_bandwidth,
+					"kubernetes.io/egress-bandwidth");
+	now = s->now_ns();
+	buf_puts(&b, "{\"NodeNameToMetaVictims\":{");
+	for (size_t i = 0; i < p.n; i++) {
+		const struct extreq_candidate *c = &p.candidates[i];
+		const struct extreq_node node = { c->name, c->name_len, NULL, 0 };
+		uint64_t rx_bps, tx_bps;
+		struct filter_node fn;
+		struct view_node v;
+		struct filter_why why;
+
+		filter_input(s, &p.pod, &node, now, &v, &fn);
+		victims_declared(&p, c, &rx_bps, &tx_bps);
+		fn.freed_rx_bytes_per_second = rx_bps / 8;
+		fn.freed_tx_bytes_per_second = tx_bps / 8;
+		if (!filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
+			log_debug("ext", "  %.*s: no preemption: %s (%s)", (int)c->name_len, c->name,
+				  why.reason, why.detail);
+			continue;
+		}
+		buf_puts(&b, kept++ ? "," : "");
+		buf_json_str(&b, c->name, c->name_len);
+		buf_puts(&b, ":");
+		put_meta_victims(&b, c);
+	}
+	buf_puts(&b, "}}");
+	reply_take(&b, out);
+	log_debug("ext", "preempt %s: %zu candidate nodes (%s), %zu kept",
+		  pod_id(&p.pod, pod, sizeof(pod)), p.n,
+		  p.pod.mode == EXTREQ_NAMES ? "names" : "full objects", kept);
+	buf_free(&b);
+	extreq_preemption_free(&p);
+}
+
+void ext_preempt(struct scorer *s, const char *body, size_t len, struct reply *out)
+{
+	uint64_t start = s->now_ns();
+
+	preempt(s, body, len, out);
+	observe(s, &s->counters.latency_preempt, start);
 }
 
 void ext_prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)

@@ -22,4 +22,10 @@ struct scorer;
 void ext_filter(struct scorer *s, const char *body, size_t len, struct reply *out);
 void ext_prioritize(struct scorer *s, const char *body, size_t len, struct reply *out);
 
+/* The preempt verb: ExtenderPreemptionArgs in, ExtenderPreemptionResult
+ * out (NodeNameToMetaVictims): the candidate nodes where, once their
+ * victims are evicted, the filter would pass the pod, with their victims
+ * as sent; the others left out (docs/extender-protocol.md). */
+void ext_preempt(struct scorer *s, const char *body, size_t len, struct reply *out);
+
 #endif

@@ -150,37 +150,92 @@ static int read_string(struct ctx *c, int obj, const char *path, const char *key
 	return 0;
 }
 
-/* Pod.metadata: the name and namespace (for logs) and, of the annotations,
- * only the bandwidth requests; any level may be missing or null. */
-static int read_pod(struct ctx *c, int pod, struct extreq *rq)
+/* A pod's metadata: the name and namespace (for logs), the UID and, of the
+ * annotations, only the bandwidth requests; any level may be missing or
+ * null. path names the pod in messages ("Pod"). */
+static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod *out)
 {
+	char where[EXTREQ_PATH_MAX + 32];
 	int md, ann;
 
 	if (pod < 0 || json_is_null(&c->d, pod))
 		return 0;
 	if (json_type(&c->d, pod) != JSMN_OBJECT)
-		return fail(c, -EINVAL, "Pod is %s, expected an object or null", json_kind(&c->d, pod));
+		return fail(c, -EINVAL, "%s is %s, expected an object or null", path,
+			    json_kind(&c->d, pod));
 	md = json_member(&c->d, pod, "metadata", true);
 	if (md < 0 || json_is_null(&c->d, md))
 		return 0;
+	snprintf(where, sizeof(where), "%s.metadata", path);
 	if (json_type(&c->d, md) != JSMN_OBJECT)
-		return fail(c, -EINVAL, "Pod.metadata is %s, expected an object", json_kind(&c->d, md));
-	if (read_string(c, md, "Pod.metadata", "name", true, &rq->pod_name) ||
-	    read_string(c, md, "Pod.metadata", "namespace", true, &rq->pod_namespace) ||
-	    kubepod_read_uid(&c->d, md, "Pod.metadata", true, &rq->pod_uid, c->err, c->errlen))
+		return fail(c, -EINVAL, "%s is %s, expected an object", where, json_kind(&c->d, md));
+	if (read_string(c, md, where, "name", true, &out->name) ||
+	    read_string(c, md, where, "namespace", true, &out->ns) ||
+	    kubepod_read_uid(&c->d, md, where, true, &out->uid, c->err, c->errlen))
 		return -EINVAL;
 	ann = json_member(&c->d, md, "annotations", true);
 	if (ann < 0 || json_is_null(&c->d, ann))
 		return 0;
+	snprintf(where, sizeof(where), "%s.metadata.annotations", path);
 	if (json_type(&c->d, ann) != JSMN_OBJECT)
-		return fail(c, -EINVAL, "Pod.metadata.annotations is %s, expected an object",
-			    json_kind(&c->d, ann));
-	if (read_string(c, ann, "Pod.metadata.annotations", "kubernetes.io/ingress-bandwidth",
-			false, &rq->ingress_bandwidth) ||
-	    read_string(c, ann, "Pod.metadata.annotations", "kubernetes.io/egress-bandwidth",
-			false, &rq->egress_bandwidth))
+		return fail(c, -EINVAL, "%s is %s, expected an object", where, json_kind(&c->d, ann));
+	if (read_string(c, ann, where, "kubernetes.io/ingress-bandwidth", false, &out->ingress) ||
+	    read_string(c, ann, where, "kubernetes.io/egress-bandwidth", false, &out->egress))
 		return -EINVAL;
 	return 0;
+}
+
+/* The request's own pod, into rq. */
+static int read_request_pod(struct ctx *c, int pod, struct extreq *rq)
+{
+	struct extreq_pod p = { 0 };
+	int rc = read_pod(c, pod, "Pod", &p);
+
+	if (rc)
+		return rc;
+	rq->pod_name = p.name;
+	rq->pod_namespace = p.ns;
+	rq->pod_uid = p.uid;
+	rq->ingress_bandwidth = p.ingress;
+	rq->egress_bandwidth = p.egress;
+	return 0;
+}
+
+/* Of two members, exactly one set (not null); *which gets it. what: the
+ * object expected, for the message. */
+static int one_of(struct ctx *c, int a, const char *a_name, int b, const char *b_name,
+		  const char *what, int *which)
+{
+	bool has_a = a >= 0 && !json_is_null(&c->d, a), has_b = b >= 0 && !json_is_null(&c->d, b);
+
+	/* The scheduler sets exactly one; guessing which one it reads back
+	 * could drop every node, so refuse instead. */
+	if (has_a && has_b)
+		return fail(c, -EINVAL, "both %s and %s are set; expected one of them null", a_name,
+			    b_name);
+	if (!has_a && !has_b)
+		return fail(c, -EINVAL, "neither %s nor %s is set; expected %s", a_name, b_name, what);
+	*which = has_a ? a : b;
+	return 0;
+}
+
+/* The body as one JSON object, its tokens charged to limits->budget. 0,
+ * or -errno with c->err filled and nothing held. */
+static int parse_object(struct ctx *c, const char *body, size_t len,
+			const struct extreq_limits *limits)
+{
+	char why[200];
+	int rc = json_parse_budget(&c->d, body, len, limits->max_json_tokens, limits->budget, why,
+				   sizeof(why));
+
+	if (rc)
+		return fail(c, rc, "%s%s", rc == -E2BIG ? "request has " : "", why);
+	if (json_type(&c->d, 0) != JSMN_OBJECT) {
+		rc = fail(c, -EINVAL, "expected a JSON object at the top level, got %s",
+			  json_kind(&c->d, 0));
+		json_free(&c->d);
+	}
+	return rc;
 }
 
 int extreq_parse(const char *body, size_t len, const struct extreq_limits *limits,
@@ -188,39 +243,22 @@ int extreq_parse(const char *body, size_t len, const struct extreq_limits *limit
 {
 	struct ctx c = { .err = err, .errlen = errlen };
 	struct extreq r = { 0 };
-	int rc, pod, nodes, names;
-	bool has_nodes, has_names;
-	char why[200];
+	int rc, pod, nodes, names, list;
 
-	rc = json_parse_budget(&c.d, body, len, limits->max_json_tokens, limits->budget, why,
-			       sizeof(why));
+	rc = parse_object(&c, body, len, limits);
 	if (rc)
-		return fail(&c, rc, "%s%s", rc == -E2BIG ? "request has " : "", why);
-	if (json_type(&c.d, 0) != JSMN_OBJECT) {
-		rc = fail(&c, -EINVAL, "expected a JSON object at the top level, got %s",
-			  json_kind(&c.d, 0));
-		goto out_free_json;
-	}
+		return rc;
 
 	pod = json_member(&c.d, 0, "Pod", true);
 	nodes = json_member(&c.d, 0, "Nodes", true);
 	names = json_member(&c.d, 0, "NodeNames", true);
-	has_nodes = nodes >= 0 && !json_is_null(&c.d, nodes);
-	has_names = names >= 0 && !json_is_null(&c.d, names);
-	/* The scheduler sets exactly one; guessing which one it reads back
-	 * could drop every node, so refuse instead. */
-	if (has_nodes && has_names) {
-		rc = fail(&c, -EINVAL, "both Nodes and NodeNames are set; expected one of them null");
-		goto out_free_json;
-	}
-	if (!has_nodes && !has_names) {
-		rc = fail(&c, -EINVAL, "neither Nodes nor NodeNames is set; expected an ExtenderArgs object");
-		goto out_free_json;
-	}
-	rc = read_pod(&c, pod, &r);
+	rc = one_of(&c, nodes, "Nodes", names, "NodeNames", "an ExtenderArgs object", &list);
 	if (rc)
 		goto out_free_json;
-	rc = has_names ? read_names(&c, names, limits, &r) : read_items(&c, nodes, limits, &r);
+	rc = read_request_pod(&c, pod, &r);
+	if (rc)
+		goto out_free_json;
+	rc = list == names ? read_names(&c, names, limits, &r) : read_items(&c, nodes, limits, &r);
 	if (rc)
 		goto out_free_json;
 	*rq = r;
@@ -235,4 +273,182 @@ void extreq_free(struct extreq *rq)
 	free(rq->nodes);
 	rq->nodes = NULL;
 	rq->n = 0;
+}
+
+/* ------------------------------------------------------------ preemption */
+
+/* A victims object's NumPDBViolations: a number, or 0 when absent or
+ * null (as Go decodes it); kept as its text to send back. */
+static int read_pdb(struct ctx *c, int victims, const char *path, struct extreq_str *out)
+{
+	int v = json_member(&c->d, victims, "NumPDBViolations", true);
+	const char *s;
+	size_t len;
+
+	out->s = "0";
+	out->len = 1;
+	if (v < 0 || json_is_null(&c->d, v))
+		return 0;
+	s = json_text(&c->d, v, &len);
+	/* The grammar is checked: a primitive starting with a digit or '-'
+	 * is a number; an integer has no fraction or exponent. */
+	for (size_t i = 0; json_type(&c->d, v) == JSMN_PRIMITIVE && i < len; i++)
+		if (!(s[i] >= '0' && s[i] <= '9') && !(i == 0 && s[i] == '-' && len > 1))
+			return fail(c, -EINVAL, "%s.NumPDBViolations is %s, expected an integer",
+				    path, json_kind(&c->d, v));
+	if (json_type(&c->d, v) != JSMN_PRIMITIVE)
+		return fail(c, -EINVAL, "%s.NumPDBViolations is %s, expected an integer", path,
+			    json_kind(&c->d, v));
+	out->s = s;
+	out->len = len;
+	return 0;
+}
+
+/* One node's victims, the array v of its Pods (or null): MetaPods ({"UID"})
+ * in names mode, whole Pods in full mode; into victims[*used..]. */
+static int read_victims(struct ctx *c, int arr, const char *path, bool full,
+			struct extreq_pod *victims, size_t cap, size_t *used)
+{
+	char where[EXTREQ_PATH_MAX + 32];
+	int k;
+
+	if (arr < 0 || json_is_null(&c->d, arr))
+		return 0;
+	if (json_type(&c->d, arr) != JSMN_ARRAY)
+		return fail(c, -EINVAL, "%s.Pods is %s, expected an array", path, json_kind(&c->d, arr));
+	k = arr + 1;
+	for (int m = 0; m < c->d.t[arr].size; m++, k = json_skip(&c->d, k)) {
+		struct extreq_pod *v;
+
+		snprintf(where, sizeof(where), "%s.Pods[%d]", path, m);
+		if (json_type(&c->d, k) != JSMN_OBJECT)
+			return fail(c, -EINVAL, "%s is %s, expected an object", where,
+				    json_kind(&c->d, k));
+		if (*used >= cap)	/* counted before: only a bug gets here */
+			return fail(c, -E2BIG, "more victims than counted");
+		v = &victims[(*used)++];
+		memset(v, 0, sizeof(*v));
+		if (full ? read_pod(c, k, where, v) :
+			   kubepod_read_uid(&c->d, k, where, true, &v->uid, c->err, c->errlen))
+			return -EINVAL;
+		if (!v->uid.len)
+			return fail(c, -EINVAL, "%s has no UID: the scheduler could not tell which pod "
+				    "it names", where);
+	}
+	return 0;
+}
+
+/* Every victim of every node, to size the array once. */
+static size_t count_victims(const struct ctx *c, int map)
+{
+	size_t n = 0;
+	int k = map + 1;
+
+	for (int m = 0; m < c->d.t[map].size; m++, k = json_skip(&c->d, k + 1)) {
+		int pods = json_member(&c->d, k + 1, "Pods", true);
+
+		if (json_type(&c->d, pods) == JSMN_ARRAY)
+			n += (size_t)c->d.t[pods].size;
+	}
+	return n;
+}
+
+static int read_candidates(struct ctx *c, int map, bool full, const struct extreq_limits *limits,
+			   struct extreq_preemption *out)
+{
+	const char *field = full ? "NodeNameToVictims" : "NodeNameToMetaVictims";
+	size_t n = (size_t)c->d.t[map].size, nv, used = 0;
+	struct extreq_candidate *cand = NULL;
+	struct extreq_pod *victims = NULL;
+	char path[EXTREQ_PATH_MAX];
+	int k = map + 1, rc;
+
+	if (json_type(&c->d, map) != JSMN_OBJECT)
+		return fail(c, -EINVAL, "%s is %s, expected an object or null", field,
+			    json_kind(&c->d, map));
+	if (n > limits->max_nodes)
+		return fail(c, -E2BIG, "request has %zu candidate nodes, limit %zu", n,
+			    limits->max_nodes);
+	nv = count_victims(c, map);
+	cand = calloc(n ? n : 1, sizeof(*cand));
+	victims = calloc(nv ? nv : 1, sizeof(*victims));
+	if (!cand || !victims) {
+		rc = fail(c, -ENOMEM, "out of memory for %zu candidate nodes and %zu victims", n, nv);
+		goto out_free;
+	}
+	for (size_t m = 0; m < n; m++, k = json_skip(&c->d, k + 1)) {
+		struct extreq_node node;
+		int v = k + 1;
+		size_t first = used;
+
+		/* The key is the node's name: the rule every name follows. */
+		rc = take_name(c, k, field, (int)m, " (a node name)", &node);
+		if (rc)
+			goto out_free;
+		snprintf(path, sizeof(path), "%s[\"%.*s\"]", field, (int)node.name_len, node.name);
+		if (json_is_null(&c->d, v)) {
+			rc = fail(c, -EINVAL, "%s is null, expected an object", path);
+			goto out_free;
+		}
+		if (json_type(&c->d, v) != JSMN_OBJECT) {
+			rc = fail(c, -EINVAL, "%s is %s, expected an object", path, json_kind(&c->d, v));
+			goto out_free;
+		}
+		rc = read_victims(c, json_member(&c->d, v, "Pods", true), path, full, victims, nv,
+				  &used);
+		if (!rc)
+			rc = read_pdb(c, v, path, &cand[m].pdb);
+		if (rc)
+			goto out_free;
+		cand[m].name = node.name;
+		cand[m].name_len = node.name_len;
+		cand[m].victims = victims + first;
+		cand[m].n_victims = used - first;
+	}
+	out->n = n;
+	out->candidates = cand;
+	out->victims = victims;
+	return 0;
+
+out_free:
+	free(cand);
+	free(victims);
+	return rc;
+}
+
+int extreq_parse_preemption(const char *body, size_t len, const struct extreq_limits *limits,
+			    struct extreq_preemption *out, char *err, size_t errlen)
+{
+	struct ctx c = { .err = err, .errlen = errlen };
+	struct extreq_preemption r = { 0 };
+	int rc, full, meta, map;
+
+	rc = parse_object(&c, body, len, limits);
+	if (rc)
+		return rc;
+	full = json_member(&c.d, 0, "NodeNameToVictims", true);
+	meta = json_member(&c.d, 0, "NodeNameToMetaVictims", true);
+	rc = one_of(&c, full, "NodeNameToVictims", meta, "NodeNameToMetaVictims",
+		    "an ExtenderPreemptionArgs object", &map);
+	if (!rc)
+		rc = read_request_pod(&c, json_member(&c.d, 0, "Pod", true), &r.pod);
+	if (!rc)
+		rc = read_candidates(&c, map, map == full, limits, &r);
+	if (rc)
+		goto out_free_json;
+	r.pod.mode = map == full ? EXTREQ_FULL : EXTREQ_NAMES;
+	*out = r;
+
+out_free_json:
+	json_free(&c.d);
+	return rc;
+}
+
+void extreq_preemption_free(struct extreq_preemption *p)
+{
+	free(p->candidates);
+	free(p->victims);
+	p->candidates = NULL;
+	p->victims = NULL;
+	p->n = 0;
 }

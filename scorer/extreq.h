@@ -73,4 +73,43 @@ int extreq_parse(const char *body, size_t len, const struct extreq_limits *limit
 /* Frees what extreq_parse() allocated; accepts a zeroed struct. */
 void extreq_free(struct extreq *rq);
 
+/* ---- ExtenderPreemptionArgs (the preempt verb) ----
+ * {"Pod": {...}, "NodeNameToMetaVictims": {"node": {"Pods": [{"UID": "..."}],
+ * "NumPDBViolations": 0}}} with nodeCacheCapable: true; with false,
+ * "NodeNameToVictims" holds whole Pods instead of {"UID"}. Exactly one of
+ * the two is set. Every victim must carry a UID (the reply names victims by
+ * it); names and limits as above. */
+
+/* Longest JSON path a message names (a node name, a victim's index). */
+#define EXTREQ_PATH_MAX 320u
+
+/* A pod's metadata as read: the pod being placed, or a victim (whose name
+ * and annotations only full mode carries). */
+struct extreq_pod {
+	struct extreq_str name, ns;
+	struct pod_uid uid;
+	struct extreq_str ingress, egress;	/* the bandwidth annotations */
+};
+
+struct extreq_candidate {
+	const char *name;		/* into the body */
+	size_t name_len;
+	struct extreq_pod *victims;	/* into extreq_preemption.victims */
+	size_t n_victims;
+	struct extreq_str pdb;		/* NumPDBViolations as received ("0" when absent) */
+};
+
+struct extreq_preemption {
+	struct extreq pod;		/* the pod and the mode; no nodes */
+	size_t n;
+	struct extreq_candidate *candidates;	/* n, in request order; owned */
+	struct extreq_pod *victims;		/* owned */
+};
+
+/* As extreq_parse(), for the preempt verb; release with
+ * extreq_preemption_free(). */
+int extreq_parse_preemption(const char *body, size_t len, const struct extreq_limits *limits,
+			    struct extreq_preemption *out, char *err, size_t errlen);
+void extreq_preemption_free(struct extreq_preemption *p);
+
 #endif

@@ -83,6 +83,7 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 
 	if (!n->held.over)
 		return true;
+	why->unresolvable = true;
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), link);
 	if (n->held.above) {
@@ -106,16 +107,18 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 }
 
 static bool check_bandwidth(const struct filter_node *n, const char *which, uint64_t rate,
-			    uint64_t reserved, uint64_t ask_bps, const char *annotation,
-			    struct filter_why *why)
+			    uint64_t reserved, uint64_t freed, uint64_t ask_bps,
+			    const char *annotation, struct filter_why *why)
 {
 	uint64_t link = n->traffic->link_bytes_per_second;
-	uint64_t used = units_add_sat(rate, reserved);
+	uint64_t held = units_add_sat(rate, reserved);
+	uint64_t used = held > freed ? held - freed : 0;
 	uint64_t free_bytes = link > used ? link - used : 0;
 	char r[32], l[32], f[32], a[32], res[32];
 
 	if (ask_bps == 0 || (unsigned __int128)ask_bps <= (unsigned __int128)free_bytes * 8)
 		return true;
+	why->unresolvable = (unsigned __int128)ask_bps > (unsigned __int128)link * 8;
 	units_format_bits_rate(a, sizeof(a), (double)ask_bps);
 	/* Only the pod's number: the same for every node, so they group. */
 	snprintf(why->reason, sizeof(why->reason), "netsched: free %s below the %s the pod asks", which,
@@ -142,6 +145,7 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		  struct filter_why *why)
 {
 	why->reason[0] = why->detail[0] = '\0';
+	why->unresolvable = false;
 	if (!node->traffic || node->traffic->link_bytes_per_second == 0)
 		return true;
 	if (cfg->max_utilization_pct && !check_utilization(cfg, dir, node, why))
@@ -149,11 +153,11 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 	if (!cfg->bandwidth)
 		return true;
 	return check_bandwidth(node, "rx", node->traffic->rx.average,
-			       node->reserved_rx_bytes_per_second, pod->ingress_bps,
-			       "kubernetes.io/ingress-bandwidth", why) &&
+			       node->reserved_rx_bytes_per_second, node->freed_rx_bytes_per_second,
+			       pod->ingress_bps, "kubernetes.io/ingress-bandwidth", why) &&
 	       check_bandwidth(node, "tx", node->traffic->tx.average,
-			       node->reserved_tx_bytes_per_second, pod->egress_bps,
-			       "kubernetes.io/egress-bandwidth", why);
+			       node->reserved_tx_bytes_per_second, node->freed_tx_bytes_per_second,
+			       pod->egress_bps, "kubernetes.io/egress-bandwidth", why);
 }
 
 bool filter_warn_once(const char *s, size_t len)

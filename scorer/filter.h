@@ -91,6 +91,10 @@ struct filter_node {
 	/* Declared by pods just placed there, not yet in the counters. */
 	uint64_t reserved_rx_bytes_per_second;
 	uint64_t reserved_tx_bytes_per_second;
+	/* Preemption: what the victims evicted from it declared, taken as
+	 * freed (0 for a plain filter). */
+	uint64_t freed_rx_bytes_per_second;
+	uint64_t freed_tx_bytes_per_second;
 	/* The maxUtilization rule's state at the node's latest report, and
 	 * how long it has been over. */
 	struct filter_held held;
@@ -102,6 +106,11 @@ struct filter_node {
 struct filter_why {
 	char reason[FILTER_REASON_MAX];	/* shared by every node failing the rule */
 	char detail[FILTER_DETAIL_MAX];	/* this node's numbers, for the log */
+	/* No eviction of pods can make the node pass: maxUtilization (the
+	 * node's measured traffic, held), or a pod asking more than the whole
+	 * link. The scheduler's preemption then leaves the node alone
+	 * (FailedAndUnresolvableNodes, 1.21+). */
+	bool unresolvable;
 };
 
 /* True when the node passes (both texts empty); otherwise false with both

@@ -208,6 +208,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 		     "# TYPE netsched_scorer_requests_total counter\n");
 	buf_printf(&b, "netsched_scorer_requests_total{verb=\"filter\"} %lu\n", get(&c->requests_filter));
 	buf_printf(&b, "netsched_scorer_requests_total{verb=\"prioritize\"} %lu\n", get(&c->requests_prioritize));
+	buf_printf(&b, "netsched_scorer_requests_total{verb=\"preempt\"} %lu\n", get(&c->requests_preempt));
 	buf_puts(&b, "# HELP netsched_scorer_bad_requests_total Requests answered with a 4xx status.\n"
 		     "# TYPE netsched_scorer_bad_requests_total counter\n");
 	buf_printf(&b, "netsched_scorer_bad_requests_total %lu\n", get(&c->requests_bad));
@@ -230,6 +231,8 @@ void metrics_render(struct scorer *s, struct reply *out)
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"filter\"", &c->latency_filter);
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"prioritize\"",
 		  &c->latency_prioritize);
+	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"preempt\"",
+		  &c->latency_preempt);
 
 	buf_puts(&b, "# HELP netsched_scorer_prometheus_refreshes_total Fallback queries to Prometheus, by result.\n"
 		     "# TYPE netsched_scorer_prometheus_refreshes_total counter\n");

@@ -39,6 +39,7 @@ struct registry {
 	atomic_ulong report_accept_pauses;	/* descriptors ran short */
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
+	atomic_ulong requests_preempt;
 	atomic_ulong requests_bad;	/* 4xx answers */
 	atomic_ulong http_busy;		/* 503s: the request memory budget was full */
 	atomic_ulong http_deadline_closes; /* a request not complete in time, or idle (httpguard.h) */
@@ -47,6 +48,7 @@ struct registry {
 	atomic_ulong http_replies_busy;	/* status replies answered 503: no room for them (http.c) */
 	struct registry_histogram latency_filter;
 	struct registry_histogram latency_prioritize;
+	struct registry_histogram latency_preempt;
 	/* The Prometheus fallback (prom.h). */
 	atomic_ulong prom_refreshes;
 	atomic_ulong prom_failures;

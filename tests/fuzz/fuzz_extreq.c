@@ -6,7 +6,8 @@
  * answer 200, or when a reply is not what the protocol needs: the filter
  * reply must parse as ExtenderArgs again and keep a subsequence of the
  * requested names; the prioritize reply is one {"Host","Score"} per
- * requested node, in order, with scores 0..10. */
+ * requested node, in order, with scores 0..10. The same bytes go to the
+ * preempt verb (fuzz_preemption()). */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -196,6 +197,52 @@ static const struct {
 	  { .max_utilization_pct = 80, .bandwidth = true, .margin_pct = 10, .hold_ms = 30000 } },
 };
 
+/* The preempt verb on the same bytes: when they parse as
+ * ExtenderPreemptionArgs, every candidate's name is a node name inside the
+ * body and its victims are counted within the array; the verb answers 200
+ * with a reply that is JSON and names no node that was not a candidate,
+ * under every setting. */
+static void fuzz_preemption(const char *body, size_t size)
+{
+	struct extreq_preemption p;
+	size_t victims = 0;
+	char err[256];
+	int rc;
+
+	memset(err, 0x55, sizeof(err));
+	rc = extreq_parse_preemption(body, size, &scorer->limits.request, &p, err, sizeof(err));
+	if (rc) {
+		check(rc == -EINVAL || rc == -E2BIG);
+		check(memchr(err, '\0', sizeof(err)) && err[0]);
+		return;
+	}
+	for (size_t i = 0; i < p.n; i++) {
+		const struct extreq_candidate *c = &p.candidates[i];
+
+		check(c->name >= body && c->name + c->name_len <= body + size);
+		check(c->victims == p.victims + victims && c->pdb.len > 0);
+		victims += c->n_victims;
+		for (size_t v = 0; v < c->n_victims; v++)
+			check(c->victims[v].uid.len > 0 && c->victims[v].uid.len <= POD_UID_MAX);
+	}
+	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+		struct reply out;
+		struct json j;
+		int map;
+
+		scorer->filter = settings[i].filter;
+		memset(&out, 0, sizeof(out));
+		ext_preempt(scorer, body, size, &out);
+		check(out.status == 200 && out.body);
+		check(json_parse(&j, out.body, out.len, 1u << 22, err, sizeof(err)) == 0);
+		map = json_member(&j, 0, "NodeNameToMetaVictims", false);
+		check(json_type(&j, map) == JSMN_OBJECT && j.t[map].size <= (int)p.n);
+		json_free(&j);
+		free(out.body);
+	}
+	extreq_preemption_free(&p);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *body = (const char *)data;
@@ -203,6 +250,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	int rc;
 
+	fuzz_preemption(body, size);
 	memset(err, 0x55, sizeof(err));
 	rc = extreq_parse(body, size, &scorer->limits.request, &rq, err, sizeof(err));
 	if (rc) {

@@ -8,9 +8,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/file.h"
 #include "scorer/extreq.h"
 
 static const struct extreq_limits limits = { .max_nodes = 10000,
@@ -166,6 +169,64 @@ static void test_extreq_error_codes(void **state)
 	assert_int_equal(rq.n, 42);
 }
 
+/* The preempt verb's requests (ExtenderPreemptionArgs), both modes, from
+ * the fixtures (run from the repository root): candidates in request order,
+ * each with its victims' UIDs (and, in full mode, their annotations), and
+ * NumPDBViolations as sent. */
+static void test_extreq_preemption(void **state)
+{
+	static const char *const dir = "tests/fixtures/extender/synthetic/";
+	char path[256], err[256], *body;
+	struct extreq_preemption p = { .n = 42 };
+	size_t len;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%spreempt_request_nodeCacheCapable_true.json", dir);
+	assert_int_equal(file_read_small(path, 1 << 20, &body, &len, NULL, err, sizeof(err)), 0);
+	if (extreq_parse_preemption(body, len, &limits, &p, err, sizeof(err)))
+		fail_msg("%s: %s", path, err);
+	assert_int_equal(p.pod.mode, EXTREQ_NAMES);
+	assert_int_equal(p.pod.pod_uid.len, 36);
+	assert_int_equal(p.pod.ingress_bandwidth.len, 4);
+	assert_int_equal(p.n, 3);
+	assert_int_equal(p.candidates[1].name_len, 6);
+	assert_memory_equal(p.candidates[1].name, "node-b", 6);
+	assert_int_equal(p.candidates[1].n_victims, 2);
+	assert_memory_equal(p.candidates[1].victims[1].uid.s, "0b7d6c5e-1a2b-4c3d-8e9f-00000000b002",
+			    36);
+	assert_null(p.candidates[1].victims[0].ingress.s);
+	assert_int_equal(p.candidates[1].pdb.len, 1);
+	assert_memory_equal(p.candidates[1].pdb.s, "1", 1);
+	extreq_preemption_free(&p);
+	free(body);
+
+	snprintf(path, sizeof(path), "%spreempt_request_nodeCacheCapable_false.json", dir);
+	assert_int_equal(file_read_small(path, 1 << 20, &body, &len, NULL, err, sizeof(err)), 0);
+	if (extreq_parse_preemption(body, len, &limits, &p, err, sizeof(err)))
+		fail_msg("%s: %s", path, err);
+	assert_int_equal(p.pod.mode, EXTREQ_FULL);
+	assert_int_equal(p.n, 2);
+	assert_int_equal(p.candidates[0].n_victims, 2);
+	assert_int_equal(p.candidates[0].victims[0].ingress.len, 4);
+	assert_memory_equal(p.candidates[0].victims[0].ingress.s, "400M", 4);
+	assert_int_equal(p.candidates[1].n_victims, 1);
+	assert_memory_equal(p.candidates[1].victims[0].uid.s, "0b7d6c5e-1a2b-4c3d-8e9f-00000000c001",
+			    36);
+	extreq_preemption_free(&p);
+	/* Tighter limits: -E2BIG, *p untouched. */
+	{
+		struct extreq_limits one = { .max_nodes = 1,
+					     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };
+
+		p.n = 42;
+		assert_int_equal(extreq_parse_preemption(body, len, &one, &p, err, sizeof(err)), -E2BIG);
+		assert_non_null(strstr(err, "2 candidate nodes, limit 1"));
+		assert_int_equal(p.n, 42);
+	}
+	free(body);
+	extreq_preemption_free(&(struct extreq_preemption){ 0 });
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -173,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_extreq_annotations),
 		cmocka_unit_test(test_extreq_uid),
 		cmocka_unit_test(test_extreq_error_codes),
+		cmocka_unit_test(test_extreq_preemption),
 	};
 	return cmocka_run_group_tests_name("extreq", tests, NULL, NULL);
 }

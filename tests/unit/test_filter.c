@@ -42,41 +42,46 @@ struct filter_row {
 	uint64_t rx, tx, link;	/* bytes per second */
 	const char *want;	/* NULL: passes; else the exact reason */
 	const char *detail;	/* the exact detail when it fails */
+	bool unresolvable;	/* when it fails: no eviction can make it pass */
 };
 
 static const struct filter_row rows[] = {
-	{ "no rules: everything passes", 0, false, POLICY_DIR_RX, 0, 0, true, GBIT, GBIT, GBIT, NULL, NULL },
+	{ "no rules: everything passes", 0, false, POLICY_DIR_RX, 0, 0, true, GBIT, GBIT, GBIT, NULL, NULL, false },
 	{ "no data: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, false, GBIT, 0, GBIT,
-	  NULL, NULL },
+	  NULL, NULL, false },
 	{ "unknown link speed: never filtered", 50, true, POLICY_DIR_RX, 900000000, 0, true,
-	  GBIT, 0, 0, NULL, NULL },
+	  GBIT, 0, 0, NULL, NULL, false },
 	{ "utilization above the limit", 80, false, POLICY_DIR_RX, 0, 0, true, 108750000, 0, GBIT,
 	  "netsched: rx above 80 percent of link",
-	  "ens192 rx 870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%" },
+	  "ens192 rx 870 Mb/s is 87% of 1 Gb/s, above maxUtilization 80%", true },
 	{ "utilization exactly at the limit passes", 80, false, POLICY_DIR_RX, 0, 0, true,
-	  100000000, 0, GBIT, NULL, NULL },
-	{ "rx policy ignores a busy tx", 80, false, POLICY_DIR_RX, 0, 0, true, 0, GBIT, GBIT, NULL, NULL },
+	  100000000, 0, GBIT, NULL, NULL, false },
+	{ "rx policy ignores a busy tx", 80, false, POLICY_DIR_RX, 0, 0, true, 0, GBIT, GBIT, NULL, NULL, false },
 	{ "max direction judges the busier tx", 80, false, POLICY_DIR_MAX, 0, 0, true, 0, 118750000,
 	  GBIT, "netsched: tx above 80 percent of link",
-	  "ens192 tx 950 Mb/s is 95% of 1 Gb/s, above maxUtilization 80%" },
+	  "ens192 tx 950 Mb/s is 95% of 1 Gb/s, above maxUtilization 80%", true },
 	{ "pod asks more than the free rx", 0, true, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0,
 	  GBIT, "netsched: free rx below the 500 Mb/s the pod asks",
 	  "ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks 500 Mb/s "
-	  "(kubernetes.io/ingress-bandwidth)" },
+	  "(kubernetes.io/ingress-bandwidth)", false },
 	{ "pod asks exactly the free rx", 0, true, POLICY_DIR_RX, 130000000, 0, true, 108750000, 0,
-	  GBIT, NULL, NULL },
+	  GBIT, NULL, NULL, false },
 	{ "egress checked against tx", 0, true, POLICY_DIR_RX, 0, 10000000, true, 0, GBIT, GBIT,
 	  "netsched: free tx below the 10 Mb/s the pod asks",
 	  "ens192 tx 1 Gb/s of 1 Gb/s, free 0 b/s, pod asks 10 Mb/s "
-	  "(kubernetes.io/egress-bandwidth)" },
+	  "(kubernetes.io/egress-bandwidth)", false },
 	{ "bandwidth rule off", 0, false, POLICY_DIR_RX, 500000000, 0, true, 108750000, 0, GBIT,
-	  NULL, NULL },
+	  NULL, NULL, false },
 	{ "rx over the link: free is zero, not negative", 0, true, POLICY_DIR_RX, 1, 0, true,
 	  2 * GBIT, 0, GBIT, "netsched: free rx below the 1 b/s the pod asks",
 	  "ens192 rx 2 Gb/s of 1 Gb/s, free 0 b/s, pod asks 1 b/s "
-	  "(kubernetes.io/ingress-bandwidth)" },
+	  "(kubernetes.io/ingress-bandwidth)", false },
+	{ "pod asks more than the whole link", 0, true, POLICY_DIR_RX, 1500000000, 0, true, 0, 0,
+	  GBIT, "netsched: free rx below the 1.5 Gb/s the pod asks",
+	  "ens192 rx 0 b/s of 1 Gb/s, free 1 Gb/s, pod asks 1.5 Gb/s "
+	  "(kubernetes.io/ingress-bandwidth)", true },
 	{ "huge values do not overflow", 99, true, POLICY_DIR_RX, UINT64_MAX, 0, true,
-	  UINT64_MAX / 2, 0, UINT64_MAX, NULL, NULL /* 50% used; free 2^63 B/s > 2^64 b/s asked */ },
+	  UINT64_MAX / 2, 0, UINT64_MAX, NULL, NULL, false /* 50% used; free 2^63 B/s > 2^64 b/s asked */ },
 };
 
 static void test_filter_rows(void **state)
@@ -107,6 +112,9 @@ static void test_filter_rows(void **state)
 			fail_msg("%s: reason '%s', want '%s'", row->name, why.reason, row->want);
 		if (row->want && strcmp(why.detail, row->detail))
 			fail_msg("%s: detail '%s', want '%s'", row->name, why.detail, row->detail);
+		if (why.unresolvable != (row->want && row->unresolvable))
+			fail_msg("%s: unresolvable %d, want %d", row->name, why.unresolvable,
+				 row->want && row->unresolvable);
 		/* The scheduler formats the event printf-style: a '%' is mangled. */
 		if (strchr(why.reason, '%'))
 			fail_msg("%s: reason '%s' holds a '%%'", row->name, why.reason);
@@ -179,6 +187,40 @@ static void test_filter_reserved(void **state)
 	pod.ingress_bps = pod.egress_bps = 0;
 	n.reserved_rx_bytes_per_second = UINT64_MAX;
 	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+}
+
+/* Preemption: what the victims declared counts as freed, against the
+ * measured rate and what pods in flight reserved; maxUtilization is the
+ * node's measured traffic and stays failed whatever is freed. */
+static void test_filter_freed(void **state)
+{
+	const uint64_t mbit = 1000000 / 8;
+	struct filter_config cfg = { .max_utilization_pct = 0, .bandwidth = true };
+	struct filter_pod pod = { 30000000, 0 };
+	struct traffic t = { .rx.average = 80 * mbit, .link_bytes_per_second = 100 * mbit };
+	struct filter_node n = { .traffic = &t, .label = "eth0", .reserved_rx_bytes_per_second = 5 * mbit };
+	struct filter_why why;
+
+	(void)state;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_false(why.unresolvable);
+	n.freed_rx_bytes_per_second = 14 * mbit;	/* 1 Mb/s short */
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	n.freed_rx_bytes_per_second = 15 * mbit;
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	n.freed_rx_bytes_per_second = UINT64_MAX;	/* more than was used: all free */
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	/* Freed rx frees nothing in tx. */
+	pod.egress_bps = 30000000;
+	t.tx.average = 90 * mbit;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_string_equal(why.reason, "netsched: free tx below the 30 Mb/s the pod asks");
+	/* Over maxUtilization: failed, unresolvable, whatever is freed. */
+	cfg.max_utilization_pct = 50;
+	pod.egress_bps = 0;
+	judge(&cfg, POLICY_DIR_RX, &n, 0);
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &n, &why));
+	assert_true(why.unresolvable);
 }
 
 static void test_filter_warn_once(void **state)
@@ -264,12 +306,94 @@ static void test_filter_verb(void **state)
 	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
 		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"netsched: "
 		      "rx above 80 percent of link\"},"
-		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+		      "\"FailedAndUnresolvableNodes\":{\"busy\":\"netsched: rx above 80 percent of "
+		      "link\"},\"Error\":\"\"}");
+	/* A pod asking more than any link: unresolvable everywhere it fails
+	 * (busy); idle's maxUtilization passes, its bandwidth does not. */
+	filter_expect(s,
+		      "{\"Pod\":{\"metadata\":{\"annotations\":{\"kubernetes.io/ingress-bandwidth\":"
+		      "\"2G\"}}},\"NodeNames\":[\"busy\",\"idle\"]}",
+		      "{\"Nodes\":null,\"NodeNames\":[],\"FailedNodes\":{\"busy\":\"netsched: "
+		      "rx above 80 percent of link\",\"idle\":\"netsched: free rx below the 2 Gb/s "
+		      "the pod asks\"},\"FailedAndUnresolvableNodes\":{\"busy\":\"netsched: rx above "
+		      "80 percent of link\",\"idle\":\"netsched: free rx below the 2 Gb/s the pod "
+		      "asks\"},\"Error\":\"\"}");
 	/* Stale data is no data: after 7 s busy passes again. */
 	fake_now += 7 * NS_PER_SEC;
 	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
 		      "{\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"],\"FailedNodes\":{},"
 		      "\"FailedAndUnresolvableNodes\":{},\"Error\":\"\"}");
+	fake_scorer_free(s);
+}
+
+static void preempt_expect(struct scorer *s, const char *req, unsigned status, const char *want)
+{
+	struct reply out;
+
+	ext_preempt(s, req, strlen(req), &out);
+	if (out.status != status || !strstr(out.body, want))
+		fail_msg("reply %u\n  %s\nwant %u with\n  %s", out.status, out.body, status, want);
+	free(out.body);
+}
+
+#define ASKS_500M "\"Pod\":{\"metadata\":{\"name\":\"high\",\"namespace\":\"ns\",\"uid\":\"h1\"," \
+		  "\"annotations\":{\"kubernetes.io/ingress-bandwidth\":\"500M\"}}}"
+#define VICTIM(uid, ingress) "{\"metadata\":{\"uid\":\"" uid "\",\"annotations\":" \
+			     "{\"kubernetes.io/ingress-bandwidth\":\"" ingress "\"}},\"spec\":{}}"
+
+/* The preempt verb keeps the candidates where the filter passes the pod
+ * once their victims are gone, with the victims as sent (MetaVictims, by
+ * UID, whichever way they came), and leaves out the others: busy has 130
+ * Mb/s free of 1 Gb/s for a pod asking 500M. Names mode carries no victim's
+ * bandwidth: busy is left out; full mode frees what they declared (400M:
+ * busy is kept). Over maxUtilization nothing frees it. A node without data
+ * (ghost) is never left out. Bad requests are 400s naming the problem. */
+static void test_filter_preempt_verb(void **state)
+{
+	struct scorer *s = busy_idle();
+
+	(void)state;
+	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToVictims\":null,\"NodeNameToMetaVictims\":{"
+			  "\"busy\":{\"Pods\":[{\"UID\":\"b1\"},{\"UID\":\"b2\"}],\"NumPDBViolations\":0},"
+			  "\"idle\":{\"Pods\":[{\"UID\":\"i1\"}],\"NumPDBViolations\":0},"
+			  "\"ghost\":{\"Pods\":[{\"UID\":\"g1\"}],\"NumPDBViolations\":2}}}",
+		       200, "{\"NodeNameToMetaVictims\":{\"idle\":{\"Pods\":[{\"UID\":\"i1\"}],"
+			    "\"NumPDBViolations\":0},\"ghost\":{\"Pods\":[{\"UID\":\"g1\"}],"
+			    "\"NumPDBViolations\":2}}}");
+	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToMetaVictims\":null,\"NodeNameToVictims\":{"
+			  "\"busy\":{\"Pods\":[" VICTIM("b1", "300M") "," VICTIM("b2", "100M") "],"
+			  "\"NumPDBViolations\":1},\"idle\":{\"Pods\":[]}}}",
+		       200, "{\"NodeNameToMetaVictims\":{\"busy\":{\"Pods\":[{\"UID\":\"b1\"},"
+			    "{\"UID\":\"b2\"}],\"NumPDBViolations\":1},\"idle\":{\"Pods\":[],"
+			    "\"NumPDBViolations\":0}}}");
+	/* 90 Mb/s short. */
+	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToVictims\":{\"busy\":{\"Pods\":["
+			  VICTIM("b1", "300M") "]}}}", 200, "{\"NodeNameToMetaVictims\":{}}");
+	s->filter.max_utilization_pct = 80;
+	table_filter(s->table, &s->filter, s->direction);
+	feed_busy_idle(s, 2);
+	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToVictims\":{\"busy\":{\"Pods\":["
+			  VICTIM("b1", "900M") "]},\"idle\":{\"Pods\":[]}}}",
+		       200, "{\"NodeNameToMetaVictims\":{\"idle\":{\"Pods\":[],\"NumPDBViolations\":0}}}");
+	/* Bad requests. */
+	preempt_expect(s, "{\"NodeNameToVictims\":{},\"NodeNameToMetaVictims\":{}}", 400,
+		       "both NodeNameToVictims and NodeNameToMetaVictims are set");
+	preempt_expect(s, "{\"Pod\":{}}", 400, "neither NodeNameToVictims nor NodeNameToMetaVictims");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{}]}}}", 400,
+		       "NodeNameToMetaVictims[\\\"a\\\"].Pods[0] has no UID");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"x\"}],"
+			  "\"NumPDBViolations\":1.5}}}", 400, "NumPDBViolations is a number, expected an integer");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"A b\":{}}}", 400, "not a DNS subdomain");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"a\":null}}", 400,
+		       "NodeNameToMetaVictims[\\\"a\\\"] is null, expected an object");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":{}}}}", 400,
+		       ".Pods is an object, expected an array");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":[]}", 400,
+		       "NodeNameToMetaVictims is an array, expected an object or null");
+	preempt_expect(s, "{\"NodeNameToVictims\":{\"a\":{\"Pods\":[{\"metadata\":{\"uid\":7}}]}}}",
+		       400, "NodeNameToVictims[\\\"a\\\"].Pods[0].metadata.uid is a number");
+	preempt_expect(s, "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"\xff\"}]}}}", 400,
+		       "invalid UTF-8 in a string");
 	fake_scorer_free(s);
 }
 
@@ -443,8 +567,10 @@ int main(void)
 		cmocka_unit_test(test_filter_rows),
 		cmocka_unit_test(test_filter_reasons_shared),
 		cmocka_unit_test(test_filter_reserved),
+		cmocka_unit_test(test_filter_freed),
 		cmocka_unit_test(test_filter_warn_once),
 		cmocka_unit_test(test_filter_verb),
+		cmocka_unit_test(test_filter_preempt_verb),
 		cmocka_unit_test(test_filter_hysteresis_rows),
 		cmocka_unit_test(test_filter_recent_and_held),
 		cmocka_unit_test(test_filter_hysteresis_in_table),
