@@ -12,6 +12,7 @@
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
 
+#include "anchor.h"
 #include "clock.h"
 #include "fdlimit.h"
 #include "keyfile.h"
@@ -53,10 +54,55 @@ static uint64_t tn_instance(struct ingest_config *c, const char *node)
 	return table_get(c->table, node, strlen(node), &tn) ? tn.instance_id : 0;
 }
 
+/* A signed report whose window ends before this scorer started: no table
+ * of ours saw it, so only time tells a replay from a live agent whose clock
+ * is behind ours, and ours is the wrong clock to judge it by (anchor.h).
+ * An instance the table already holds is ordered there. 0: go on and
+ * apply it; else the report is counted and dropped. */
+static int judge_before_start(struct ingest_config *c, const struct report *r)
+{
+	static struct log_limit live_log;
+	uint64_t before = c->started_unix_ms - r->window_end_unix_ms;
+	enum anchor_verdict v;
+	char err[512];
+
+	if (tn_instance(c, r->node) == r->instance_id)
+		return 0;
+	v = c->anchors ? anchors_judge(c->anchors, r->node, strlen(r->node), r->instance_id, r->seq,
+				       r->window_end_unix_ms, c->now_ns()) :
+			 ANCHOR_REPLAYED;
+	if (v == ANCHOR_LIVE) {
+		log_limited(&live_log, clock_mono_ns(), NS_PER_SEC, LOG_LVL_INFO, "ingest",
+			    "%s: instance %016llx's clock is about %llu s behind ours: its reports "
+			    "are judged by its own clock", r->node, (unsigned long long)r->instance_id,
+			    (unsigned long long)((clock_unix_ms() - r->window_end_unix_ms) / 1000));
+		return 0;
+	}
+	if (v == ANCHOR_HELD) {
+		atomic_fetch_add(&c->counters->reports_unconfirmed, 1);
+		snprintf(err, sizeof(err), "%s: signed report %llu ends %llu ms before this scorer "
+			 "started (instance %016llx): replayed, or the agent's clock is behind ours; "
+			 "held until the instance's next report shows its clock running", r->node,
+			 (unsigned long long)r->seq, (unsigned long long)before,
+			 (unsigned long long)r->instance_id);
+		log_rejected(err);
+		return -EAGAIN;
+	}
+	/* Captured before we started, or the held report sent again. */
+	atomic_fetch_add(&c->counters->reports_replayed, 1);
+	snprintf(err, sizeof(err), "%s: signed report %llu ends %llu ms before this scorer started "
+		 "(instance %016llx) and is no newer than the one held: replayed", r->node,
+		 (unsigned long long)r->seq, (unsigned long long)before,
+		 (unsigned long long)r->instance_id);
+	log_rejected(err);
+	return -ETIME;
+}
+
 int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 {
 	struct report r;
 	char err[512];
+	int64_t skew_ms;
 	int rc;
 
 	if (len > REPORT_MAX_BYTES) {
@@ -80,6 +126,9 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 		log_rejected(err);
 		return rc;
 	}
+	/* How far behind ours the agent's clock is, before the window end is
+	 * capped for ordering below. */
+	skew_ms = (int64_t)clock_unix_ms() - (int64_t)r.window_end_unix_ms;
 	if (!c->keys.n && r.window_end_unix_ms > clock_unix_ms() + INGEST_MAX_SKEW_MS) {
 		/* Unsigned reports may come from an agent whose clock is behind,
 		 * but none can have measured the future. */
@@ -90,18 +139,6 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 			 (unsigned long long)(INGEST_MAX_SKEW_MS / 1000));
 		log_rejected(err);
 		return -ERANGE;
-	}
-	if (c->keys.n && r.window_end_unix_ms < c->started_unix_ms) {
-		/* Captured before we started: no table of ours saw it, so only
-		 * its time tells it from a fresh one. A live agent's next
-		 * window ends after our start. */
-		atomic_fetch_add(&c->counters->reports_replayed, 1);
-		snprintf(err, sizeof(err), "%s: signed report %llu ends %llu ms before this scorer "
-			 "started: replayed, or the agent's clock is behind ours", r.node,
-			 (unsigned long long)r.seq,
-			 (unsigned long long)(c->started_unix_ms - r.window_end_unix_ms));
-		log_rejected(err);
-		return -ETIME;
 	}
 	if (c->keys.n) {
 		/* A signature proves who sent a report, not when: an old one
@@ -120,13 +157,18 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 			return -ETIME;
 		}
 	}
+	if (c->keys.n && r.window_end_unix_ms < c->started_unix_ms) {
+		rc = judge_before_start(c, &r);
+		if (rc)
+			return rc;
+	}
 	{
 		uint64_t cap = clock_unix_ms() + INGEST_ORDER_AHEAD_MS;
 
 		if (r.window_end_unix_ms > cap)
 			r.window_end_unix_ms = cap;
 	}
-	switch (table_apply(c->table, &r, c->now_ns())) {
+	switch (table_apply_skewed(c->table, &r, c->now_ns(), skew_ms)) {
 	case TABLE_EVICTED: {
 		/* A flood of new names evicts at will: a line a second. */
 		static struct log_limit limit;

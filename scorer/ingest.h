@@ -26,14 +26,17 @@ struct ingest_config {
 	 * reload policy of common/filestamp.h. */
 	const char *key_file;
 	struct keyfile keys;
-	/* Our wall clock at start: a signed report whose window ended before
-	 * it was captured before we ran (0: no such check). */
+	/* Our wall clock at start: a signed report whose window ends before
+	 * it was captured before we ran, or comes from an agent whose clock is
+	 * behind ours (0: no such check). anchors tells the two apart by the
+	 * agent's own clock (anchor.h); NULL: every such report is refused. */
 	uint64_t started_unix_ms;
 	/* Report connections (below): one without a report for this long
 	 * (--stale-after, clamped) is closed; and the open files kept free
 	 * for HTTP (http.h's HTTP_FD_RESERVE; 0 in tests). */
 	uint64_t stale_after_ns;
 	size_t fd_reserve;
+	struct anchors *anchors;
 };
 
 /* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
@@ -48,7 +51,11 @@ struct ingest *ingest_start(struct ingest_config *cfg, const char *url,
 void ingest_stop(struct ingest *in);
 
 /* A signed report whose window ends further than this from our wall clock
- * is a replay (or a broken clock): five minutes, as Kerberos allows. */
+ * is a replay (or a broken clock): five minutes, as Kerberos allows. Within
+ * it an agent's clock may be off: /metrics shows each node's skew
+ * (netsched_scorer_node_clock_skew_seconds), the alert NetschedAgentClockSkew
+ * fires at 30 s, and one behind ours is judged by its own clock after a
+ * scorer restart (anchor.h). */
 #define INGEST_MAX_SKEW_MS (5ULL * 60 * 1000)
 /* A node's reports are ordered by window end (table.h); one ending ahead of
  * our clock is filed as ending this far ahead at most, so a window claimed

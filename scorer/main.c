@@ -10,6 +10,7 @@
 #include <curl/curl.h>
 
 #include "bearertoken.h"
+#include "anchor.h"
 #include "clock.h"
 #include "errmsg.h"
 #include "fdlimit.h"
@@ -161,6 +162,12 @@ int main(int argc, char **argv)
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
 	reports.started_unix_ms = clock_unix_ms();
+	reports.anchors = anchors_create(o.max_tracked_nodes);
+	if (!reports.anchors) {
+		log_error("scorer", "cannot allocate room for %llu agent clocks",
+			  (unsigned long long)o.max_tracked_nodes);
+		goto out;
+	}
 	s.table = table_create(o.max_tracked_nodes);
 	if (!s.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
@@ -306,6 +313,7 @@ out:
 	prom_stop(s.prom);
 	inflight_destroy(s.inflight);
 	table_destroy(s.table);
+	anchors_destroy(reports.anchors);
 	if (!watch_rc)
 		kubeaccess_free(&access); /* empty once podwatch_start() took it */
 	log_stop();

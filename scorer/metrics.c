@@ -165,6 +165,13 @@ static void node_series(struct buf *b, struct scorer *s)
 			}
 		}
 	}
+	/* Only nodes an agent has reported: the fallback's have no clock. */
+	buf_puts(b, "# HELP netsched_scorer_node_clock_skew_seconds How far behind the scorer's clock a node's agent is (negative: ahead): our clock at its latest report minus the report's window end.\n"
+		    "# TYPE netsched_scorer_node_clock_skew_seconds gauge\n");
+	for (long i = 0; i < n; i++)
+		if (rows[i].v.known)
+			buf_printf(b, "netsched_scorer_node_clock_skew_seconds{node=\"%s\"} %.3f\n",
+				   rows[i].name, (double)rows[i].v.clock_skew_ms / 1000.0);
 	free(pn);
 	free(rows);
 }
@@ -188,6 +195,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"unsigned\"} %lu\n", get(&c->reports_unsigned));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"forged\"} %lu\n", get(&c->reports_forged));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"unconfirmed\"} %lu\n", get(&c->reports_unconfirmed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
 	buf_puts(&b, "# HELP netsched_scorer_report_connections Report connections open.\n"

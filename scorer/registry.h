@@ -28,6 +28,7 @@ struct registry {
 	atomic_ulong reports_unsigned;	/* no signature while --key-file is set */
 	atomic_ulong reports_forged;	/* unknown key or a signature that does not match */
 	atomic_ulong reports_replayed;	/* signed, but an old sequence or outside the time window */
+	atomic_ulong reports_unconfirmed; /* signed, ending before our start: held (anchor.h) */
 	atomic_ulong reports_outdated;	/* a window ending before the node's latest */
 	atomic_ulong reports_oversize;	/* over REPORT_MAX_BYTES (ingest.h) */
 	atomic_ulong reports_table_full;

@@ -268,6 +268,12 @@ static bool evict_stalest(struct table *t, uint64_t now)
 
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns)
 {
+	return table_apply_skewed(t, r, now_mono_ns, 0);
+}
+
+enum table_result table_apply_skewed(struct table *t, const struct report *r,
+				     uint64_t now_mono_ns, int64_t clock_skew_ms)
+{
 	size_t len = strnlen(r->node, sizeof(r->node));
 	enum table_result res = TABLE_APPLIED;
 	struct transition tr = { .ev = FILTER_SAME };
@@ -301,6 +307,7 @@ enum table_result table_apply(struct table *t, const struct report *r, uint64_t 
 	n->seq = r->seq;
 	n->window_end_unix_ms = r->window_end_unix_ms;
 	n->arrival_mono_ns = now_mono_ns;
+	n->clock_skew_ms = clock_skew_ms;
 	summarize(r, n);
 	step_filter(t, n, now_mono_ns, &tr);
 out_unlock:

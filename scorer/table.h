@@ -25,6 +25,10 @@ struct table_node {
 	 * ours): what orders a node's reports, whichever instance sent them. */
 	uint64_t window_end_unix_ms;
 	uint64_t arrival_mono_ns;	/* when the latest report arrived */
+	/* Our wall clock when it arrived minus its window's end, as the
+	 * agent's clock reads it (before any cap): positive, the agent is
+	 * behind (ingest.h bounds it; /metrics shows it). */
+	int64_t clock_skew_ms;
 	/* Its interfaces' figures added up (traffic_add()). */
 	struct traffic traffic;
 	uint32_t n_ifaces;
@@ -78,6 +82,9 @@ void table_resync_after(struct table *t, uint64_t age_ns);
 
 /* Applies a validated report that arrived at now_mono_ns. */
 enum table_result table_apply(struct table *t, const struct report *r, uint64_t now_mono_ns);
+/* The same, recording how far the agent's clock was from ours (table_node). */
+enum table_result table_apply_skewed(struct table *t, const struct report *r,
+				     uint64_t now_mono_ns, int64_t clock_skew_ms);
 
 /* Copies the node named by name[0..len) into *out. false if unknown. */
 bool table_get(struct table *t, const char *name, size_t len, struct table_node *out);

@@ -20,6 +20,7 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 	inflight_get(s->inflight, name, len, uid, uid_len, &out->inflight);
 	if (table_get(s->table, name, len, &tn)) {
 		out->known = true;
+		out->clock_skew_ms = tn.clock_skew_ms;
 		out->age_ns = table_node_age_ns(&tn, now_ns);
 		if (out->age_ns <= s->stale_after_ns) {
 			out->source = VIEW_AGENT;

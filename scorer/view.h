@@ -41,6 +41,7 @@ struct view_node {
 	uint64_t age_ns;		/* since the report or the fallback refresh;
 					   since the last report when none is fresh */
 	bool known;			/* the table has ever heard of it */
+	int64_t clock_skew_ms;		/* its agent's clock behind ours (table.h); known only */
 	struct inflight_load inflight;	/* pods just placed there, not yet measured */
 	char label[REPORT_MAX_IFNAME_LEN + 12]; /* interface(s), for reasons */
 };

@@ -6,13 +6,19 @@
 #  (b) an earlier agent instance's signed report, sent again after the
 #      agent restarted, is refused as outdated (it flipped the node back);
 #  (c) without a key, the victim's instance id with sequence 2^64 - 1 no
-#      longer freezes the node: the agent's next reports take it back.
+#      longer freezes the node: the agent's next reports take it back;
+#  (d) (issue 24) a scorer 200 s ahead of an agent (the real agent, the
+#      scorer's clock moved by faketime) takes its signed reports within a
+#      couple of reports of its start, not 200 s later, and /metrics shows
+#      the node's clock skew; while (a) still holds: a captured report sent
+#      to the new process is held, then refused when sent again.
 # A forged rate of 300 GB/s is one loopback never shows.
 set -u
 . "$(dirname "$0")/lib.sh"
 
 FORGE=${FORGE:-${O:-build}/rel/bench/forge}
 [ -x "$FORGE" ] || fail "forge tool not found at $FORGE (make unit-build builds it)"
+command -v faketime >/dev/null || fail "faketime not installed (run .ci/deps test)"
 K1=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 echo "$K1" >"$WORK/report.key"
 chmod 600 "$WORK/report.key"
@@ -60,12 +66,41 @@ kill "$SCORER_PID"
 wait "$SCORER_PID" 2>/dev/null
 mv "$WORK/scorer.log" "$WORK/scorer-before-restart.log"
 start_scorer --key-file "$WORK/report.key"
+# It ends before this scorer started: a replay, or an agent whose clock is
+# behind. Held, never applied; the same report again is a replay.
 forge --replay "$WORK/captured.bin"
-wait_for 5 "the replay after the restart to be counted" some replayed
+wait_for 5 "the replay after the restart to be held" some unconfirmed
 expect "(a) node n1 after the restart and the replay" "$(rx_of n1)" absent
+forge --replay "$WORK/captured.bin"
+wait_for 5 "the replay sent again to be counted" some replayed
+expect "(a) node n1 after the replay sent twice" "$(rx_of n1)" absent
 grep -q "n1: signed report 40 ends [0-9]* ms before this scorer started" "$WORK/scorer.log" ||
 	fail "no log line naming the replay"
-echo "ok: (a) replayed $(counted replayed)"
+echo "ok: (a) held $(counted unconfirmed), replayed $(counted replayed)"
+
+# --- signed: (d) the scorer's clock 200 s ahead of the agent's, from its start.
+kill "$LAST_PID"
+wait "$LAST_PID" 2>/dev/null
+mv "$WORK/scorer.log" "$WORK/scorer-before-skew.log"
+LISTEN_PORT=$(free_port)
+HTTP_PORT=$(free_port)
+start scorer env FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f +200s "$BIN/netsched-scorer" \
+	--listen "tcp://127.0.0.1:$LISTEN_PORT" --http "127.0.0.1:$HTTP_PORT" --key-file "$WORK/report.key"
+SKEWED=$LAST_PID
+wait_for 10 "the skewed scorer's /healthz" curl -sf "http://127.0.0.1:$HTTP_PORT/healthz"
+agent behind --key-file "$WORK/report.key"
+t0=$(date +%s%N)
+wait_for 10 "the reports of an agent 200 s behind the scorer" rx_real behind
+ms=$((($(date +%s%N) - t0) / 1000000))
+skew=$(curl -s "http://127.0.0.1:$HTTP_PORT/metrics" |
+	awk '$1 == "netsched_scorer_node_clock_skew_seconds{node=\"behind\"}" { print int($2) }')
+[ -n "$skew" ] && [ "$skew" -ge 195 ] && [ "$skew" -le 205 ] ||
+	fail "(d) netsched_scorer_node_clock_skew_seconds for the agent: '$skew', want about 200"
+grep -q "behind: instance [0-9a-f]*'s clock is about 20[0-9] s behind ours" "$WORK/scorer.log" ||
+	fail "(d) no log line saying the agent's clock is behind"
+echo "ok: (d) an agent 200 s behind: its reports taken $ms ms after it started, skew $skew s in /metrics, $(counted unconfirmed) held first"
+kill "$AGENT_PID" "$SKEWED"
+wait "$AGENT_PID" "$SKEWED" 2>/dev/null
 
 # --- unsigned: (c) the victim's instance id with sequence 2^64 - 1.
 start_scorer

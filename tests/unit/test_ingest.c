@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "netsched.pb-c.h"
 #include "proto/report.h"
+#include "scorer/anchor.h"
 #include "scorer/ingest.h"
 #include "tests/unit/fake_scorer.h"
 
@@ -248,6 +249,97 @@ static void test_ingest_replay_after_restart(void **state)
 	fake_scorer_free(s);
 }
 
+/* Signs report r (seq, window ending end_ms on the agent's clock) into
+ * wire; returns its length. */
+static size_t signed_at(struct ingest_config *ic, struct report *r, uint64_t seq, uint64_t end_ms,
+			uint8_t *wire, size_t cap)
+{
+	size_t len;
+
+	r->seq = seq;
+	r->window_end_unix_ms = end_ms;
+	r->window_start_unix_ms = end_ms - 1000;
+	assert_int_equal(report_encode_signed(r, &ic->keys.keys[0], wire, cap, &len), 0);
+	return len;
+}
+
+/* Issue 24: a scorer 200 s ahead of an agent refused its signed reports for
+ * 200 s after each start. Now the first report of the instance is held,
+ * the next (2 s later on both clocks) is applied, and so is every later
+ * one; the node's skew is kept for /metrics. What test_replay.sh checks
+ * still holds: a report captured before the start, sent again (once, twice,
+ * or two captured ones back to back) never reaches the table; past the 5
+ * minute bound every report is refused. */
+static void test_ingest_clock_behind(void **state)
+{
+	static const char *k1 = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+	struct ingest_config ic;
+	struct scorer *s = fake_scorer_new(8, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	uint8_t wire[REPORT_MAX_BYTES], w2[REPORT_MAX_BYTES];
+	struct table_node tn;
+	struct report r;
+	uint64_t t0;
+	size_t len, l2;
+	char err[128];
+
+	(void)state;
+	assert_non_null(s);
+	ic = reports_of(s);
+	ic.anchors = anchors_create(8);
+	assert_non_null(ic.anchors);
+	assert_int_equal(keyfile_parse("k", k1, strlen(k1), &ic.keys, err, sizeof(err)), 0);
+	ic.started_unix_ms = clock_unix_ms();
+	good(&r, wire, sizeof(wire), 1);
+	t0 = clock_unix_ms() - 200000; /* the agent's clock */
+
+	len = signed_at(&ic, &r, 1, t0, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), -EAGAIN);
+	assert_false(table_get(s->table, "node-1", 6, &tn));
+	fake_now += 2 * NS_PER_SEC;
+	len = signed_at(&ic, &r, 2, t0 + 2000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(tn.clock_skew_ms >= 198000 && tn.clock_skew_ms <= 202000);
+	fake_now += 2 * NS_PER_SEC;
+	len = signed_at(&ic, &r, 3, t0 + 4000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_int_equal(ingest_message(&ic, wire, len), -EALREADY); /* the table's order */
+	assert_int_equal(atomic_load(&s->counters.reports_unconfirmed), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 2);
+
+	/* Replays of reports captured before the start, by another node. */
+	strcpy(r.node, "node-2");
+	r.instance_id = 40;
+	len = signed_at(&ic, &r, 40, clock_unix_ms() - 3000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), -EAGAIN);
+	assert_int_equal(ingest_message(&ic, wire, len), -ETIME);
+	l2 = signed_at(&ic, &r, 41, clock_unix_ms() - 1000, w2, sizeof(w2));
+	assert_int_equal(ingest_message(&ic, w2, l2), -EAGAIN); /* 2 s apart, sent at once */
+	assert_int_equal(ingest_message(&ic, wire, len), -ETIME);
+	assert_false(table_get(s->table, "node-2", 6, &tn));
+	/* and the duplicate above, a signed one: a replay too */
+	assert_int_equal(atomic_load(&s->counters.reports_replayed), 3);
+
+	/* 301 s behind: outside the bound, refused whatever the anchor. */
+	strcpy(r.node, "node-3");
+	r.instance_id = 9;
+	len = signed_at(&ic, &r, 1, clock_unix_ms() - 301000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), -ETIME);
+	fake_now += 2 * NS_PER_SEC;
+	len = signed_at(&ic, &r, 2, clock_unix_ms() - 299000 + 2000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), -EAGAIN);
+	assert_int_equal(atomic_load(&s->counters.reports_replayed), 4);
+
+	/* An agent ahead: applied at once, its skew negative. */
+	strcpy(r.node, "node-4");
+	len = signed_at(&ic, &r, 1, clock_unix_ms() + 60000, wire, sizeof(wire));
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_true(table_get(s->table, "node-4", 6, &tn));
+	assert_true(tn.clock_skew_ms <= -58000 && tn.clock_skew_ms >= -62000);
+	anchors_destroy(ic.anchors);
+	fake_scorer_free(s);
+}
+
 /* Issue 14, item 10 (c), without a key: the victim's instance id with
  * sequence 2^64 - 1 and a window claimed four minutes ahead (within the
  * skew allowed) is taken, but filed under our clock, so the agent's own
@@ -399,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_ingest_reasons),
 		cmocka_unit_test(test_ingest_signed),
 		cmocka_unit_test(test_ingest_replay_after_restart),
+		cmocka_unit_test(test_ingest_clock_behind),
 		cmocka_unit_test(test_ingest_forged_sequence),
 	};
 	log_init("test_ingest");
