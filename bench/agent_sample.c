@@ -11,16 +11,9 @@
 #include "agent/ifselect.h"
 #include "agent/nl.h"
 #include "agent/sampler.h"
+#include "bench/machine.h"
 #include "common/clock.h"
 #include "common/log.h"
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -62,10 +55,10 @@ int main(int argc, char **argv)
 	 * windows work as in production; only the CPU is real. */
 	now = clock_mono_ns();
 	sampler_tick(&sm, now);
-	t0 = cpu_ns();
+	t0 = machine_cpu_ns();
 	for (uint64_t i = 1; i <= n; i++)
 		sampler_tick(&sm, now + i * NS_PER_SEC);
-	t1 = cpu_ns();
+	t1 = machine_cpu_ns();
 	printf("%s %s links=%zu measured=%zu ns_per_sample=%.0f\n", argv[1], argv[2], n_links,
 	       sampler_count(&sm), (double)(t1 - t0) / (double)n);
 	sampler_free(&sm);

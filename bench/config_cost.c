@@ -13,34 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/machine.h"
 #include "common/clock.h"
 #include "common/config.h"
 #include "scorer/kubeaccess.h"
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-			snprintf(buf, len, "%s", strchr(line, ':') + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	fclose(f);
-}
 
 /* A file of at most max bytes: head, then unit repeated, then tail once
  * per repetition if close is set (nesting). */
@@ -81,7 +57,7 @@ static void run(const char *what, const char *text, size_t len, bool kubeconfig)
 {
 	char err[512] = "";
 	unsigned rounds = 0;
-	uint64_t t0 = cpu_ns(), spent;
+	uint64_t t0 = machine_cpu_ns(), spent;
 	int rc;
 
 	do {
@@ -94,7 +70,7 @@ static void run(const char *what, const char *text, size_t len, bool kubeconfig)
 		if (kubeconfig && rc == 0)
 			kubeaccess_free(&a);
 		rounds++;
-		spent = cpu_ns() - t0;
+		spent = machine_cpu_ns() - t0;
 	} while (spent < NS_PER_SEC / 2 && rounds < 1000);
 	printf("  %-44s %8zu bytes: %9.3f ms per load (%s)\n", what, len,
 	       (double)spent / rounds / 1e6, rc ? err : "loaded");
@@ -107,7 +83,7 @@ int main(void)
 
 	if (!buf)
 		return 1;
-	cpu_model(model, sizeof(model));
+	machine_cpu_model(model, sizeof(model));
 	printf("config loading, machine: %ld cpus, %s\n", sysconf(_SC_NPROCESSORS_ONLN), model);
 	n = make(buf, kmax, "current-context: x\nclusters: ", "[", "]");
 	run("kubeconfig, flow sequences nested", buf, n, true);

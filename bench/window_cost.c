@@ -13,32 +13,8 @@
 
 #include "agent/options.h"
 #include "agent/window.h"
+#include "bench/machine.h"
 #include "common/clock.h"
-
-static uint64_t cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
-}
-
-static void cpu_model(char *buf, size_t len)
-{
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	char line[256];
-
-	snprintf(buf, len, "unknown");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "model name", 10) == 0 && strchr(line, ':')) {
-			snprintf(buf, len, "%s", strchr(line, ':') + 2);
-			buf[strcspn(buf, "\n")] = '\0';
-			break;
-		}
-	fclose(f);
-}
 
 /* ns per window_stats() over a full window of slots one-second samples. */
 static double cost(uint32_t slots, unsigned rounds)
@@ -56,13 +32,13 @@ static double cost(uint32_t slots, unsigned rounds)
 		c.tx_bytes += seed % 1000000;
 		window_add(&w, (uint64_t)i * NS_PER_SEC, &c, 2 * NS_PER_SEC, 0);
 	}
-	t0 = cpu_ns();
+	t0 = machine_cpu_ns();
 	for (unsigned r = 0; r < rounds; r++) {
 		window_stats(&w, (uint64_t)slots * NS_PER_SEC, ((uint64_t)slots + 1) * NS_PER_SEC,
 			     2 * NS_PER_SEC, &st);
 		sum += st.traffic.rx.p95;
 	}
-	t0 = cpu_ns() - t0;
+	t0 = machine_cpu_ns() - t0;
 	window_free(&w);
 	if (sum == 1) /* keep the loop */
 		printf(" ");
@@ -74,7 +50,7 @@ int main(void)
 	const uint32_t sizes[] = { 60, 600, AGENT_MAX_WINDOW_SLOTS };
 	char model[128];
 
-	cpu_model(model, sizeof(model));
+	machine_cpu_model(model, sizeof(model));
 	printf("window_stats (p95 + recent), machine: %ld cpus, %s\n", sysconf(_SC_NPROCESSORS_ONLN),
 	       model);
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
