@@ -257,6 +257,10 @@ int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_typed_vdata_st client_purpose = {
+		.type = GNUTLS_DT_KEY_PURPOSE_OID,
+		.data = (unsigned char *)GNUTLS_KP_TLS_WWW_CLIENT,
+	};
 	gnutls_session_t session;
 	gnutls_datum_t text;
 	unsigned status = 0;
@@ -271,7 +275,12 @@ int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)
 			 "certFile and keyFile)");
 		return -EACCES;
 	}
-	if (gnutls_certificate_verify_peers2(session, &status) != GNUTLS_E_SUCCESS) {
+	/* A certificate for clients: one made for a server (the scorer's
+	 * own, signed by the same CA in deploy/) is no client's credential.
+	 * GnuTLS takes a certificate without the extension as good for any
+	 * purpose. */
+	if (gnutls_certificate_verify_peers(session, &client_purpose, 1, &status) !=
+	    GNUTLS_E_SUCCESS) {
 		snprintf(why, len, "client certificate cannot be verified");
 		return -EACCES;
 	}

@@ -75,8 +75,9 @@ struct tls_rotation *tls_rotation_start(const struct tls_files *f, struct tls_pe
 void tls_rotation_stop(struct tls_rotation *r);
 
 /* Whether the connection presented a client certificate that verifies
- * against the daemon's trust list. 0, or -EACCES with why ("no client
- * certificate", "certificate signer not trusted"...). */
+ * against the daemon's trust list, for TLS clients (its extended key usage,
+ * when it has one, includes clientAuth). 0, or -EACCES with why ("no client
+ * certificate", "certificate signer not trusted", "...purpose"...). */
 int tls_verify_client(struct MHD_Connection *c, char *why, size_t len);
 
 #endif

@@ -11,8 +11,10 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
-/* *cert and *key: malloc'd NUL-terminated PEM. 0 or -1. */
-static inline int self_signed(const char *name, char **cert, char **key)
+/* *cert and *key: malloc'd NUL-terminated PEM, for the key purpose OID
+ * purpose only (an extended key usage; NULL: none, so good for any). 0 or
+ * -1. */
+static inline int self_signed_for(const char *name, const char *purpose, char **cert, char **key)
 {
 	static const unsigned char loopback[4] = { 127, 0, 0, 1 };
 	gnutls_x509_privkey_t k = NULL;
@@ -32,6 +34,7 @@ static inline int self_signed(const char *name, char **cert, char **key)
 	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, name, strlen(name)) ||
 	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, loopback,
 						 sizeof(loopback), GNUTLS_FSAN_SET) ||
+	    (purpose && gnutls_x509_crt_set_key_purpose_oid(crt, purpose, 1)) ||
 	    gnutls_x509_crt_set_key(crt, k) ||
 	    gnutls_x509_crt_sign2(crt, crt, k, GNUTLS_DIG_SHA256, 0) ||
 	    gnutls_x509_crt_export2(crt, GNUTLS_X509_FMT_PEM, &c) ||
@@ -51,6 +54,11 @@ out:
 	gnutls_x509_crt_deinit(crt);
 	gnutls_x509_privkey_deinit(k);
 	return rc;
+}
+
+static inline int self_signed(const char *name, char **cert, char **key)
+{
+	return self_signed_for(name, NULL, cert, key);
 }
 
 #endif

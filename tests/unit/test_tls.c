@@ -48,13 +48,14 @@ static int write_file(const char *name, const void *data, size_t len)
 	return fclose(f) == 0 && n == len ? 0 : -1;
 }
 
-/* name.pem and name.key: a self-signed P-256 certificate and its key. */
-static int make_pair(const char *name)
+/* name.pem and name.key: a self-signed P-256 certificate and its key, for
+ * the key purpose OID purpose only (NULL: any). */
+static int make_pair_for(const char *name, const char *purpose)
 {
 	char *cert, *key, file[64];
 	int rc;
 
-	if (self_signed(name, &cert, &key))
+	if (self_signed_for(name, purpose, &cert, &key))
 		return -1;
 	snprintf(file, sizeof(file), "%s.pem", name);
 	rc = write_file(file, cert, strlen(cert));
@@ -66,12 +67,18 @@ static int make_pair(const char *name)
 	return rc;
 }
 
+static int make_pair(const char *name)
+{
+	return make_pair_for(name, NULL);
+}
+
 static int setup(void **state)
 {
 	static char big[TLS_MAX_PEM_BYTES + 2];
 
 	(void)state;
 	if (!mkdtemp(dir) || make_pair("a") || make_pair("b") ||
+	    make_pair_for("c", GNUTLS_KP_TLS_WWW_CLIENT) || make_pair_for("s", GNUTLS_KP_TLS_WWW_SERVER) ||
 	    write_file("junk.pem", "not a certificate\n", 18))
 		return -1;
 	memcpy(big, "-----BEGIN ", 11);
@@ -81,8 +88,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	static const char *const names[] = { "a.pem", "a.key", "b.pem", "b.key", "junk.pem",
-					     "big.pem", "live.pem" };
+	static const char *const names[] = { "a.pem", "a.key", "b.pem", "b.key", "c.pem", "c.key",
+					     "s.pem", "s.key", "junk.pem", "big.pem", "live.pem" };
 	char path[TLS_PATH_MAX];
 
 	(void)state;
@@ -268,7 +275,9 @@ static void stop_daemon(void *ctx, struct MHD_Daemon *d)
 }
 
 /* The server is pair a, trusting b: b's certificate passes, none and a's
- * own (not signed by b) are refused with the reason; plain HTTP is no TLS. */
+ * own (not signed by b) are refused with the reason; plain HTTP is no TLS.
+ * A trusted certificate whose extended key usage is for servers only is
+ * refused too. */
 static void test_tls_verify_client(void **state)
 {
 	struct tls_files f = { 0 };
@@ -295,6 +304,29 @@ static void test_tls_verify_client(void **state)
 	assert_int_equal(get_as(plain_port, false, "", body), 403);
 	assert_string_equal(body, "not a TLS connection");
 	MHD_stop_daemon(plain);
+	/* A certificate made for clients passes; one made for servers only
+	 * (issue 24: the scorer's own, from the same CA) does not. */
+	{
+		struct tls_files fc = f;
+		struct tls_pems pc = { 0 };
+		struct MHD_Daemon *dc;
+		unsigned pc_port;
+
+		path_of(fc.client_ca, "c.pem");
+		assert_int_equal(tls_load(&fc, &pc, err, sizeof(err)), 0);
+		dc = daemon_on(&pc, &pc_port);
+		assert_int_equal(get_as(pc_port, true, "c", body), 200);
+		MHD_stop_daemon(dc);
+		tls_free(&pc);
+		path_of(fc.client_ca, "s.pem");
+		assert_int_equal(tls_load(&fc, &pc, err, sizeof(err)), 0);
+		dc = daemon_on(&pc, &pc_port);
+		assert_int_equal(get_as(pc_port, true, "s", body), 403);
+		assert_non_null(strstr(body, "client certificate rejected"));
+		assert_non_null(strstr(body, "purpose"));
+		MHD_stop_daemon(dc);
+		tls_free(&pc);
+	}
 	/* A rotation takes the daemon and the certificates, and stops both. */
 	r = tls_rotation_start(&f, &p, d, never_started, stop_daemon, &stopped, err, sizeof(err));
 	assert_non_null(r);
