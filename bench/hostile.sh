@@ -108,8 +108,9 @@ hostile "$http_port" idle 127.0.0.10-127.0.0.18 32
 hostile "$http_port" slow-headers 127.0.0.20-127.0.0.28 32
 hostile "$http_port" slow-body 127.0.0.30-127.0.0.38 32
 hostile "$http_port" silent 250 2
-hostile "$http_port" unread-status 127.0.2.1-127.0.2.32 2
-hostile "$http_port" status-loop 127.0.3.1-127.0.3.4 1
+# Status lives on the probe port (--health-listen, as deploy/ runs it).
+hostile "$PROBE_PORT" unread-status 127.0.2.1-127.0.2.32 2
+hostile "$PROBE_PORT" status-loop 127.0.3.1-127.0.3.4 1
 hostile "$http_port" one-byte 127.0.3.10-127.0.3.10 1
 hostile "$http_port" deep 127.0.3.11-127.0.3.11 2
 hostile "$http_port" big 127.0.3.12-127.0.3.12 2
@@ -130,10 +131,10 @@ stop_mix
 hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$scorer_pid/status")
 q=$((q1 > q2 ? q1 : q2))
 echo "scorer peak RSS $((hwm >> 20)) MiB + socket queues $((q >> 20)) MiB (deploy/ limit $((limit >> 20)) MiB)"
-curl -s "http://127.0.0.1:$http_port/metrics" |
+curl -s "http://127.0.0.1:$PROBE_PORT/metrics" |
 	awk '$1 ~ /^netsched_scorer_(http_busy_total|http_replies_busy_total|http_deadline_closes_total|http_connections_reclaimed_total|report_connections_closed_total|report_accept_pauses_total|log_lines_dropped_total)/ { printf "  %s %s\n", $1, $2 }'
 
-hostile "$http_port" status-loop 127.0.3.1-127.0.3.4 1
+hostile "$PROBE_PORT" status-loop 127.0.3.1-127.0.3.4 1
 sleep 2
 real "4 clients looping on /v1/nodes, new connections"
 stop_mix

@@ -113,7 +113,11 @@ struct http_server {
 	struct log_limit refused_log;	/* mTLS refusals */
 	struct log_limit busy_log;	/* 503s for a full request memory budget */
 	struct httpguard *guard;	/* deadlines and fair slots, all daemons */
-	bool health_only;		/* /healthz and /readyz, nothing else */
+	/* The probe and status listener (--health-listen): plain HTTP, one
+	 * thread, HTTP_HEALTH_CONNECTIONS. */
+	bool health_only;
+	bool serves_verbs;		/* filter, prioritize, preempt */
+	bool serves_status;		/* /metrics, /v1/nodes */
 	struct bigq big;
 	struct bigq status;		/* renders /v1/nodes, /metrics */
 	struct statusreply_cache nodes, metrics;
@@ -124,6 +128,7 @@ enum route {
 	ROUTE_NONE,
 	ROUTE_FILTER,
 	ROUTE_PRIORITIZE,
+	ROUTE_PREEMPT,
 	ROUTE_HEALTHZ,
 	ROUTE_READYZ,
 	ROUTE_METRICS,
@@ -176,6 +181,8 @@ static enum route route_of(const char *url)
 		return ROUTE_FILTER;
 	if (ends_with(url, n, "/prioritize"))
 		return ROUTE_PRIORITIZE;
+	if (ends_with(url, n, "/preempt"))
+		return ROUTE_PREEMPT;
 	return ROUTE_NONE;
 }
 
@@ -296,7 +303,7 @@ static int content_length(struct MHD_Connection *conn, uint64_t *out)
 
 static bool is_post_route(enum route route)
 {
-	return route == ROUTE_FILTER || route == ROUTE_PRIORITIZE;
+	return route == ROUTE_FILTER || route == ROUTE_PRIORITIZE || route == ROUTE_PREEMPT;
 }
 
 /* The replies rendered once and shared (statusreply.h). */
@@ -316,10 +323,14 @@ static void get_status(struct http_server *h, struct request *rq)
  * released here, before the reply is sent. */
 static void run_verb(struct http_server *h, struct request *rq, struct reply *reply)
 {
+	const char *body = rq->body.data ? rq->body.data : "";
+
 	if (rq->route == ROUTE_FILTER)
-		ext_filter(h->s, rq->body.data ? rq->body.data : "", rq->body.len, reply);
+		ext_filter(h->s, body, rq->body.len, reply);
+	else if (rq->route == ROUTE_PRIORITIZE)
+		ext_prioritize(h->s, body, rq->body.len, reply);
 	else
-		ext_prioritize(h->s, rq->body.data ? rq->body.data : "", rq->body.len, reply);
+		ext_preempt(h->s, body, rq->body.len, reply);
 	drop_body(h, rq);
 }
 
@@ -491,13 +502,18 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 	if (rq->forbidden)
 		return respond_error(h, conn, 403, NULL, NULL,
 				     "a client certificate signed by the configured CA is required");
-	if (h->health_only && rq->route != ROUTE_HEALTHZ && rq->route != ROUTE_READYZ)
-		return respond_error(h, conn, 404, NULL, NULL,
-				     "no such path here; this port serves only GET /healthz and /readyz");
 	switch (rq->route) {
 	case ROUTE_NONE:
+		if (!h->serves_verbs)
+			return respond_error(h, conn, 404, NULL, NULL, "no such path here; this port "
+					     "serves only GET /healthz, /readyz, /metrics and /v1/nodes");
+		if (!h->serves_status)
+			return respond_error(h, conn, 404, NULL, NULL, "no such path here; this port "
+					     "serves POST .../filter, .../prioritize, .../preempt and GET "
+					     "/healthz, /readyz: /metrics and /v1/nodes are on the "
+					     "--health-listen port");
 		return respond_error(h, conn, 404, NULL, NULL,
-				     "no such path; try POST .../filter, POST .../prioritize, "
+				     "no such path; try POST .../filter, .../prioritize, .../preempt, "
 				     "GET /healthz, /readyz, /metrics or /v1/nodes");
 	case ROUTE_HEALTHZ:
 	case ROUTE_READYZ:
@@ -517,6 +533,7 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		return answer_shared(h, conn, rq);
 	case ROUTE_FILTER:
 	case ROUTE_PRIORITIZE:
+	case ROUTE_PREEMPT:
 		break;
 	}
 	if (!rq->method_ok)
@@ -560,7 +577,8 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 		return MHD_NO;
 	rq->asked_ns = clock_mono_ns();
 	rq->route = route_of(url);
-	if (h->health_only && rq->route != ROUTE_HEALTHZ && rq->route != ROUTE_READYZ)
+	if ((!h->serves_verbs && is_post_route(rq->route)) ||
+	    (!h->serves_status && is_shared_route(rq->route)))
 		rq->route = ROUTE_NONE;
 	if (is_post_route(rq->route))
 		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_POST);
@@ -791,8 +809,8 @@ static void retire_daemon(void *ctx, struct MHD_Daemon *d)
 }
 
 static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
-				 const struct tls_files *tls, bool health_only, char *err,
-				 size_t errlen)
+				 const struct tls_files *tls, bool health_only, bool serves_status,
+				 char *err, size_t errlen)
 {
 	size_t max = s->limits.max_body_bytes;
 	struct tls_pems pems = { 0 };
@@ -806,6 +824,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	}
 	h->s = s;
 	h->health_only = health_only;
+	h->serves_verbs = !health_only;
+	h->serves_status = serves_status;
 	bigq_init(&h->big, h, HTTP_BIG_NICE);
 	bigq_init(&h->status, h, HTTP_STATUS_NICE);
 	if (!health_only) {
@@ -842,7 +862,7 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	if (!health_only && bigq_start(&h->big))
 		log_warn("http", "no thread for big requests: bodies over %u bytes are parsed on the "
 			 "HTTP threads", HTTP_INLINE_MAX);
-	if (!health_only && bigq_start(&h->status))
+	if (serves_status && bigq_start(&h->status))
 		log_warn("http", "no thread for status replies: /v1/nodes and /metrics are rendered "
 			 "on the HTTP threads");
 	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
@@ -881,15 +901,16 @@ out_free_server:
 }
 
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
-			       const struct tls_files *tls, char *err, size_t errlen)
+			       const struct tls_files *tls, bool serve_status, char *err,
+			       size_t errlen)
 {
-	return serve(s, addr, port, tls, false, err, errlen);
+	return serve(s, addr, port, tls, false, serve_status, err, errlen);
 }
 
 struct http_server *http_start_health(struct scorer *s, const char *addr, uint16_t port, char *err,
 				      size_t errlen)
 {
-	return serve(s, addr, port, NULL, true, err, errlen);
+	return serve(s, addr, port, NULL, true, true, err, errlen);
 }
 
 uint16_t http_port(const struct http_server *h)

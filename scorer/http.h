@@ -3,6 +3,7 @@
  *
  *   POST <any prefix>/filter       ext_filter()
  *   POST <any prefix>/prioritize   ext_prioritize()
+ *   POST <any prefix>/preempt      ext_preempt()
  *   GET  /healthz                  status_healthz()   process alive
  *   GET  /readyz                   status_readyz()    200, or 503 until warmed up
  *   GET  /metrics                  metrics_render()   Prometheus text format
@@ -33,6 +34,7 @@
 #ifndef NETSCHED_HTTP_H
 #define NETSCHED_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,16 +56,21 @@ struct http_server;
 			 HTTPGUARD_HARD_LIMIT(HTTP_HEALTH_CONNECTIONS) + 16u)
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
- * and serves from internal threads until http_stop(). s and tls (NULL for
- * plain HTTP) must outlive the server. Sizes s->request_memory and points
- * s->limits.request.budget at it before serving. NULL on failure, with err holding one line such as
- * "bind 0.0.0.0:8470: Address already in use". */
+ * and serves from internal threads until http_stop(): the verbs, /healthz
+ * and /readyz, and with serve_status also /metrics and /v1/nodes (false
+ * when http_start_health() serves them: then only the scheduler, with its
+ * client certificate, has anything to ask here). s and tls (NULL for plain
+ * HTTP) must outlive the server. Sizes s->request_memory and points
+ * s->limits.request.budget at it before serving. NULL on failure, with err
+ * holding one line such as "bind 0.0.0.0:8470: Address already in use". */
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
-			       const struct tls_files *tls, char *err, size_t errlen);
+			       const struct tls_files *tls, bool serve_status, char *err,
+			       size_t errlen);
 
-/* Plain HTTP serving GET /healthz and /readyz only (404 for anything
- * else), for the kubelet's probes whatever the main port's TLS mode: a
- * probe cannot present a client certificate. Same ownership as above. */
+/* Plain HTTP serving GET /healthz, /readyz, /metrics and /v1/nodes (404 for
+ * any other path, the verbs included): read-only, for the kubelet's probes
+ * and Prometheus whatever the main port's TLS mode (neither presents a
+ * client certificate). Same ownership as above. */
 struct http_server *http_start_health(struct scorer *s, const char *addr, uint16_t port, char *err,
 				      size_t errlen);
 

@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 		log_error("scorer", "%s", err);
 		goto out;
 	}
-	http = http_start(&s, o.http_addr, o.http_port, &o.tls, err, sizeof(err));
+	http = http_start(&s, o.http_addr, o.http_port, &o.tls, !o.health_addr[0], err, sizeof(err));
 	if (!http) {
 		log_error("scorer", "%s", err);
 		goto out;
@@ -283,8 +283,8 @@ int main(int argc, char **argv)
 			log_error("scorer", "--health-listen: %s", err);
 			goto out;
 		}
-		log_info("scorer", "probes: GET /healthz and /readyz on http://%s:%u", o.health_addr,
-			 http_port(health));
+		log_info("scorer", "probes and status: GET /healthz, /readyz, /metrics and /v1/nodes on "
+			 "http://%s:%u (not on the extender's port)", o.health_addr, http_port(health));
 	}
 	if (reports.keys.n)
 		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",

@@ -100,6 +100,19 @@ for f in "$FIX"/captured-k8s-1.20/* "$FIX"/synthetic/*; do
 done
 [ "$requests" -ge 18 ] || fail "only $requests fixture requests found under $FIX"
 
+# The preempt verb's requests, captured from a real scheduler and synthetic,
+# both modes: every candidate kept with its victims by UID (no node here has
+# data: none is judged), under a prefix too.
+for f in "$FIX"/captured-k8s-1.20/preempt-request.* "$FIX"/synthetic/preempt_request_*; do
+	for path in /preempt /scheduler/preempt; do
+		read -r code body <<<"$(http POST "$path" "$f")"
+		expect "POST $path $(basename "$f") status" "$code" 200
+		want=$(jq -c '(.NodeNameToMetaVictims // .NodeNameToVictims) | map_values([.Pods[] | .UID // .metadata.uid])' "$f")
+		expect "POST $path $(basename "$f") keeps every candidate and victim" \
+			"$(jq -c '.NodeNameToMetaVictims | map_values([.Pods[].UID])' <<<"$body")" "$want"
+	done
+done
+
 # The same verbs under a path prefix (urlPrefix + verb).
 f="$FIX/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json"
 read -r code body <<<"$(http POST /scheduler/prioritize "$f")"

@@ -77,8 +77,9 @@ expect "exit status after a refused rotation" "$rc" 0
 cp "$C/server2.key" "$C/live.key"
 
 # 3. mTLS: only a client certificate from the configured CA is answered.
-# The kubelet's probes have none: they go to --health-listen, plain HTTP
-# with /healthz and /readyz and nothing else.
+# The kubelet's probes and Prometheus have none: they go to --health-listen,
+# plain HTTP with /healthz, /readyz, /metrics and /v1/nodes and nothing else;
+# the mTLS port then serves no status.
 PROBE_PORT=$(free_port)
 start_scorer_https --tls-client-ca "$C/ca.pem" --health-listen "127.0.0.1:$PROBE_PORT"
 PROBE="http://127.0.0.1:$PROBE_PORT"
@@ -87,13 +88,17 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/cl
 	--key "$C/client.key" "$URL/readyz")
 expect "probe port /readyz answers as the mTLS port does" \
 	"$(curl -s -o /dev/null -w '%{http_code}' "$PROBE/readyz")" "$code"
-for path in /metrics /v1/nodes /nope; do
-	expect "probe port GET $path" "$(curl -s -o /dev/null -w '%{http_code}' "$PROBE$path")" 404
+for path in /metrics /v1/nodes; do
+	expect "status port GET $path" "$(curl -s -o /dev/null -w '%{http_code}' "$PROBE$path")" 200
+	expect "mTLS port GET $path, with the client certificate" "$(curl -s -o /dev/null -w '%{http_code}' \
+		--cacert "$C/ca.pem" --cert "$C/client.pem" --key "$C/client.key" "$URL$path")" 404
 done
+expect "status port GET /nope" "$(curl -s -o /dev/null -w '%{http_code}' "$PROBE/nope")" 404
 code=$(curl -s -o "$WORK/out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary "@$PRIO" "$PROBE/prioritize")
-expect "probe port POST /prioritize (no extender without a client certificate)" "$code" 404
-grep -q 'serves only GET /healthz and /readyz' "$WORK/out" || fail "404 does not say why: $(cat "$WORK/out")"
+expect "status port POST /prioritize (no extender without a client certificate)" "$code" 404
+grep -q 'serves only GET /healthz, /readyz, /metrics and /v1/nodes' "$WORK/out" ||
+	fail "404 does not say why: $(cat "$WORK/out")"
 wait_for 10 "mTLS /healthz" curl -sf --cacert "$C/ca.pem" --cert "$C/client.pem" \
 	--key "$C/client.key" "$URL/healthz"
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/client.pem" \

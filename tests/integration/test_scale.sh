@@ -74,7 +74,7 @@ expect "prioritize $NODES names: scores fall as traffic rises" \
 # --- (b) many clients at once.
 # Request kinds: every fixture request through both verbs, and the big one.
 kinds=()
-for f in "$FIX"/captured-k8s-1.20/*-request.nodeCacheCapable-*.json \
+for f in "$FIX"/captured-k8s-1.20/{filter,prioritize}-request.nodeCacheCapable-*.json \
 	"$FIX"/synthetic/filter_request_nodeCacheCapable_*.json; do
 	kinds+=("filter:$f" "prioritize:$f")
 done

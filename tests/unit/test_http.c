@@ -1,8 +1,9 @@
 /* The scorer's HTTP server (scorer/http.c) on 127.0.0.1 with a scorer on a
  * fake clock, asked over real sockets with libcurl: each route and method,
  * the answer every error gets ({"error"} with 404, 405 and its Allow
- * header, 413 by Content-Length and by a chunked body, 400), HEAD, and the
- * start-up errors that name the address. The real binary under hostile
+ * header, 413 by Content-Length and by a chunked body, 400), HEAD, the
+ * extender port and the status port apart, and the start-up errors that
+ * name the address. The real binary under hostile
  * clients is tests/integration/test_http.sh. */
 #include <errno.h>
 #include <setjmp.h>
@@ -44,7 +45,7 @@ static int setup(void **state)
 	if (!f->s)
 		return -1;
 	f->s->limits.max_body_bytes = MAX_BODY;
-	f->h = http_start(f->s, "127.0.0.1", 0, NULL, err, sizeof(err));
+	f->h = http_start(f->s, "127.0.0.1", 0, NULL, true, err, sizeof(err));
 	if (!f->h) {
 		fprintf(stderr, "http_start: %s\n", err);
 		return -1;
@@ -133,12 +134,11 @@ static const struct row rows[] = {
 	  true, 413, "over the limit of 256 bytes", NULL },
 };
 
-static void test_http_routes(void **state)
+/* Each row against the server at base. */
+static void run_rows(const char *base, const struct row *table, size_t n)
 {
-	struct fixture *f = *state;
-
-	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		const struct row *row = &rows[r];
+	for (size_t r = 0; r < n; r++) {
+		const struct row *row = &table[r];
 		struct curl_slist *hdrs = NULL;
 		struct buf body, head;
 		struct upload up = { row->body, row->body ? strlen(row->body) : 0 };
@@ -150,7 +150,7 @@ static void test_http_routes(void **state)
 		assert_non_null(c);
 		buf_init(&body, 1 << 20);
 		buf_init(&head, 1 << 16);
-		snprintf(url, sizeof(url), "%s%s", f->base, row->path);
+		snprintf(url, sizeof(url), "%s%s", base, row->path);
 		curl_easy_setopt(c, CURLOPT_URL, url);
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
@@ -189,8 +189,66 @@ static void test_http_routes(void **state)
 		buf_free(&body);
 		buf_free(&head);
 	}
+}
+
+static void test_http_routes(void **state)
+{
+	struct fixture *f = *state;
+
+	run_rows(f->base, rows, sizeof(rows) / sizeof(rows[0]));
 	/* Every 4xx counted: 404, three 405s, a 400 and two 413s. */
 	assert_int_equal(atomic_load(&f->s->counters.requests_bad), 7);
+}
+
+#define PREEMPT "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"u\"}]}}}"
+
+/* With a probe and status listener (--health-listen), the extender port
+ * serves the verbs and the probes' paths, nothing else, and the other port
+ * the probes' paths and status, read-only: whoever reaches it learns the
+ * nodes' traffic but can change nothing. */
+static const struct row verbs_rows[] = {
+	{ "filter", "POST", "/filter", NAMES, false, 200, "\"NodeNames\":[\"a\",\"b\"]", NULL },
+	{ "prioritize", "POST", "/prioritize", NAMES, false, 200, "{\"Host\":\"a\",\"Score\":5}", NULL },
+	{ "preempt", "POST", "/scheduler/preempt", PREEMPT, false, 200,
+	  "{\"NodeNameToMetaVictims\":{\"a\":{\"Pods\":[{\"UID\":\"u\"}],\"NumPDBViolations\":0}}}", NULL },
+	{ "healthz", "GET", "/healthz", NULL, false, 200, "\"status\":\"ok\"", NULL },
+	{ "readyz", "GET", "/readyz", NULL, false, 503, "\"ready\":false", NULL },
+	{ "no metrics here", "GET", "/metrics", NULL, false, 404,
+	  "/metrics and /v1/nodes are on the --health-listen port", NULL },
+	{ "no nodes here", "GET", "/v1/nodes", NULL, false, 404, "--health-listen", NULL },
+};
+
+static const struct row status_rows[] = {
+	{ "healthz", "GET", "/healthz", NULL, false, 200, "\"status\":\"ok\"", NULL },
+	{ "readyz", "GET", "/readyz", NULL, false, 503, "\"ready\":false", NULL },
+	{ "metrics", "GET", "/metrics", NULL, false, 200, "netsched_scorer_uptime_seconds",
+	  "Content-Type: text/plain; version=0.0.4" },
+	{ "v1/nodes", "GET", "/v1/nodes", NULL, false, 200, "{\"nodes\":[]}", NULL },
+	{ "no filter here", "POST", "/filter", NAMES, false, 404,
+	  "serves only GET /healthz, /readyz, /metrics and /v1/nodes", NULL },
+	{ "no prioritize here", "POST", "/prioritize", NAMES, false, 404, "serves only GET", NULL },
+	{ "no preempt here", "POST", "/preempt", PREEMPT, false, 404, "serves only GET", NULL },
+	{ "read-only", "PUT", "/metrics", NULL, false, 405, "use GET", NULL },
+};
+
+static void test_http_status_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct http_server *verbs, *status;
+	char err[256], base[64];
+
+	verbs = http_start(f->s, "127.0.0.1", 0, NULL, false, err, sizeof(err));
+	if (!verbs)
+		fail_msg("http_start: %s", err);
+	status = http_start_health(f->s, "127.0.0.1", 0, err, sizeof(err));
+	if (!status)
+		fail_msg("http_start_health: %s", err);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", http_port(verbs));
+	run_rows(base, verbs_rows, sizeof(verbs_rows) / sizeof(verbs_rows[0]));
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", http_port(status));
+	run_rows(base, status_rows, sizeof(status_rows) / sizeof(status_rows[0]));
+	http_stop(status);
+	http_stop(verbs);
 }
 
 struct start_row {
@@ -213,7 +271,7 @@ static void test_http_start_errors(void **state)
 		const struct start_row *row = &start_rows[r];
 		uint16_t port = row->same_port ? http_port(f->h) : 0;
 		char err[256] = "";
-		struct http_server *h = http_start(f->s, row->addr, port, NULL, err, sizeof(err));
+		struct http_server *h = http_start(f->s, row->addr, port, NULL, true, err, sizeof(err));
 
 		if (h || !strstr(err, row->error))
 			fail_msg("%s: %s, \"%s\" does not say \"%s\"", row->name,
@@ -228,7 +286,7 @@ static void test_http_ipv6(void **state)
 {
 	struct fixture *f = *state;
 	char err[256];
-	struct http_server *h = http_start(f->s, "::1", 0, NULL, err, sizeof(err));
+	struct http_server *h = http_start(f->s, "::1", 0, NULL, true, err, sizeof(err));
 
 	if (!h) {
 		/* A host without IPv6 on loopback cannot run this part. */
@@ -245,6 +303,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http_routes),
+		cmocka_unit_test(test_http_status_apart),
 		cmocka_unit_test(test_http_start_errors),
 		cmocka_unit_test(test_http_ipv6),
 	};
