@@ -3,6 +3,10 @@
 # `kubernetes` source package, and unpacks kubectl from Debian's
 # kubernetes-client package, into a cache outside the repository:
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/netsched/k8s-<sha256 of the orig tarball>/bin/
+# Also kube-scheduler-extender-preemption: the same v1.20.2 scheduler with the
+# one-line upstream fix that makes its preemption call extenders at all
+# (kubernetes#103019, cherry-picked to release-1.20 as #103030; v1.20.2 never
+# sends the preempt verb): for tests/k8s/test_k8s_preempt.sh.
 # A second run finds the binaries there and returns at once. Prints the
 # directory holding the binaries on its last line of stdout.
 #
@@ -26,8 +30,11 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/netsched
 OUT=$CACHE/k8s-$K8S_SHA256
 log() { echo "k8s-build: $*" >&2; }
 
-if [ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-scheduler" ] &&
-	[ -x "$OUT/bin/kubectl" ]; then
+built() {
+	[ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-scheduler" ] &&
+		[ -x "$OUT/bin/kube-scheduler-extender-preemption" ] && [ -x "$OUT/bin/kubectl" ]
+}
+if built; then
 	echo "$OUT/bin"
 	exit 0
 fi
@@ -37,8 +44,7 @@ mkdir -p "$CACHE"
 # One build at a time (two test scripts may ask at once).
 exec 9>"$CACHE/k8s-build.lock"
 flock 9
-if [ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-scheduler" ] &&
-	[ -x "$OUT/bin/kubectl" ]; then
+if built; then
 	echo "$OUT/bin"
 	exit 0
 fi
@@ -166,6 +172,23 @@ t=$(date +%s)
 go build -p "$JOBS" -trimpath -ldflags "$LDFLAGS" -o "$WORKDIR/kube-scheduler" ./cmd/kube-scheduler
 mv "$WORKDIR/kube-scheduler" "$OUT/bin/kube-scheduler.new"
 log "kube-scheduler built in $(($(date +%s) - t)) s"
+
+# The same scheduler with upstream's fix for extenders never called on
+# preemption: v1.20.2 builds its profiles without WithExtenders, so
+# DefaultPreemption sees no extender (kubernetes#102971). The fix is that
+# one option (#103019; release-1.20: #103030).
+t=$(date +%s)
+factory=pkg/scheduler/factory.go
+anchor='frameworkruntime.WithCaptureProfile(frameworkruntime.CaptureProfile(c.frameworkCapturer)),'
+if grep -q 'frameworkruntime.WithExtenders(extenders)' "$factory" || [ "$(grep -c -F "$anchor" "$factory")" != 1 ]; then
+	log "$factory is not v1.20.2's: cannot apply the preemption fix"
+	exit 1
+fi
+sed -i "s|^\(\t*\)$anchor\$|&\n\1frameworkruntime.WithExtenders(extenders),|" "$factory"
+grep -q 'frameworkruntime.WithExtenders(extenders),' "$factory" || { log "the preemption fix did not apply"; exit 1; }
+go build -p "$JOBS" -trimpath -ldflags "$LDFLAGS" -o "$WORKDIR/kube-scheduler-extender-preemption" ./cmd/kube-scheduler
+mv "$WORKDIR/kube-scheduler-extender-preemption" "$OUT/bin/kube-scheduler-extender-preemption"
+log "kube-scheduler-extender-preemption built in $(($(date +%s) - t)) s"
 
 # kube-apiserver needs pkg/generated/openapi/zz_generated.openapi.go, which
 # the tarball lacks: generate it with the vendored openapi-gen over the same

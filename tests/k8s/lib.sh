@@ -64,10 +64,11 @@ kc() { "$K8S_BIN/kubectl" --kubeconfig "$WORK/kubeconfig" "$@"; }
 
 # k8s_config FILE MODE URL TIMEOUT [QPS]: a v1beta1 KubeSchedulerConfiguration
 # (the only version 1.20 reads) for this test cluster, with netsched as the
-# extender the way deploy/ configures it: weight 5, ignorable, names mode.
+# extender the way deploy/ configures it: weight 5, ignorable, names mode (but
+# plain HTTP: tests/k8s/test_k8s_deploy.sh runs the shipped mTLS config).
 #   none        no extender
-#   names       filter + prioritize, nodeCacheCapable: true
-#   full        filter + prioritize, full Node objects
+#   names       filter + prioritize + preempt, nodeCacheCapable: true
+#   full        filter + prioritize + preempt, full Node objects
 #   prioritize  prioritize only (no filterVerb)
 k8s_config() {
 	local file=$1 mode=$2 url=$3 timeout=$4 qps=${5:-50}
@@ -88,6 +89,7 @@ CFG
 		echo "extenders:"
 		echo "- urlPrefix: \"$url\""
 		[ "$mode" = prioritize ] || echo "  filterVerb: filter"
+		[ "$mode" = prioritize ] || echo "  preemptVerb: preempt"
 		echo "  prioritizeVerb: prioritize"
 		echo "  weight: 5"
 		[ "$mode" = full ] && echo "  nodeCacheCapable: false" || echo "  nodeCacheCapable: true"
@@ -168,11 +170,13 @@ k8s_api_stop() {
 	wait "$K8S_API_PID" 2>/dev/null
 }
 
-# k8s_up_scheduler CONFIG [WRAPPER...]: the scheduler on the running apiserver.
+# k8s_up_scheduler CONFIG [WRAPPER...]: the scheduler on the running apiserver;
+# K8S_SCHEDULER names another binary of build.sh's (kube-scheduler).
 k8s_up_scheduler() {
 	local cfg=$1
 	shift
-	start "scheduler-$K8S_RUN" "$@" "$K8S_BIN/kube-scheduler" --config "$cfg" --secure-port 0 --v 2
+	start "scheduler-$K8S_RUN" "$@" "$K8S_BIN/${K8S_SCHEDULER:-kube-scheduler}" --config "$cfg" \
+		--secure-port 0 --v 2
 	K8S_PIDS+=("$LAST_PID")
 	wait_for 30 "kube-scheduler /healthz" curl -sf "http://127.0.0.1:$K8S_SCHED_PORT/healthz"
 }
@@ -189,8 +193,9 @@ k8s_down() {
 }
 
 # k8s_nodes NAME...: Ready nodes with room for plenty of pods, one request.
+# K8S_NODE_CPU sets their CPUs (4).
 k8s_nodes() {
-	local n
+	local n cpu=${K8S_NODE_CPU:-4}
 	for n in "$@"; do
 		cat <<NODE
 ---
@@ -200,8 +205,8 @@ metadata:
   name: $n
   labels: {kubernetes.io/hostname: $n}
 status:
-  capacity: {cpu: "4", memory: 16Gi, pods: "110"}
-  allocatable: {cpu: "4", memory: 16Gi, pods: "110"}
+  capacity: {cpu: "$cpu", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "$cpu", memory: 16Gi, pods: "110"}
   conditions:
   - {type: Ready, status: "True", reason: KubeletReady, message: ready}
 NODE
