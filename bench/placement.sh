@@ -67,7 +67,7 @@ rates_ok() {
 scorer_ok() {
 	local node rate streams got
 	while read -r node rate streams; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" |
+		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
 			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
 		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
 	done < <(python3 "$PY" background "$2" "$1")

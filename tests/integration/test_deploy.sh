@@ -8,9 +8,13 @@
 #     agent's --scorer name agree with each other; security settings are all there.
 #  2. the real binaries ($BIN) accept the manifests' own arguments (--check-config),
 #     and, started with them on loopback (0.0.0.0 -> 127.0.0.1, the ports -> free
-#     ones, the headless Service's name -> 127.0.0.1), serve every probe path with
-#     200, /metrics where the scrape annotations say, and the extender verbs at the
-#     urlPrefix path; the agent's reports reach the scorer.
+#     ones, the headless Service's name -> 127.0.0.1, the mounted Secrets -> files
+#     deploy/tls/make-certs.sh made), serve every probe path with 200, /metrics where
+#     the scrape annotations say, and the extender verbs at the urlPrefix path over
+#     mTLS with the scheduler's client certificate, checked against the CA in its
+#     tlsConfig for the Service's name; without that certificate every verb is
+#     refused, and the extender port serves no status; the agent's reports reach the
+#     scorer. The cert-manager component names the same Secrets and Service.
 #  3. deploy/container/build.sh builds and stages the binaries with exactly the
 #     libraries they load: they run from the staged tree, and (as root) inside a
 #     chroot holding only that tree and glibc, as the image's non-root UID.
@@ -42,6 +46,11 @@ while [ "$P_HTTP" = "$P_REPORTS" ]; do P_HTTP=$(free_port); done
 while [ "$P_HEALTH" = "$P_REPORTS" ] || [ "$P_HEALTH" = "$P_HTTP" ]; do P_HEALTH=$(free_port); done
 while [ "$P_METRICS" = "$P_REPORTS" ] || [ "$P_METRICS" = "$P_HTTP" ] ||
 	[ "$P_METRICS" = "$P_HEALTH" ]; do P_METRICS=$(free_port); done
+
+# The certificates, as an operator makes them (deploy/tls/make-certs.sh).
+deploy/tls/make-certs.sh -o "$WORK/tls" >"$WORK/certs.log" 2>&1 ||
+	fail "deploy/tls/make-certs.sh failed: $(cat "$WORK/certs.log")"
+echo "ok: $(tail -n 1 "$WORK/certs.log")"
 
 # ---------------------------------------------------------------- 1. the manifests
 python3 - "$ROOT/deploy" "$WORK" <<'PY' || fail "the manifests are not right (see above)"
@@ -106,8 +115,9 @@ NAMESPACED = {"ServiceAccount", "Service", "Secret", "ConfigMap", "DaemonSet", "
 
 for name, docs in files.items():
     # monitoring/ is a kit of its own (the Prometheus operator's kinds, a
-    # plain rules file): checked below and by test_monitoring.sh.
-    if name.endswith(".json") or name.startswith("monitoring/"):
+    # plain rules file): checked below and by test_monitoring.sh; so is
+    # tls/cert-manager/ (cert-manager's kinds, a kustomize Component).
+    if name.endswith(".json") or name.startswith(("monitoring/", "tls/")):
         continue
     for i, d in enumerate(docs):
         where = "%s[%d]" % (name, i)
@@ -157,7 +167,7 @@ extras = {"report-key-secret.template.yaml", "scheduler/kube-scheduler-config.v1
           "scheduler/kube-scheduler-config.v1beta1.yaml",
           "scheduler/kube-scheduler-config.prioritize-only.yaml"}
 for name in files:
-    if name.startswith(("control-plane/", "container/", "monitoring/")):
+    if name.startswith(("control-plane/", "container/", "monitoring/", "tls/")):
         continue
     check(name in used_files or name in extras,
           "%s is applied by kustomization.yaml or is a known template" % name)
@@ -179,11 +189,15 @@ for g in mkz.get("configMapGenerator", []):
         src = spec.partition("=")[2] or spec
         check(os.path.isfile(os.path.join(DEPLOY, "monitoring", src)),
               "monitoring configMapGenerator file %s exists" % src)
-mons = {d.get("kind"): d for d in files.get("monitoring/monitors.yaml", [])}
-check(mons.get("PodMonitor", {}).get("spec", {}).get("podMetricsEndpoints", [{}])[0].get("port")
-      == "metrics", "the PodMonitor scrapes the agents' port named metrics")
-check(mons.get("ServiceMonitor", {}).get("spec", {}).get("endpoints", [{}])[0].get("port")
-      == "http", "the ServiceMonitor scrapes the scorer Service's port named http")
+mons = {d["metadata"]["name"]: d for d in files.get("monitoring/monitors.yaml", [])
+        if d.get("kind") == "PodMonitor"}
+for mon, port, what in (("netsched-agent", "metrics", "the agents' port named metrics"),
+                        ("netsched-scorer", "status", "the scorers' status port (not the extender's)"),
+                        ("netsched-scheduler", "https", "the second scheduler's HTTPS port")):
+    ep = mons.get(mon, {}).get("spec", {}).get("podMetricsEndpoints", [{}])[0]
+    check(ep.get("port") == port and
+          {"targetLabel": "job", "replacement": mon} in ep.get("relabelings", []),
+          "the PodMonitor %s scrapes %s, as job %s" % (mon, what, mon))
 
 check("report-key-secret.template.yaml" not in used_files,
       "the Secret template is not applied (re-applying would reset a real key)")
@@ -353,10 +367,11 @@ sargs = args_of(scorer)
 check(flag(sargs, "--listen") == ["tcp://0.0.0.0:7470"], "scorer: --listen tcp://0.0.0.0:7470")
 check(flag(sargs, "--http") == ["0.0.0.0:8470"], "scorer: --http 0.0.0.0:8470")
 check(container_port(scorer, "reports") == 7470, "scorer: containerPort reports 7470")
-check(container_port(scorer, "http") == 8470, "scorer: containerPort http 8470")
-# Probes on their own plain-HTTP port, so they work whatever TLS the extender uses.
+check(container_port(scorer, "https") == 8470, "scorer: containerPort https 8470")
+# Probes and status on their own plain-HTTP port, so they work whatever TLS the
+# extender uses, and the extender port answers the scheduler alone.
 check(flag(sargs, "--health-listen") == ["0.0.0.0:8471"], "scorer: --health-listen 0.0.0.0:8471")
-check(container_port(scorer, "health") == 8471, "scorer: containerPort health 8471")
+check(container_port(scorer, "status") == 8471, "scorer: containerPort status 8471")
 lg = scorer.get("livenessProbe", {}).get("httpGet", {})
 rg = scorer.get("readinessProbe", {}).get("httpGet", {})
 check(lg.get("path") == "/healthz" and container_port(scorer, lg.get("port")) == 8471,
@@ -380,6 +395,25 @@ for who, a, t, c in (("agent", aargs, tmpl, agent), ("scorer", sargs, stmpl, sco
     check(len(kf) == 1 and kf[0] in paths,
           "%s: signing on: --key-file %s is the mounted Secret's file %s" % (who, kf, paths))
 check(agent_uid == scorer_uid, "agent and scorer run as the same UID (the image's)")
+
+
+# -- secure by default (issue 24): the verbs need the scheduler's certificate ---------
+def secret_files(tmpl, c, secret):
+    """mountPath/key for the keys of a mounted Secret, as the pod sees them."""
+    vols = {v["name"]: v for v in tmpl.get("spec", {}).get("volumes", [])}
+    return {k: "%s/%s" % (m["mountPath"].rstrip("/"), k) for m in c.get("volumeMounts", [])
+            for k in ("tls.crt", "tls.key", "ca.crt")
+            if (vols.get(m["name"], {}).get("secret") or {}).get("secretName") == secret}
+
+
+sfiles = secret_files(stmpl, scorer, "netsched-scorer-tls")
+check(flag(sargs, "--tls-cert") == [sfiles.get("tls.crt")] and
+      flag(sargs, "--tls-key") == [sfiles.get("tls.key")] and
+      flag(sargs, "--tls-client-ca") == [sfiles.get("ca.crt")],
+      "scorer: HTTPS with --tls-client-ca (mTLS) from the mounted Secret netsched-scorer-tls %s"
+      % sorted(sfiles.values()))
+check(stmpl.get("spec", {}).get("securityContext", {}).get("fsGroup") == scorer_uid,
+      "scorer: fsGroup %s reads its Secrets (0440)" % scorer_uid)
 
 pdb = one("PodDisruptionBudget", "netsched-scorer")
 check(pdb.get("spec", {}).get("minAvailable") == 1, "PDB: minAvailable 1")
@@ -412,13 +446,13 @@ scorer_urls = flag(aargs, "--scorer")
 m = re.match(r"^tcp://([^:/]+):(\d+)$", scorer_urls[0]) if len(scorer_urls) == 1 else None
 check(m and m.group(1) in (hl_host, hl_host + ".cluster.local") and int(m.group(2)) == 7470,
       "agent: --scorer %s is the headless Service %s:7470" % (scorer_urls, hl_host))
-url_prefix = "http://%s.%s.svc:%d" % (cip["metadata"]["name"], cip["metadata"]["namespace"],
-                                      cip["spec"]["ports"][0]["port"])
+svc_host = "%s.%s.svc" % (cip["metadata"]["name"], cip["metadata"]["namespace"])
+url_prefix = "https://%s:%d" % (svc_host, cip["spec"]["ports"][0]["port"])
 
 # -- secure by default (issue 14): the NetworkPolicy ---------------------------------
 # It selects the scorer pods and admits: to the report port only ipBlocks (hostNetwork
-# agents), to the extender port only the scheduler's pods (and a monitoring namespace,
-# to scrape), to the health port only ipBlocks (the kubelet); no rule is open to all.
+# agents), to the extender port only the scheduler's pods, to the status port ipBlocks
+# (the kubelet) and one named namespace (Prometheus); no rule is open to all.
 def port_num(ref):
     return container_port(scorer, ref)
 
@@ -440,30 +474,31 @@ for r in np_spec.get("ingress", []):
 sched = one("Deployment", "netsched-scheduler")
 sched_labels = sched.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
 check(set(admitted) == {7470, 8470, 8471},
-      "NetworkPolicy: admits to the reports, http and health ports only (%s)" % sorted(map(str, admitted)))
+      "NetworkPolicy: admits to the reports, https and status ports only (%s)" % sorted(map(str, admitted)))
 for peer in sum(admitted.values(), []):
     cidr = (peer.get("ipBlock") or {}).get("cidr", "")
     check(not cidr.endswith("/0"), "NetworkPolicy: no ipBlock %s admits every address" % cidr)
 check(admitted.get(7470) and all(set(p) == {"ipBlock"} for p in admitted[7470]),
       "NetworkPolicy: reports only from ipBlocks (the nodes: agents are hostNetwork)")
-check(admitted.get(8471) and all(set(p) == {"ipBlock"} for p in admitted[8471]),
-      "NetworkPolicy: health only from ipBlocks (the kubelet)")
+check(admitted.get(8471) and
+      all(set(p) == {"ipBlock"} or (set(p) == {"namespaceSelector"} and
+                                    p["namespaceSelector"].get("matchLabels"))
+          for p in admitted[8471]) and any(set(p) == {"ipBlock"} for p in admitted[8471]),
+      "NetworkPolicy: status from ipBlocks (the kubelet) and one named namespace (Prometheus) only")
 http_peers = admitted.get(8470, [])
-check(any(set(p) == {"podSelector"} and
-          p["podSelector"].get("matchLabels", {}).items() <= sched_labels.items() and
-          p["podSelector"].get("matchLabels") for p in http_peers),
-      "NetworkPolicy: http from the netsched-scheduler pods")
-check(all(set(p) == {"podSelector"} or
-          (set(p) == {"namespaceSelector"} and p["namespaceSelector"].get("matchLabels"))
-          for p in http_peers),
-      "NetworkPolicy: http from the scheduler's pods or one named namespace only")
+check(http_peers and all(set(p) == {"podSelector"} and
+                         p["podSelector"].get("matchLabels", {}).items() <= sched_labels.items() and
+                         p["podSelector"].get("matchLabels") for p in http_peers),
+      "NetworkPolicy: the extender port from the netsched-scheduler pods only")
 np_text = open(os.path.join(DEPLOY, "networkpolicy.yaml")).read()
 check("NODE_CIDR" in np_text and "192.0.2.0/24" in np_text,
       "NetworkPolicy: the node CIDR placeholder is marked NODE_CIDR")
 
 # -- KubeSchedulerConfiguration ----------------------------------------------------
-EXT_KEYS = {"urlPrefix", "filterVerb", "prioritizeVerb", "weight", "nodeCacheCapable",
-            "ignorable", "httpTimeout", "enableHTTPS"}
+EXT_KEYS = {"urlPrefix", "filterVerb", "prioritizeVerb", "preemptVerb", "weight",
+            "nodeCacheCapable", "ignorable", "httpTimeout", "enableHTTPS", "tlsConfig"}
+TLS_KNOWN = {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData",
+             "caData"}
 EXT_KNOWN = EXT_KEYS | {"preemptVerb", "bindVerb", "tlsConfig", "managedResources"}
 TOP_KNOWN = {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection",
              "percentageOfNodesToScore", "podInitialBackoffSeconds", "podMaxBackoffSeconds",
@@ -480,7 +515,7 @@ def seconds(d):
     return sum(float(n) * UNIT[u] for n, _, u in re.findall(r"(\d+(\.\d+)?)(ns|us|µs|ms|s|m|h)", d))
 
 
-def check_ksc(c, where, want_url, want_profile, filter_verb=True):
+def check_ksc(c, where, want_url, want_profile, want_tls, filter_verb=True):
     check(c.get("kind") == "KubeSchedulerConfiguration" and c.get("apiVersion") in KSC_VERSIONS,
           "%s: a KubeSchedulerConfiguration v1/v1beta3/v1beta1" % where)
     check(set(c) <= TOP_KNOWN, "%s: top-level keys are real (%s)" % (where, sorted(set(c) - TOP_KNOWN)))
@@ -499,17 +534,23 @@ def check_ksc(c, where, want_url, want_profile, filter_verb=True):
     for k in keys - EXT_KNOWN:
         check(False, "%s: extender key %r is not one kube-scheduler reads%s" % (
             where, k, " (did you mean %r?)" % lower[k.lower()] if k.lower() in lower else ""))
-    want_keys = EXT_KEYS if filter_verb else EXT_KEYS - {"filterVerb"}
+    # preemptVerb only with a filter: without one nothing is rejected.
+    want_keys = EXT_KEYS if filter_verb else EXT_KEYS - {"filterVerb", "preemptVerb"}
     check(keys == want_keys, "%s: extender keys are exactly %s" % (where, sorted(want_keys)))
     check(e.get("urlPrefix") == want_url, "%s: urlPrefix %s" % (where, want_url))
     if filter_verb:
         check(e.get("filterVerb") == "filter", "%s: filterVerb filter" % where)
+        check(e.get("preemptVerb") == "preempt", "%s: preemptVerb preempt" % where)
     check(e.get("prioritizeVerb") == "prioritize", "%s: prioritizeVerb prioritize" % where)
     w = e.get("weight")
     check(isinstance(w, int) and not isinstance(w, bool) and w > 0, "%s: weight is an integer > 0" % where)
     check(e.get("nodeCacheCapable") is True, "%s: nodeCacheCapable true" % where)
     check(e.get("ignorable") is True, "%s: ignorable true" % where)
-    check(e.get("enableHTTPS") is False, "%s: enableHTTPS false" % where)
+    check(e.get("enableHTTPS") is True, "%s: enableHTTPS true (the scorer requires mTLS)" % where)
+    tls = e.get("tlsConfig") or {}
+    check(set(tls) <= TLS_KNOWN, "%s: tlsConfig keys are real (%s)" % (where, sorted(set(tls) - TLS_KNOWN)))
+    check(tls == want_tls and not tls.get("insecure"),
+          "%s: tlsConfig is the client certificate and CA %s" % (where, want_tls))
     t = e.get("httpTimeout")
     check(isinstance(t, str) and DUR.match(t) and 0 < seconds(t) <= 5,
           "%s: httpTimeout %r is a duration string of at most 5s" % (where, t))
@@ -524,34 +565,41 @@ sched_b3 = files["scheduler/kube-scheduler-config.v1beta3.yaml"][0]
 check(sched_cfg.get("apiVersion") == KSC_VERSIONS[0], "scheduler config is v1")
 check(sched_b3.get("apiVersion") == KSC_VERSIONS[1], "scheduler v1beta3 config is v1beta3")
 ext = None
+# Way (a): the files of the Secret netsched-scheduler-tls as the scheduler's pod mounts it.
+sd = one("Deployment", "netsched-scheduler")
+stp = sd.get("spec", {}).get("template", {})
+kc = (stp.get("spec", {}).get("containers") or [{}])[0]
+tf = secret_files(stp, kc, "netsched-scheduler-tls")
+tls_a = {"certFile": tf.get("tls.crt"), "keyFile": tf.get("tls.key"), "caFile": tf.get("ca.crt")}
+check(None not in tls_a.values(), "netsched-scheduler mounts the Secret netsched-scheduler-tls %s" % tls_a)
 for name, c in (("scheduler/kube-scheduler-config.yaml", sched_cfg),
                 ("scheduler/kube-scheduler-config.v1beta3.yaml", sched_b3)):
-    ext = check_ksc(c, name, url_prefix, "netsched-scheduler") or ext
+    ext = check_ksc(c, name, url_prefix, "netsched-scheduler", tls_a) or ext
 check({k: v for k, v in sched_cfg.items() if k != "apiVersion"} ==
       {k: v for k, v in sched_b3.items() if k != "apiVersion"},
       "the scheduler's v1 and v1beta3 configs differ only in apiVersion")
 
 
 def without_filter(c):
-    return dict(c, extenders=[{k: v for k, v in e.items() if k != "filterVerb"}
+    return dict(c, extenders=[{k: v for k, v in e.items() if k not in ("filterVerb", "preemptVerb")}
                               for e in c.get("extenders", [])])
 
 
-def check_variants(base, prefix, url, profile):
+def check_variants(base, prefix, url, profile, tls):
     """The v1beta1 (Kubernetes 1.20-1.22) and prioritize-only variants of a v1 config."""
     b1 = files[prefix + ".v1beta1.yaml"][0]
     po = files[prefix + ".prioritize-only.yaml"][0]
-    check_ksc(b1, prefix + ".v1beta1.yaml", url, profile)
+    check_ksc(b1, prefix + ".v1beta1.yaml", url, profile, tls)
     check(b1.get("apiVersion") == KSC_VERSIONS[2], "%s.v1beta1.yaml is v1beta1" % prefix)
     check({k: v for k, v in b1.items() if k != "apiVersion"} ==
           {k: v for k, v in base.items() if k != "apiVersion"},
           "%s: the v1 and v1beta1 configs differ only in apiVersion" % prefix)
-    check_ksc(po, prefix + ".prioritize-only.yaml", url, profile, filter_verb=False)
+    check_ksc(po, prefix + ".prioritize-only.yaml", url, profile, tls, filter_verb=False)
     check(po == without_filter(base),
           "%s.prioritize-only.yaml is the v1 config without filterVerb" % prefix)
 
 
-check_variants(sched_cfg, "scheduler/kube-scheduler-config", url_prefix, "netsched-scheduler")
+check_variants(sched_cfg, "scheduler/kube-scheduler-config", url_prefix, "netsched-scheduler", tls_a)
 cm = generated.get("netsched-scheduler-config", {"data": {}})
 check(yaml.safe_load(cm["data"].get("config.yaml", "")) == sched_cfg,
       "the generated ConfigMap holds the v1 scheduler config as config.yaml")
@@ -560,18 +608,23 @@ cp = files["control-plane/scheduler-config.yaml"][0]
 cp3 = files["control-plane/scheduler-config.v1beta3.yaml"][0]
 check(cp.get("apiVersion") == KSC_VERSIONS[0] and cp3.get("apiVersion") == KSC_VERSIONS[1],
       "control-plane configs are v1 and v1beta3")
+# Way (b): the ClusterIP, checked as the Service's name; the files on the node where
+# the kubeadm patch mounts them.
+tls_b = {"serverName": svc_host, "certFile": "/etc/kubernetes/netsched/tls.crt",
+         "keyFile": "/etc/kubernetes/netsched/tls.key", "caFile": "/etc/kubernetes/netsched/ca.crt"}
 for name, c in (("control-plane/scheduler-config.yaml", cp),
                 ("control-plane/scheduler-config.v1beta3.yaml", cp3)):
-    check_ksc(c, name, "http://SCORER_CLUSTER_IP:8470", "default-scheduler")
+    check_ksc(c, name, "https://SCORER_CLUSTER_IP:8470", "default-scheduler", tls_b)
     check(c.get("clientConnection", {}).get("kubeconfig") == "/etc/kubernetes/scheduler.conf",
           "%s: names kubeadm's scheduler kubeconfig (--kubeconfig is ignored with --config)" % name)
 check({k: v for k, v in cp.items() if k != "apiVersion"} ==
       {k: v for k, v in cp3.items() if k != "apiVersion"},
       "the control-plane v1 and v1beta3 configs differ only in apiVersion")
-check_variants(cp, "control-plane/scheduler-config", "http://SCORER_CLUSTER_IP:8470",
-               "default-scheduler")
-check(cp["extenders"] == [dict(sched_cfg["extenders"][0], urlPrefix="http://SCORER_CLUSTER_IP:8470")],
-      "both ways configure the same extender but for its address")
+check_variants(cp, "control-plane/scheduler-config", "https://SCORER_CLUSTER_IP:8470",
+               "default-scheduler", tls_b)
+check(cp["extenders"] == [dict(sched_cfg["extenders"][0], urlPrefix="https://SCORER_CLUSTER_IP:8470",
+                               tlsConfig=tls_b)],
+      "both ways configure the same extender but for its address and certificate files")
 
 patch = files["control-plane/kubeadm-patches/kube-scheduler+json.json"][0]
 check(isinstance(patch, list) and all(set(op) == {"op", "path", "value"} and op["op"] == "add"
@@ -581,19 +634,22 @@ mounts = [op["value"] for op in patch if op["path"] == "/spec/containers/0/volum
 pvols = [op["value"] for op in patch if op["path"] == "/spec/volumes/-"]
 target = "/etc/kubernetes/scheduler-config.yaml"
 check(cfgflag == ["--config=" + target], "kubeadm patch: adds --config=%s" % target)
-check(len(mounts) == 1 and mounts[0]["mountPath"] == target and mounts[0].get("readOnly") is True,
-      "kubeadm patch: mounts the file read-only")
-check(len(pvols) == 1 and pvols[0]["name"] == (mounts or [{}])[0].get("name") and
-      pvols[0]["hostPath"] == {"path": target, "type": "File"}, "kubeadm patch: hostPath File volume")
+pv = {v["name"]: v.get("hostPath") for v in pvols}
+check(len(mounts) == 2 and all(m.get("readOnly") is True for m in mounts) and
+      {m["mountPath"]: pv.get(m["name"]) for m in mounts} ==
+      {target: {"path": target, "type": "File"},
+       "/etc/kubernetes/netsched": {"path": "/etc/kubernetes/netsched", "type": "Directory"}},
+      "kubeadm patch: mounts the config file and the certificate folder read-only from the host")
 readme = open(os.path.join(DEPLOY, "control-plane", "README.md")).read()
 check("--config=" + target in readme and "SCORER_CLUSTER_IP" in readme,
       "control-plane/README.md gives the flag and fills in the ClusterIP")
 
 # -- the second scheduler ----------------------------------------------------------
-sd = one("Deployment", "netsched-scheduler")
-stp = sd.get("spec", {}).get("template", {})
-check_pod("netsched-scheduler", stp, True)
-kc = (stp.get("spec", {}).get("containers") or [{}])[0]
+sched_uid = check_pod("netsched-scheduler", stp, True)[1]
+check(stp.get("spec", {}).get("securityContext", {}).get("fsGroup") == sched_uid,
+      "netsched-scheduler: fsGroup %s reads its client certificate (0440)" % sched_uid)
+check("--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics" in kc.get("command", []),
+      "netsched-scheduler: /metrics without a token, for the PodMonitor")
 check(kc.get("image", "").startswith("registry.k8s.io/kube-scheduler:v"),
       "netsched-scheduler runs the stock registry.k8s.io/kube-scheduler image")
 cfgs = flag(kc.get("command", []) + kc.get("args", []), "--config")
@@ -630,6 +686,37 @@ used = {c["image"].split(":")[0] for w in objs("DaemonSet") + objs("Deployment")
         for c in w["spec"]["template"]["spec"]["containers"]}
 check(set(images) == used, "kustomization images: cover exactly the images used (%s)" % sorted(used))
 
+# -- the certificates: cert-manager's way names what the pods mount -----------------
+cmk = files.get("tls/cert-manager/kustomization.yaml", [{}])[0]
+check(cmk.get("kind") == "Component" and cmk.get("apiVersion") == "kustomize.config.k8s.io/v1alpha1",
+      "tls/cert-manager is a kustomize Component")
+cm_objs = [d for r in cmk.get("resources", []) for d in files.get("tls/cert-manager/" + r, [])]
+check(cm_objs and all(d.get("apiVersion") == "cert-manager.io/v1" and
+                      d.get("kind") in ("Issuer", "Certificate") and
+                      (d.get("metadata") or {}).get("namespace") == "netsched" for d in cm_objs),
+      "tls/cert-manager: cert-manager.io/v1 Issuers and Certificates in namespace netsched")
+issuers = {d["metadata"]["name"]: d for d in cm_objs if d["kind"] == "Issuer"}
+certs = {d["spec"]["secretName"]: d["spec"] for d in cm_objs if d["kind"] == "Certificate"}
+for c in certs.values():
+    check(c.get("issuerRef", {}).get("name") in issuers, "tls/cert-manager: %s has its Issuer" % c["secretName"])
+ca_issuer = [i for i in issuers.values() if "ca" in i["spec"]]
+check(len(ca_issuer) == 1 and certs.get(ca_issuer[0]["spec"]["ca"]["secretName"], {}).get("isCA"),
+      "tls/cert-manager: one CA Issuer, signing with a CA Certificate of its own")
+srv, cli = certs.get("netsched-scorer-tls", {}), certs.get("netsched-scheduler-tls", {})
+check(svc_host in srv.get("dnsNames", []) and "server auth" in srv.get("usages", []) and
+      "client auth" not in srv.get("usages", []),
+      "tls/cert-manager: netsched-scorer-tls serves %s" % svc_host)
+check("client auth" in cli.get("usages", []) and "server auth" not in cli.get("usages", []),
+      "tls/cert-manager: netsched-scheduler-tls is a client certificate")
+check(srv.get("issuerRef") == cli.get("issuerRef") and srv.get("issuerRef", {}).get("name") in
+      [i["metadata"]["name"] for i in ca_issuer],
+      "tls/cert-manager: both signed by the CA Issuer (each side's ca.crt trusts the other)")
+sec = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(os.path.join(WORK, "tls", "secrets.yaml"))) if d}
+check(set(sec) == {"netsched-scorer-tls", "netsched-scheduler-tls"} and
+      all(set(d.get("data", {})) == {"tls.crt", "tls.key", "ca.crt"} and
+          d["metadata"].get("namespace") == "netsched" for d in sec.values()),
+      "make-certs.sh: secrets.yaml holds the two Secrets the pods mount, tls.crt, tls.key, ca.crt")
+
 # -- the container build -------------------------------------------------------------
 df = open(os.path.join(DEPLOY, "container", "Dockerfile")).read()
 lines = [l.strip() for l in df.splitlines() if l.strip() and not l.strip().startswith("#")]
@@ -648,11 +735,17 @@ check(len(ld) == 1, "Dockerfile: LD_LIBRARY_PATH names the staged libraries")
 check(os.access(os.path.join(DEPLOY, "container", "build.sh"), os.X_OK), "build.sh is executable")
 
 # -- hand the running part its arguments -------------------------------------------
+TLS_LOCAL = {sfiles.get("tls.crt"): "scorer.crt", sfiles.get("tls.key"): "scorer.key",
+             sfiles.get("ca.crt"): "ca.crt"}
+
+
 def local(args):
     out = []
     for a in args:
         if a.startswith("/etc/netsched/key/"):
             a = os.path.join(WORK, "report.key")
+        if a in TLS_LOCAL:
+            a = os.path.join(WORK, "tls", TLS_LOCAL[a])
         a = a.replace(hl_host + ".cluster.local", "127.0.0.1").replace(hl_host, "127.0.0.1")
         a = a.replace("0.0.0.0", "127.0.0.1")
         for mport, lport in PORTS.items():
@@ -668,15 +761,18 @@ def nul(name, args):
 
 nul("agent.args", aargs)
 nul("agent.local.args", local(aargs))
-nul("scorer.args", sargs)
+nul("scorer.args", [os.path.join(WORK, "tls", TLS_LOCAL[a]) if a in TLS_LOCAL else a for a in sargs])
 nul("scorer.local.args", local(sargs))
 with open(os.path.join(WORK, "probes.tsv"), "w") as f:
     for comp, kind, path, port, scheme in probes:
         f.write("%s\t%s\t%s\t%d\t%s\n" % (comp, kind, path, PORTS[port], scheme.lower()))
 with open(os.path.join(WORK, "extender.tsv"), "w") as f:
     path = re.sub(r"^https?://[^/]+", "", ext["urlPrefix"] if ext else "").rstrip("/")
-    for v in ("filterVerb", "prioritizeVerb"):
+    for v in ("filterVerb", "prioritizeVerb", "preemptVerb"):
         f.write("%s\t%s/%s\n" % (v, path, ext[v] if ext else "?"))
+with open(os.path.join(WORK, "client.env"), "w") as f:
+    # What the scheduler presents and checks: tlsConfig, made local like the args.
+    f.write("SVC_HOST=%s\n" % svc_host)
 with open(os.path.join(WORK, "image.env"), "w") as f:
     f.write("IMAGE_UID=%s\nIMAGE_LIBDIR=%s\n" % (agent_uid, ld[0] if ld else ""))
 
@@ -690,7 +786,9 @@ mapfile -d '' AGENT_LOCAL <"$WORK/agent.local.args"
 mapfile -d '' SCORER_ARGS <"$WORK/scorer.args"
 mapfile -d '' SCORER_LOCAL <"$WORK/scorer.local.args"
 . "$WORK/image.env"
+. "$WORK/client.env"
 NODE=netsched-deploy-test
+T=$WORK/tls
 
 # ------------------------------------------- 2. the binaries take the manifests' flags
 check_config() { # WHAT BINARY ARGS...
@@ -715,8 +813,8 @@ check_config "agent (loopback args)" "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
 check_config "scorer (loopback args)" "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
 
 start scorer "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
-HTTP_PORT=$P_HTTP
-wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$P_HTTP/healthz"
+HTTP_PORT=$P_HEALTH
+wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$P_HEALTH/healthz"
 start agent env NODE_NAME=$NODE "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
 wait_for 10 "agent /healthz" curl -sf "http://127.0.0.1:$P_METRICS/healthz"
 
@@ -731,7 +829,7 @@ done <"$WORK/probes.tsv"
 # The agent, started with the manifest's --scorer (the headless name made loopback),
 # reaches the scorer: its node shows up with agent data.
 wait_for 15 "the agent's node in /v1/nodes" bash -c \
-	"curl -s http://127.0.0.1:$P_HTTP/v1/nodes | jq -e '.nodes[] | select(.name == \"$NODE\" and .source == \"agent\")'"
+	"curl -s http://127.0.0.1:$P_HEALTH/v1/nodes | jq -e '.nodes[] | select(.name == \"$NODE\" and .source == \"agent\")'"
 echo "ok: the agent's reports reach the scorer through the manifest's --scorer"
 grep -q "accepting only reports signed" "$WORK/scorer.log" ||
 	fail "the scorer started with the manifest's args does not require signed reports"
@@ -740,17 +838,47 @@ curl -s "http://127.0.0.1:$P_METRICS/metrics" | grep -q '^netsched_agent_reports
 	fail "agent /metrics lacks netsched_agent_reports_failed_total for its scorer"
 echo "ok: agent /metrics counts failed reports per scorer"
 
-# The extender verbs at the urlPrefix path, as the scheduler will call them.
+# The extender verbs at the urlPrefix path, as the scheduler will call them: HTTPS to
+# the Service's name (resolved to loopback), its certificate checked against the CA
+# of the scheduler's tlsConfig, the scheduler's client certificate presented.
+# sched PATH [FILE] [CURL ARGS]: "CODE BODY" from the extender port.
+sched() {
+	local path=$1 file=${2:-} code
+	shift 2
+	local args=(-s -o "$WORK/body" -w '%{http_code}' --cacert "$T/ca.crt"
+		--resolve "$SVC_HOST:$P_HTTP:127.0.0.1" "$@")
+	[ -n "$file" ] && args+=(-X POST -H 'Content-Type: application/json' --data-binary "@$file")
+	code=$(curl "${args[@]}" "https://$SVC_HOST:$P_HTTP$path") || code=000
+	echo "$code $(cat "$WORK/body" 2>/dev/null)"
+}
+CLIENT=(--cert "$T/scheduler.crt" --key "$T/scheduler.key")
 printf '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u1"},"spec":{}},"Nodes":null,"NodeNames":["%s","other"]}' \
 	"$NODE" >"$WORK/names.json"
+printf '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u1"},"spec":{}},"NodeNameToVictims":null,"NodeNameToMetaVictims":{"%s":{"Pods":[{"UID":"v1"}],"NumPDBViolations":0},"other":{"Pods":[{"UID":"v2"}],"NumPDBViolations":0}}}' \
+	"$NODE" >"$WORK/preempt.json"
 while IFS=$'\t' read -r verb path; do
-	r=$(http POST "$path" "$WORK/names.json")
+	body=$WORK/names.json
+	[ "$verb" = preemptVerb ] && body=$WORK/preempt.json
+	r=$(sched "$path" "$body" "${CLIENT[@]}")
 	expect "$verb $path status" "${r%% *}" 200
 	case $verb in
 	filterVerb) expect "$verb keeps both nodes" "$(jq -c '.NodeNames' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
 	prioritizeVerb) expect "$verb scores both nodes" "$(jq -c '[.[].Host]' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
+	preemptVerb) expect "$verb keeps both candidates" \
+		"$(jq -c '.NodeNameToMetaVictims | keys' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
 	esac
+	# Anyone else: no client certificate, or one from another CA.
+	r=$(sched "$path" "$body")
+	expect "$verb without the scheduler's certificate" "${r%% *}" 403
+	r=$(sched "$path" "$body" --cert "$T/scorer.crt" --key "$T/scorer.key")
+	expect "$verb with a certificate that is not a client's (the scorer's own)" "${r%% *}" 403
 done <"$WORK/extender.tsv"
+# The extender port serves the verbs and the probes, no status: that is the other port.
+for path in /metrics /v1/nodes; do
+	r=$(sched "$path" "" "${CLIENT[@]}")
+	expect "GET $path on the extender port" "${r%% *}" 404
+	expect "GET $path on the status port" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$P_HEALTH$path")" 200
+done
 
 # ----------------------------------------------------------- 3. the container build
 IMG=$WORK/image
@@ -804,15 +932,21 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null && command -v dpkg-query
 	# The key where the Secret volume puts it: mode 0440 (defaultMode 288), group
 	# 65532 (fsGroup), read by the image's UID.
 	install -D -m 0440 -o root -g "$IMAGE_UID" "$WORK/report.key" "$CR/etc/netsched/key/report.key"
+	install -D -m 0440 -o root -g "$IMAGE_UID" "$T/scorer.crt" "$CR/etc/netsched/tls/tls.crt"
+	install -D -m 0440 -o root -g "$IMAGE_UID" "$T/scorer.key" "$CR/etc/netsched/tls/tls.key"
+	install -D -m 0440 -o root -g "$IMAGE_UID" "$T/ca.crt" "$CR/etc/netsched/tls/ca.crt"
 	out=$(env -i NODE_NAME=$NODE LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
 		/usr/local/bin/netsched-agent "${AGENT_MANIFEST[@]}" --check-config 2>&1) ||
 		fail "agent --check-config in the glibc-only root: $out"
 	echo "ok: the staged agent reads the key at the manifest's path as UID $IMAGE_UID"
-	P2=$(free_port)
-	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_LOCAL[@]}" | sed "s/:$P_HTTP\$/:$P2/;s/:$P_REPORTS\$/:$(free_port)/;s/:$P_HEALTH\$/:$(free_port)/;s|^$WORK/report.key\$|/etc/netsched/key/report.key|")
+	P2=$(free_port) P3=$(free_port)
+	mapfile -t CR_ARGS < <(printf '%s\n' "${SCORER_ARGS[@]}" | sed "s/:8470\$/:$P2/;s|:7470\$|:$(free_port)|;s/:8471\$/:$P3/;s/0\.0\.0\.0/127.0.0.1/;s|^$WORK/report.key\$|/etc/netsched/key/report.key|;s|^$T/scorer.crt\$|/etc/netsched/tls/tls.crt|;s|^$T/scorer.key\$|/etc/netsched/tls/tls.key|;s|^$T/ca.crt\$|/etc/netsched/tls/ca.crt|")
 	start scorer-chroot env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
 		/usr/local/bin/netsched-scorer "${CR_ARGS[@]}"
-	wait_for 10 "the staged scorer's /healthz" curl -sf "http://127.0.0.1:$P2/healthz"
+	wait_for 10 "the staged scorer's /healthz" curl -sf "http://127.0.0.1:$P3/healthz"
+	code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.crt" "${CLIENT[@]}" \
+		--resolve "$SVC_HOST:$P2:127.0.0.1" "https://$SVC_HOST:$P2/healthz")
+	expect "the staged scorer's extender port over mTLS, as UID $IMAGE_UID reading the mounted files" "$code" 200
 	echo "ok: the staged scorer serves /healthz from the glibc-only root"
 else
 	echo "note: not root (or no chroot): skipped running the staged tree in a glibc-only root"

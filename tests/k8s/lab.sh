@@ -246,12 +246,15 @@ lab_netsched_ports() {
 	LAB_SC_LISTEN=$(free_port) LAB_SC_HTTP=$(free_port) LAB_SC_HEALTH=$(free_port)
 	LAB_NS_SCHED_PORT=$(free_port)
 	od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$WORK/report.key"
+	# The verbs over mTLS, as deploy/ runs them.
+	"$LAB_DIR/../../deploy/tls/make-certs.sh" -o "$WORK/tls" >"$WORK/certs.log" 2>&1 ||
+		fail "deploy/tls/make-certs.sh: $(cat "$WORK/certs.log")"
 }
 
 lab_netsched_scheduler() {
 	lab_netsched_ports
 	python3 "$LAB_DIR/shipped.py" scheduler-config "$WORK/netsched-scheduler.yaml" "$WORK/kubeconfig" \
-		"http://127.0.0.1:$LAB_SC_HTTP" "127.0.0.1:$LAB_NS_SCHED_PORT" ||
+		"https://127.0.0.1:$LAB_SC_HTTP" "127.0.0.1:$LAB_NS_SCHED_PORT" "$WORK/tls" ||
 		fail "cannot localize deploy/'s scheduler config"
 	start "nsched-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/netsched-scheduler.yaml" \
 		--secure-port 0 --v 2
@@ -261,7 +264,7 @@ lab_netsched_scheduler() {
 
 # lab_agents_in: how many nodes the scorer has agent data for.
 lab_agents_in() {
-	curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length'
+	curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length'
 }
 lab_all_in() { [ "$(lab_agents_in)" = "${#LAB_NODES[@]}" ]; }
 
@@ -273,12 +276,14 @@ lab_netsched_up() {
 	lab_netsched_ports
 	mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args scorer -- "--listen=tcp://127.0.0.1:$LAB_SC_LISTEN" \
 		"--http=127.0.0.1:$LAB_SC_HTTP" "--health-listen=127.0.0.1:$LAB_SC_HEALTH" \
-		"--key-file=$WORK/report.key" "--kubeconfig=$WORK/kubeconfig" "$@")
+		"--key-file=$WORK/report.key" "--kubeconfig=$WORK/kubeconfig" \
+		"--tls-cert=$WORK/tls/scorer.crt" "--tls-key=$WORK/tls/scorer.key" \
+		"--tls-client-ca=$WORK/tls/ca.crt" "$@")
 	[ "${#args[@]}" -gt 6 ] || fail "no scorer args from deploy/scorer.yaml"
 	start scorer "$BIN/netsched-scorer" "${args[@]}"
 	LAB_SCORER=$LAST_PID
 	K8S_PIDS+=("$LAST_PID") # its pod watch too
-	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$LAB_SC_HTTP/healthz"
+	wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$LAB_SC_HEALTH/healthz"
 	LAB_AGENTS=()
 	for n in "${LAB_NODES[@]}"; do
 		mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args agent -- \

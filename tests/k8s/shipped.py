@@ -5,17 +5,21 @@
       the container args of deploy/scorer.yaml or deploy/agent.yaml, one a
       line, with the options given replaced by these local values (value
       "drop": left out) and those the file lacks appended
-  shipped.py scheduler-config OUT KUBECONFIG URL HEALTH
+  shipped.py scheduler-config OUT KUBECONFIG URL HEALTH CERTS
       deploy/scheduler/kube-scheduler-config.v1beta1.yaml with only the
-      kubeconfig, the scorer's URL and a loopback health port made local,
-      as tests/k8s/test_k8s_deploy.sh does: profile netsched-scheduler,
-      leader election, the extender's verbs, weight and httpTimeout stay
+      kubeconfig, the scorer's URL, a loopback health port and the
+      certificate files (CERTS: the directory deploy/tls/make-certs.sh
+      wrote) made local, as tests/k8s/test_k8s_deploy.sh does: profile
+      netsched-scheduler, leader election, the extender's verbs, weight,
+      httpTimeout and mTLS stay (the scorer's certificate still checked for
+      the Service's name)
 
 Reads deploy/ each time, so a change there is what the lab runs.
 Needs python3-yaml.
 """
 import os
 import sys
+import urllib.parse
 
 import yaml
 
@@ -51,12 +55,18 @@ def localized(args, subst):
     return out
 
 
-def scheduler_config(out, kubeconfig, url, health):
+def scheduler_config(out, kubeconfig, url, health, certs):
     path = os.path.join(DEPLOY, "scheduler", "kube-scheduler-config.v1beta1.yaml")
     with open(path, encoding="utf-8") as f:
         c = yaml.safe_load(f)
     c.setdefault("clientConnection", {})["kubeconfig"] = kubeconfig
+    local = {"tls.crt": "scheduler.crt", "tls.key": "scheduler.key", "ca.crt": "ca.crt"}
     for e in c["extenders"]:
+        tls = e.get("tlsConfig")
+        if tls:
+            tls.setdefault("serverName", urllib.parse.urlsplit(e["urlPrefix"]).hostname)
+            for k in ("certFile", "keyFile", "caFile"):
+                tls[k] = os.path.join(certs, local[os.path.basename(tls[k])])
         e["urlPrefix"] = url
     c["healthzBindAddress"] = c["metricsBindAddress"] = health
     with open(out, "w", encoding="utf-8") as f:
@@ -78,7 +88,7 @@ def main(argv):
                 subst.setdefault(opt, []).append(value)
         print("\n".join(localized(container_args(argv[1]), subst)))
         return 0
-    if len(argv) == 5 and argv[0] == "scheduler-config":
+    if len(argv) == 6 and argv[0] == "scheduler-config":
         scheduler_config(*argv[1:])
         return 0
     sys.stderr.write(__doc__)

@@ -3,11 +3,16 @@
 # scheduler, Debian's kubectl 1.20), so the versions docs/operating.md claims
 # are tested where we can:
 #  1. the v1beta1 scheduler configs of both ways, as shipped (leader election
-#     included; only the kubeconfig, the scorer's address and the health
-#     port are made local): kube-scheduler 1.20 loads each, logs the
-#     extender it created with httpTimeout 100ms, and places pods through
-#     netsched; the prioritize-only config with its apiVersion set to
-#     v1beta1 (as documented) places pods without a single filter call;
+#     included; only the kubeconfig, the scorer's address, the certificate
+#     files and the health port are made local): the scorer runs with mTLS
+#     and certificates deploy/tls/make-certs.sh made, kube-scheduler 1.20
+#     loads each config, logs the extender it created (HTTPS, preempt verb,
+#     httpTimeout 100ms), checks the scorer's certificate for the Service's
+#     name, presents its client certificate, and places pods through netsched;
+#     the prioritize-only config with its apiVersion set to v1beta1 (as
+#     documented) places pods without a single filter call; the scheduler's
+#     own scheduler_schedule_attempts_total carries the profile and result
+#     labels the alert NetschedNotAnswering reads;
 #  2. every object `kubectl apply -k deploy/` would create, rendered here,
 #     passes the 1.20 apiserver's server-side dry run, except the
 #     PodDisruptionBudget (policy/v1 is 1.21+), which passes as
@@ -21,19 +26,35 @@ cd "$ROOT" || exit 1
 . tests/k8s/lib.sh
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
 k8s_init
-start_scorer --stale-after 3s
-metric() { curl -s "http://127.0.0.1:$HTTP_PORT/metrics" |
+# The scorer as deploy/ runs it: the verbs over mTLS, status on its own port.
+deploy/tls/make-certs.sh -o "$WORK/tls" >"$WORK/certs.log" 2>&1 ||
+	fail "deploy/tls/make-certs.sh: $(cat "$WORK/certs.log")"
+T=$WORK/tls
+LISTEN_PORT=$(free_port) HTTP_PORT=$(free_port) STATUS_PORT=$(free_port)
+start scorer "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$LISTEN_PORT" \
+	--http "127.0.0.1:$HTTP_PORT" --health-listen "127.0.0.1:$STATUS_PORT" --stale-after 3s \
+	--tls-cert "$T/scorer.crt" --tls-key "$T/scorer.key" --tls-client-ca "$T/ca.crt"
+wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$STATUS_PORT/healthz"
+metric() { curl -s "http://127.0.0.1:$STATUS_PORT/metrics" |
 	awk -v v="$1" '$1 == "netsched_scorer_requests_total{verb=\"" v "\"}" { print $2 }'; }
 
-# local_config SRC DST [APIVERSION]: the shipped config, made to run here.
+# local_config SRC DST [APIVERSION]: the shipped config, made to run here: the
+# scorer's address (its certificate still checked for the Service's name, as
+# the shipped URL or serverName has it) and the certificate files made above.
 local_config() {
-	python3 - "$1" "$2" "$WORK/kubeconfig" "http://127.0.0.1:$HTTP_PORT" \
-		"127.0.0.1:$K8S_SCHED_PORT" "${3:-}" <<'PY'
-import sys, yaml
-src, dst, kubeconfig, url, health, api = sys.argv[1:7]
+	python3 - "$1" "$2" "$WORK/kubeconfig" "https://127.0.0.1:$HTTP_PORT" \
+		"127.0.0.1:$K8S_SCHED_PORT" "${3:-}" "$T" <<'PY'
+import os, sys, urllib.parse, yaml
+src, dst, kubeconfig, url, health, api, certs = sys.argv[1:8]
 c = yaml.safe_load(open(src))
 c.setdefault("clientConnection", {})["kubeconfig"] = kubeconfig
+local = {"tls.crt": "scheduler.crt", "tls.key": "scheduler.key", "ca.crt": "ca.crt"}
 for e in c["extenders"]:
+    tls = e["tlsConfig"]
+    host = urllib.parse.urlsplit(e["urlPrefix"]).hostname
+    tls.setdefault("serverName", host)
+    for k in ("certFile", "keyFile", "caFile"):
+        tls[k] = os.path.join(certs, local[os.path.basename(tls[k])])
     e["urlPrefix"] = url
 # 1.20 serves insecure health and metrics on 0.0.0.0:10251 by default.
 c["healthzBindAddress"] = c["metricsBindAddress"] = health
@@ -43,12 +64,13 @@ yaml.safe_dump(c, open(dst, "w"))
 PY
 }
 
-# extender_loaded FILTERVERB: the scheduler's log line for the extender.
+# extender_loaded FILTERVERB PREEMPTVERB: the scheduler's log line for the extender.
 extender_loaded() {
 	local line want
 	line=$(grep -m1 'Creating extender with config' "$WORK/scheduler-$K8S_RUN.log")
 	echo "  ${line#*] }"
-	for want in "FilterVerb:$1 " PrioritizeVerb:prioritize Weight:5 \
+	for want in "FilterVerb:$1 " "PreemptVerb:$2 " PrioritizeVerb:prioritize Weight:5 \
+		EnableHTTPS:true \
 		'HTTPTimeout:{Duration:100ms}' NodeCacheCapable:true Ignorable:true; do
 		[[ $line == *"$want"* ]] || fail "the 1.20 scheduler did not load '$want' from the config"
 	done
@@ -71,10 +93,23 @@ k8s_up "$WORK/a.yaml"
 # Its leader election takes the lease netsched/netsched-scheduler.
 kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
 k8s_nodes n1 n2 n3
-extender_loaded filter
+extender_loaded filter preempt
 through "$WORK/a.yaml" a netsched-scheduler
 [ "$CALLS_F" -ge 5 ] && [ "$CALLS_P" -ge 5 ] ||
 	fail "$CALLS_F filter and $CALLS_P prioritize calls for 5 pods through netsched-scheduler"
+grep -q 'Skipping extender' "$WORK/scheduler-$K8S_RUN.log" &&
+	fail "the scheduler skipped netsched: $(grep -m1 'Skipping extender' "$WORK/scheduler-$K8S_RUN.log")"
+# The series the alert NetschedNotAnswering reads, as this scheduler exports it.
+attempts=$(curl -s "http://127.0.0.1:$K8S_SCHED_PORT/metrics" |
+	awk '$1 == "scheduler_schedule_attempts_total{profile=\"netsched-scheduler\",result=\"scheduled\"}" { print $2 }')
+[ "${attempts:-0}" -ge 5 ] ||
+	fail "scheduler_schedule_attempts_total{profile=\"netsched-scheduler\",result=\"scheduled\"} is '$attempts' after 5 pods"
+echo "ok: the 1.20 scheduler exports scheduler_schedule_attempts_total{profile=\"netsched-scheduler\",result=\"scheduled\"} $attempts"
+# Anyone else is refused: the verbs need the scheduler's certificate.
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$T/ca.crt" \
+	--resolve "netsched-scorer.netsched.svc:$HTTP_PORT:127.0.0.1" -X POST --data-binary '{"NodeNames":["n1"]}' \
+	"https://netsched-scorer.netsched.svc:$HTTP_PORT/prioritize")
+expect "prioritize without the scheduler's certificate" "$code" 403
 holder() { [ -n "$(kc -n netsched get lease netsched-scheduler -o jsonpath='{.spec.holderIdentity}')" ]; }
 wait_for 10 "the lease netsched/netsched-scheduler" holder
 echo "ok: way (a), v1beta1: 5 pods placed by netsched-scheduler ($CALLS_F filter, $CALLS_P prioritize calls), lease netsched/netsched-scheduler held"
@@ -90,7 +125,7 @@ wait_for 30 "kube-scheduler /healthz" curl -sf "http://127.0.0.1:$K8S_SCHED_PORT
 mv "$WORK/scheduler-$K8S_RUN.log" "$WORK/scheduler-$K8S_RUN-a.log"
 ln -sf "scheduler-$K8S_RUN_B-b.log" "$WORK/scheduler-$K8S_RUN.log"
 wait_for 10 "the extender in the scheduler's log" grep -q 'Creating extender' "$WORK/scheduler-$K8S_RUN.log"
-extender_loaded filter
+extender_loaded filter preempt
 through "$WORK/b.yaml" b ""
 [ "$CALLS_F" -ge 5 ] && [ "$CALLS_P" -ge 5 ] ||
 	fail "$CALLS_F filter and $CALLS_P prioritize calls for 5 pods through default-scheduler"
@@ -105,7 +140,7 @@ local_config deploy/control-plane/scheduler-config.prioritize-only.yaml "$WORK/c
 start "scheduler-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/c.yaml" --secure-port 0 --v 2
 K8S_PIDS[2]=$LAST_PID
 wait_for 30 "kube-scheduler /healthz" curl -sf "http://127.0.0.1:$K8S_SCHED_PORT/healthz"
-extender_loaded ""
+extender_loaded "" ""
 through "$WORK/c.yaml" c ""
 [ "$CALLS_F" -eq 0 ] && [ "$CALLS_P" -ge 5 ] ||
 	fail "prioritize only: $CALLS_F filter and $CALLS_P prioritize calls for 5 pods"

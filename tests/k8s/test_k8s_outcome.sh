@@ -51,7 +51,7 @@ echo "ok: stock: $(placed stock): $busy of 6 on the saturated links"
 # ---------------------------------------------------------- 2. netsched
 lab_netsched_up 50M
 sees() {
-	curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" |
+	curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
 		jq -e '[.nodes[] | select((.name == "n1" or .name == "n2") and .source == "agent" and .rxBytesPerSecond * 8 > 40000000)] | length == 2' >/dev/null
 }
 wait_for 20 "the scorer to see n1 and n2 saturated" sees
