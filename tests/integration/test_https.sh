@@ -101,9 +101,25 @@ grep -q 'serves only GET /healthz, /readyz, /metrics and /v1/nodes' "$WORK/out" 
 	fail "404 does not say why: $(cat "$WORK/out")"
 wait_for 10 "mTLS /healthz" curl -sf --cacert "$C/ca.pem" --cert "$C/client.pem" \
 	--key "$C/client.key" "$URL/healthz"
+# A made-up pod from anyone else changes nothing: one declaring 400G on a
+# chosen node, sent without a client certificate, with one from another CA
+# and to the status port, is never counted in flight (nor as a request); the
+# same body with the scheduler's certificate is.
+jq -c '.Pod.metadata.uid = "made-up-1" | .NodeNames = ["node-c"] |
+	.Pod.metadata.annotations = {"kubernetes.io/ingress-bandwidth": "400G"}' "$PRIO" >"$WORK/made-up.json"
+assumed() { curl -s "$PROBE/metrics" | awk '$1 == "netsched_scorer_inflight_total{event=\"assumed\"}" { print $2 }'; }
+asked() { curl -s "$PROBE/metrics" | awk '$1 == "netsched_scorer_requests_total{verb=\"prioritize\"}" { print $2 }'; }
+expect "in flight before anything" "$(assumed)" 0
+curl -s -o /dev/null --cacert "$C/ca.pem" -X POST --data-binary "@$WORK/made-up.json" "$URL/prioritize"
+curl -s -o /dev/null --cacert "$C/ca.pem" --cert "$C/intruder.pem" --key "$C/intruder.key" \
+	-X POST --data-binary "@$WORK/made-up.json" "$URL/prioritize"
+curl -s -o /dev/null -X POST --data-binary "@$WORK/made-up.json" "$PROBE/prioritize"
+expect "made-up pod without the scheduler's certificate: counted in flight" "$(assumed)" 0
+expect "made-up pod without the scheduler's certificate: prioritize requests" "$(asked)" 0
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/client.pem" \
-	--key "$C/client.key" -X POST --data-binary "@$PRIO" "$URL/prioritize")
+	--key "$C/client.key" -X POST --data-binary "@$WORK/made-up.json" "$URL/prioritize")
 expect "prioritize with the scheduler's client certificate" "$code" 200
+expect "the same pod with the scheduler's certificate: counted in flight" "$(assumed)" 1
 code=$(curl -s -o "$WORK/out" -w '%{http_code}' --cacert "$C/ca.pem" "$URL/healthz")
 expect "no client certificate" "$code" 403
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/intruder.pem" \
