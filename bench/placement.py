@@ -69,6 +69,23 @@ def cpu_busy():
     return sum(v) - v[3] - v[4], sum(v)
 
 
+def run_for(api, ns, pods, seconds, delay):
+    """Tests judge what each pod moved, not how soon it started: on a loaded
+    machine the stand-in may wire a pod late, so the run lasts until every
+    live pod has been Running for its start delay plus seconds (bounded)."""
+    deadline = time.time() + 60
+    live = {r["uid"] for r in pods.values() if r["deleted"] is None}
+    while time.time() < deadline:
+        running = {i["metadata"]["uid"] for i in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", [])
+                   if i.get("status", {}).get("phase") == "Running"}
+        if live <= running:
+            break
+        time.sleep(0.2)
+    else:
+        raise SystemExit(f"placement: {len(live - running)} pods of {ns} not Running after 60 s")
+    time.sleep(delay + seconds)
+
+
 def run(args):
     w = model.WORKLOADS[args.workload]
     link = speed_bps(args.speed)
@@ -144,6 +161,8 @@ def run(args):
     delay = t0 + w.end - time.time()
     if delay > 0:
         time.sleep(delay)
+    if args.run_for:
+        run_for(api, ns, pods, args.run_for, max(g.delay for g in {p.group for p in w.pods}))
     end = time.time()
     busy1 = cpu_busy()
     for item in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", []):
@@ -181,6 +200,8 @@ def main():
     r.add_argument("--placement", required=True, choices=("stock", "netsched", "oracle"))
     r.add_argument("--out", required=True)
     r.add_argument("--kubelet-state", required=True)
+    r.add_argument("--run-for", type=float, default=0,
+                   help="after the timeline, until every pod has run this long (tests)")
     rep = sub.add_parser("report")
     rep.add_argument("dir")
     rep.add_argument("--plots")

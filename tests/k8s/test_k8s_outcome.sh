@@ -36,7 +36,7 @@ echo "ok: background: n1 $(lab_uplink_bps n1) b/s, n2 $(lab_uplink_bps n2) b/s, 
 # burst WAY: the workload placed that way; prints "n1 n2 n3 n4" pod counts.
 burst() {
 	python3 bench/placement.py run --kubeconfig "$WORK/kubeconfig" --workload outcome --speed 50M \
-		--placement "$1" --out "$WORK/outcome-$1" --kubelet-state "$WORK/kubelet" ||
+		--placement "$1" --out "$WORK/outcome-$1" --kubelet-state "$WORK/kubelet" --run-for 2 ||
 		fail "the $1 burst failed"
 }
 on() { jq "[.pods[] | select(.node == \"$2\")] | length" "$WORK/outcome-$1/run.json"; }
