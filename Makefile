@@ -54,7 +54,7 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s clean \
+.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s bench-podwatch clean \
 	fuzz fuzz-smoke fuzz-ci load coverage bench-placement demo-cluster
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
@@ -187,6 +187,13 @@ bench: deps-bench
 bench-k8s: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/k8s.sh
+
+# The scorer's pod watch with 20,000 pods in the real apiserver: sync time,
+# memory, CPU per event and prioritize latency while pods churn
+# (bench/podwatch.sh; PODWATCH_PODS, PODWATCH_RATE; a few minutes).
+bench-podwatch: deps-bench
+	$(Q)$(MAKE) --no-print-directory bench-tools
+	$(Q)bench/podwatch.sh
 
 # What pods get on a shaped cluster whose pods run, placed by the stock
 # scheduler, by netsched as deploy/ ships it, and by an oracle
