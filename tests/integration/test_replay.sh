@@ -84,7 +84,12 @@ wait "$LAST_PID" 2>/dev/null
 mv "$WORK/scorer.log" "$WORK/scorer-before-skew.log"
 LISTEN_PORT=$(free_port)
 HTTP_PORT=$(free_port)
-start scorer env FAKETIME_DONT_FAKE_MONOTONIC=1 faketime -f +200s "$BIN/netsched-scorer" \
+# libfaketime preloaded by env, which execs the scorer: the pid we stop is
+# the scorer's. faketime(1) would fork it, and stopping faketime left the
+# scorer running (its timed waits, shifted by libfaketime, spin a core).
+LIBFAKETIME=$(ls /usr/lib/*/faketime/libfaketime.so.1 2>/dev/null | head -n 1)
+[ -n "$LIBFAKETIME" ] || fail "libfaketime.so.1 not found (run .ci/deps test)"
+start scorer env LD_PRELOAD="$LIBFAKETIME" FAKETIME=+200s FAKETIME_DONT_FAKE_MONOTONIC=1 "$BIN/netsched-scorer" \
 	--listen "tcp://127.0.0.1:$LISTEN_PORT" --http "127.0.0.1:$HTTP_PORT" --key-file "$WORK/report.key"
 SKEWED=$LAST_PID
 wait_for 10 "the skewed scorer's /healthz" curl -sf "http://127.0.0.1:$HTTP_PORT/healthz"
