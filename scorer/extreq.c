@@ -150,10 +150,12 @@ static int read_string(struct ctx *c, int obj, const char *path, const char *key
 	return 0;
 }
 
-/* A pod's metadata: the name and namespace (for logs), the UID and, of the
- * annotations, only the bandwidth requests; any level may be missing or
- * null. path names the pod in messages ("Pod"). */
-static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod *out)
+/* A pod's metadata: the name and namespace (for logs), the UID, with rq
+ * non-NULL its controller into rq (absurd ones left out, never failing the
+ * request) and, of the annotations, only the bandwidth requests; any level
+ * may be missing or null. path names the pod in messages ("Pod"). */
+static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod *out,
+		    struct extreq *rq)
 {
 	char where[EXTREQ_PATH_MAX + 32];
 	int md, ann;
@@ -173,6 +175,9 @@ static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod 
 	    read_string(c, md, where, "namespace", true, &out->ns) ||
 	    kubepod_read_uid(&c->d, md, where, true, &out->uid, c->err, c->errlen))
 		return -EINVAL;
+	if (rq)
+		kubepod_read_owner(&c->d, md, "Pod.metadata", true, &rq->owner, rq->owner_absurd,
+				   sizeof(rq->owner_absurd));
 	ann = json_member(&c->d, md, "annotations", true);
 	if (ann < 0 || json_is_null(&c->d, ann))
 		return 0;
@@ -189,7 +194,7 @@ static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod 
 static int read_request_pod(struct ctx *c, int pod, struct extreq *rq)
 {
 	struct extreq_pod p = { 0 };
-	int rc = read_pod(c, pod, "Pod", &p);
+	int rc = read_pod(c, pod, "Pod", &p, rq);
 
 	if (rc)
 		return rc;
@@ -328,7 +333,7 @@ static int read_victims(struct ctx *c, int arr, const char *path, bool full,
 			return fail(c, -E2BIG, "more victims than counted");
 		v = &victims[(*used)++];
 		memset(v, 0, sizeof(*v));
-		if (full ? read_pod(c, k, where, v) :
+		if (full ? read_pod(c, k, where, v, NULL) :
 			   kubepod_read_uid(&c->d, k, where, true, &v->uid, c->err, c->errlen))
 			return -EINVAL;
 		if (!v->uid.len)

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "kubepod.h"
 #include "membudget.h"
 #include "nodename.h"
 #include "poduid.h"
@@ -60,6 +61,11 @@ struct extreq {
 	struct pod_uid pod_uid;			/* Pod.metadata.uid: in-flight pods */
 	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
 	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
+	/* Its controller and pod-template-hash, for its workload
+	 * (workload.h); absurd ones are left out (owner zeroed) and
+	 * owner_absurd says why: they never fail the request. */
+	struct kubepod_owner owner;
+	char owner_absurd[KUBEPOD_ABSURD_MAX];
 };
 
 /* Parses len bytes of body (need not be NUL-terminated). Returns 0 and fills

@@ -142,15 +142,16 @@ int kubepod_parse_time(const char *s, size_t len, int64_t *out)
 	return 0;
 }
 
-/* status.conditions[type=PodScheduled,status=True].lastTransitionTime. */
-static int scheduled_at(const struct json *d, int status, struct kubepod_str *at, char *err,
-			size_t errlen)
+/* status.conditions[type=PodScheduled,status=True].lastTransitionTime
+ * into *sched, and the same of Ready into *ready. */
+static int conditions(const struct json *d, int status, struct kubepod_str *sched,
+		      struct kubepod_str *ready, char *err, size_t errlen)
 {
 	int conds = json_member(d, status, "conditions", false);
 	struct kubepod_str type, st, t;
 	int k;
 
-	at->s = NULL;
+	sched->s = ready->s = NULL;
 	if (conds < 0 || json_is_null(d, conds))
 		return 0;
 	if (json_type(d, conds) != JSMN_ARRAY)
@@ -167,15 +168,236 @@ static int scheduled_at(const struct json *d, int status, struct kubepod_str *at
 			    errlen))
 			return -EINVAL;
 		if (str_is(&type, "PodScheduled") && str_is(&st, "True"))
-			*at = t;
+			*sched = t;
+		if (str_is(&type, "Ready") && str_is(&st, "True"))
+			*ready = t;
 	}
 	return 0;
+}
+
+/* ------------------------------------------- the pod index's fields */
+
+/* A label value: at most 63 of [A-Za-z0-9._-]. */
+static bool label_value_ok(const struct kubepod_str *v)
+{
+	if (v->len > KUBEPOD_LABEL_VALUE_MAX)
+		return false;
+	for (size_t i = 0; i < v->len; i++) {
+		char c = v->s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* A kind: 1..63 letters and digits (Go type names: ReplicaSet, Job). */
+static bool kind_ok(const struct kubepod_str *v)
+{
+	if (!v->s || v->len == 0 || v->len > KUBEPOD_KIND_MAX)
+		return false;
+	for (size_t i = 0; i < v->len; i++) {
+		char c = v->s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+/* Member key of obj, matched with fold, as a string without escapes of at
+ * most max bytes; absent or null: s NULL. */
+static int owner_str(const struct json *d, int obj, const char *key, bool fold, size_t max,
+		     struct kubepod_str *out)
+{
+	int v = json_member(d, obj, key, fold);
+
+	out->s = NULL;
+	out->len = 0;
+	if (v < 0 || json_is_null(d, v))
+		return 0;
+	if (json_type(d, v) != JSMN_STRING)
+		return -EINVAL;
+	out->s = json_text(d, v, &out->len);
+	if (out->len > max || memchr(out->s, '\\', out->len)) {
+		out->s = NULL;
+		out->len = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* ownerReferences[m] (object k), the controller: kind, name and uid. */
+static int read_controller(const struct json *d, int k, const char *path, int m, bool fold,
+			   struct kubepod_owner *out, char *why, size_t whylen)
+{
+	char uid_path[96];
+
+	if (out->kind.s)
+		return errmsg(why, whylen, -EINVAL, "%s.ownerReferences has more than one controller",
+			    path);
+	if (owner_str(d, k, "kind", fold, KUBEPOD_KIND_MAX, &out->kind) || !kind_ok(&out->kind))
+		return errmsg(why, whylen, -EINVAL, "%s.ownerReferences[%d].kind is not a kind of up to "
+			    "%u letters and digits", path, m, KUBEPOD_KIND_MAX);
+	if (owner_str(d, k, "name", fold, NODENAME_MAX_LEN, &out->name) || !out->name.s ||
+	    !nodename_valid(out->name.s, out->name.len))
+		return errmsg(why, whylen, -EINVAL, "%s.ownerReferences[%d].name is not a DNS subdomain "
+			    "of up to %u bytes", path, m, NODENAME_MAX_LEN);
+	snprintf(uid_path, sizeof(uid_path), "%s.ownerReferences[%d]", path, m);
+	return kubepod_read_uid(d, k, uid_path, fold, &out->uid, why, whylen);
+}
+
+int kubepod_read_owner(const struct json *d, int md, const char *path, bool fold,
+		       struct kubepod_owner *out, char *why, size_t whylen)
+{
+	int refs = json_member(d, md, "ownerReferences", fold);
+	int labels = json_member(d, md, "labels", fold);
+	int rc = -EINVAL, k;
+
+	memset(out, 0, sizeof(*out));
+	if (refs >= 0 && !json_is_null(d, refs)) {
+		if (json_type(d, refs) != JSMN_ARRAY) {
+			errmsg(why, whylen, rc, "%s.ownerReferences is %s, expected an array", path,
+			       json_kind(d, refs));
+			goto absurd;
+		}
+		if (d->t[refs].size > (int)KUBEPOD_MAX_OWNER_REFS) {
+			errmsg(why, whylen, rc, "%s.ownerReferences has %d entries, more than the %u "
+			       "allowed", path, d->t[refs].size, KUBEPOD_MAX_OWNER_REFS);
+			goto absurd;
+		}
+		k = refs + 1;
+		for (int m = 0; m < d->t[refs].size; m++, k = json_skip(d, k)) {
+			int c;
+
+			if (json_type(d, k) != JSMN_OBJECT) {
+				errmsg(why, whylen, rc, "%s.ownerReferences[%d] is %s, expected an "
+				       "object", path, m, json_kind(d, k));
+				goto absurd;
+			}
+			c = json_member(d, k, "controller", fold);
+			if (c < 0 || json_is_null(d, c) || json_text_is(d, c, "false"))
+				continue;
+			if (!json_text_is(d, c, "true")) {
+				errmsg(why, whylen, rc, "%s.ownerReferences[%d].controller is %s, "
+				       "expected a boolean", path, m, json_kind(d, c));
+				goto absurd;
+			}
+			if (read_controller(d, k, path, m, fold, out, why, whylen))
+				goto absurd;
+		}
+	}
+	if (labels >= 0 && !json_is_null(d, labels)) {
+		if (json_type(d, labels) != JSMN_OBJECT) {
+			errmsg(why, whylen, rc, "%s.labels is %s, expected an object", path,
+			       json_kind(d, labels));
+			goto absurd;
+		}
+		if (owner_str(d, labels, "pod-template-hash", false, KUBEPOD_LABEL_VALUE_MAX,
+			      &out->template_hash) ||
+		    (out->template_hash.s && !label_value_ok(&out->template_hash))) {
+			errmsg(why, whylen, rc, "%s.labels[\"pod-template-hash\"] is not a label value "
+			       "of up to %u bytes", path, KUBEPOD_LABEL_VALUE_MAX);
+			goto absurd;
+		}
+	}
+	return 0;
+absurd:
+	memset(out, 0, sizeof(*out));
+	return rc;
+}
+
+/* Adds address s[0..len) from field to p's; false with p->absurd set
+ * when it is not an address or makes more than a pod may have. */
+static bool add_ip(struct kubepod *p, const char *field, const struct kubepod_str *v)
+{
+	struct pod_ip ip;
+
+	if (!v->s || podip_parse(v->s, v->len, &ip)) {
+		snprintf(p->absurd, sizeof(p->absurd), "%s is not a pod's IP address", field);
+		return false;
+	}
+	for (unsigned i = 0; i < p->n_ips; i++) {
+		if (podip_equal(&p->ips[i], &ip))
+			return true;
+		if (podip_is_v4(&p->ips[i]) == podip_is_v4(&ip)) {
+			snprintf(p->absurd, sizeof(p->absurd), "%s: two IPv%c addresses, a pod has one "
+				 "per family", field, podip_is_v4(&ip) ? '4' : '6');
+			return false;
+		}
+	}
+	p->ips[p->n_ips++] = ip; /* one per family: never more than POD_IP_MAX */
+	return true;
+}
+
+/* status.podIPs[].ip and status.podIP: a pod has one address per family. */
+static bool read_ips(const struct json *d, int status, struct kubepod *p)
+{
+	int ips = json_member(d, status, "podIPs", false), k;
+	struct kubepod_str one;
+
+	if (ips >= 0 && !json_is_null(d, ips)) {
+		if (json_type(d, ips) != JSMN_ARRAY) {
+			snprintf(p->absurd, sizeof(p->absurd), "status.podIPs is %s, expected an array",
+				 json_kind(d, ips));
+			return false;
+		}
+		if (d->t[ips].size > (int)POD_IP_MAX) {
+			snprintf(p->absurd, sizeof(p->absurd), "status.podIPs has %d entries, more than "
+				 "the %u a pod may have", d->t[ips].size, POD_IP_MAX);
+			return false;
+		}
+		k = ips + 1;
+		for (int m = 0; m < d->t[ips].size; m++, k = json_skip(d, k)) {
+			if (json_type(d, k) != JSMN_OBJECT ||
+			    owner_str(d, k, "ip", false, POD_IP_TEXT_MAX, &one) ||
+			    !add_ip(p, "status.podIPs[].ip", &one)) {
+				if (!p->absurd[0])
+					snprintf(p->absurd, sizeof(p->absurd), "status.podIPs[%d] is not "
+						 "an object with an ip", m);
+				return false;
+			}
+		}
+	}
+	if (owner_str(d, status, "podIP", false, POD_IP_TEXT_MAX, &one)) {
+		snprintf(p->absurd, sizeof(p->absurd), "status.podIP is not a pod's IP address");
+		return false;
+	}
+	return !one.s || one.len == 0 || add_ip(p, "status.podIP", &one);
+}
+
+/* What the pod index reads (kubepod.h): never fails the pod. */
+static void read_index_fields(const struct json *d, int md, int spec, int status,
+			      const struct kubepod_str *phase, const struct kubepod_str *ready,
+			      struct kubepod *p)
+{
+	struct kubepod_str start = { 0 };
+	char why[KUBEPOD_ABSURD_MAX];
+	int hn = spec >= 0 ? json_member(d, spec, "hostNetwork", false) : -1;
+
+	p->host_network = hn >= 0 && json_text_is(d, hn, "true");
+
+	if (kubepod_read_owner(d, md, "metadata", false, &p->owner, why, sizeof(why)))
+		snprintf(p->absurd, sizeof(p->absurd), "%s", why);
+	if (status < 0)
+		return;
+	p->running = str_is(phase, "Running");
+	if (!p->absurd[0] && !read_ips(d, status, p))
+		p->n_ips = 0;
+	if (ready->s) {
+		start = *ready;
+	} else if (owner_str(d, status, "startTime", false, TIME_MAX_LEN, &start)) {
+		start.s = NULL;
+	}
+	if (start.s && kubepod_parse_time(start.s, start.len, &p->started_unix_s))
+		p->started_unix_s = 0;
 }
 
 int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, size_t errlen)
 {
 	int md, ann = -1, spec, status;
-	struct kubepod_str phase, created, sched, deleting;
+	struct kubepod_str phase = { 0 }, created, sched = { 0 }, ready = { 0 }, deleting;
 
 	memset(p, 0, sizeof(*p));
 	if (json_type(d, obj) != JSMN_OBJECT)
@@ -215,7 +437,7 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 	}
 	if (status >= 0 &&
 	    (get_str(d, status, "status", "phase", NAME_MAX_LEN, &phase, err, errlen) ||
-	     scheduled_at(d, status, &sched, err, errlen)))
+	     conditions(d, status, &sched, &ready, err, errlen)))
 		return -EINVAL;
 	p->finished = deleting.s != NULL ||
 		      (status >= 0 && (str_is(&phase, "Succeeded") || str_is(&phase, "Failed")));
@@ -223,6 +445,7 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 		sched = created;
 	if (sched.s && kubepod_parse_time(sched.s, sched.len, &p->scheduled_unix_s))
 		return errmsg(err, errlen, -EINVAL, "the pod's scheduling time is not an RFC 3339 time");
+	read_index_fields(d, md, spec, status, &phase, &ready, p);
 	return 0;
 }
 

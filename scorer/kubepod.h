@@ -1,10 +1,14 @@
 /* Reading what the apiserver says about pods: a PodList page, one watch
  * event, or a Status error, over the JSON layer (json.h).
  *
- * Only what in-flight accounting needs is read: a pod's UID, namespace and
- * name, the node it is bound to, its bandwidth annotations, whether it has
- * finished, and when it was scheduled. Nothing is copied but the UID
- * (poduid.h): strings point into the text, which must outlive the result. Everything from the apiserver is
+ * Only what in-flight accounting and the pod index need is read: a pod's
+ * UID, namespace and name, the node it is bound to, its bandwidth
+ * annotations, whether it has finished, when it was scheduled; and for the
+ * pod index (podindex.h) whether it runs, since when, its IP addresses and
+ * its controller (the ownerReference with controller: true, and the
+ * pod-template-hash label), which make its workload (workload.h). Nothing
+ * is copied but the UIDs (poduid.h) and the addresses (podip.h): strings
+ * point into the text, which must outlive the result. Everything from the apiserver is
  * bounded here like any other input: UIDs, node names and resource versions
  * have a fixed maximum length, and a value of the wrong type is an error
  * that names the field, never a crash or a guess. */
@@ -16,6 +20,7 @@
 #include <stdint.h>
 
 #include "json.h"
+#include "podip.h"
 #include "poduid.h"
 
 /* Resource versions and continue tokens are opaque strings; etcd's are
@@ -28,6 +33,26 @@ struct kubepod_str {
 	const char *s;
 	size_t len;
 };
+
+/* A pod's controller: kind and name of its ownerReference with
+ * controller: true (kind s NULL: none, a bare pod), and the
+ * pod-template-hash label a Deployment's ReplicaSet stamps on its pods.
+ * Kinds are identifiers of up to KUBEPOD_KIND_MAX bytes, names DNS
+ * subdomains (nodename.h's rule), the hash a label value (up to 63 bytes);
+ * none has an escape. */
+#define KUBEPOD_KIND_MAX 63u
+#define KUBEPOD_LABEL_VALUE_MAX 63u
+/* More ownerReferences than this is not a pod any controller made. */
+#define KUBEPOD_MAX_OWNER_REFS 16u
+struct kubepod_owner {
+	struct kubepod_str kind;
+	struct kubepod_str name;
+	struct pod_uid uid;
+	struct kubepod_str template_hash;
+};
+
+/* Why a pod's addresses or controller cannot be trusted, for a log line. */
+#define KUBEPOD_ABSURD_MAX 160u
 
 struct kubepod {
 	struct pod_uid uid;
@@ -45,6 +70,22 @@ struct kubepod {
 	 * lastTransitionTime, else its creationTimestamp (a pod created with
 	 * spec.nodeName set); 0 when neither is readable. */
 	int64_t scheduled_unix_s;
+
+	/* For the pod index (podindex.h). These never fail the read: a pod
+	 * whose addresses or owner references make no sense still counts in
+	 * flight; absurd[0] then says why, and the index leaves it out. */
+	bool running;			/* status.phase Running */
+	/* spec.hostNetwork: its address is its node's, its traffic the
+	 * node's own, never a pod interface's. */
+	bool host_network;
+	/* Since when it runs, Unix seconds: the Ready condition's
+	 * lastTransitionTime when Ready is True, else status.startTime; 0
+	 * when neither is readable. */
+	int64_t started_unix_s;
+	unsigned n_ips;			/* status.podIPs, and podIP */
+	struct pod_ip ips[POD_IP_MAX];
+	struct kubepod_owner owner;
+	char absurd[KUBEPOD_ABSURD_MAX];
 };
 
 enum kubepod_event_type {
@@ -92,6 +133,15 @@ int kubepod_read_event(const struct json *doc, struct kubepod_event *ev, char *e
  * into *out, by the rule of poduid.h; absent or null: out->len 0. */
 int kubepod_read_uid(const struct json *doc, int md, const char *path, bool fold,
 		     struct pod_uid *out, char *err, size_t errlen);
+
+/* The controller and pod-template-hash of metadata object md (path for
+ * messages; fold: keys matched as Go decodes struct fields) into *out
+ * (zeroed first). -EINVAL with why when they are absurd: more than
+ * KUBEPOD_MAX_OWNER_REFS references, more than one controller, a
+ * controller without a kind or a name, anything of the wrong type or over
+ * its bound; *out is then zeroed. Absent: 0 with kind.s NULL. */
+int kubepod_read_owner(const struct json *doc, int md, const char *path, bool fold,
+		       struct kubepod_owner *out, char *why, size_t whylen);
 
 /* A PodList page: the whole document. */
 int kubepod_read_list(const struct json *doc, struct kubepod_list *l, char *err, size_t errlen);

@@ -174,6 +174,162 @@ static void test_kubepod_cases(void **state)
 	}
 }
 
+/* ----------------------------------- what the pod index reads (kubepod.h) */
+
+#define MD "\"metadata\":{\"uid\":\"u\",\"namespace\":\"shop\",\"name\":\"web-6d4cf56db6-x7k2p\""
+#define RS_OWNER "\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\"," \
+		 "\"name\":\"web-6d4cf56db6\",\"uid\":\"rs-1\",\"controller\":true," \
+		 "\"blockOwnerDeletion\":true}]"
+
+struct index_case {
+	const char *name;
+	const char *json;
+	const char *absurd;	/* NULL: none; else part of the reason */
+	bool running;
+	bool host_network;
+	unsigned n_ips;
+	const char *ip[2];	/* as podip_format() writes them */
+	int64_t started;	/* -1: do not check */
+	const char *kind;	/* the controller's; NULL: none */
+	const char *owner;
+	const char *hash;
+};
+
+static const struct index_case index_cases[] = {
+	{ "running dual-stack replica", "{" MD ",\"labels\":{\"app\":\"web\",\"pod-template-hash\":"
+	  "\"6d4cf56db6\"}," RS_OWNER "},\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":"
+	  "\"Running\",\"startTime\":\"1970-01-01T00:01:40Z\",\"podIP\":\"10.244.1.7\",\"podIPs\":"
+	  "[{\"ip\":\"10.244.1.7\"},{\"ip\":\"fd00:10:244:1::7\"}],\"conditions\":[{\"type\":"
+	  "\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"1970-01-01T00:02:00Z\"}]}}",
+	  NULL, true, false, 2, { "10.244.1.7", "fd00:10:244:1::7" }, 120, "ReplicaSet",
+	  "web-6d4cf56db6", "6d4cf56db6" },
+	{ "podIP alone; not ready: startTime", "{" MD "},\"status\":{\"phase\":\"Running\","
+	  "\"startTime\":\"1970-01-01T00:01:40Z\",\"podIP\":\"10.244.1.8\",\"conditions\":"
+	  "[{\"type\":\"Ready\",\"status\":\"False\",\"lastTransitionTime\":"
+	  "\"1970-01-01T00:02:00Z\"}]}}", NULL, true, false, 1, { "10.244.1.8", NULL }, 100, NULL,
+	  NULL, NULL },
+	{ "pending, no address yet", "{" MD "},\"status\":{\"phase\":\"Pending\"}}", NULL, false,
+	  false, 0, { NULL, NULL }, 0, NULL, NULL, NULL },
+	{ "host network", "{" MD "},\"spec\":{\"hostNetwork\":true},\"status\":{\"phase\":"
+	  "\"Running\",\"podIP\":\"192.168.1.10\"}}", NULL, true, true, 1, { "192.168.1.10", NULL },
+	  -1, NULL, NULL, NULL },
+	{ "statefulset; other owners are not controllers", "{" MD ",\"ownerReferences\":["
+	  "{\"kind\":\"Thing\",\"name\":\"t\",\"uid\":\"t\"},{\"kind\":\"StatefulSet\",\"name\":"
+	  "\"db\",\"uid\":\"s\",\"controller\":true},{\"kind\":\"X\",\"name\":\"x\",\"controller\":"
+	  "false}]}}", NULL, false, false, 0, { NULL, NULL }, -1, "StatefulSet", "db", NULL },
+	{ "an unreadable start is no start", "{" MD "},\"status\":{\"phase\":\"Running\","
+	  "\"startTime\":\"soon\"}}", NULL, true, false, 0, { NULL, NULL }, 0, NULL, NULL, NULL },
+	/* Absurd: the pod is still read (it counts in flight), not indexed. */
+	{ "three addresses", "{" MD "},\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.1\"},{\"ip\":"
+	  "\"10.0.0.2\"},{\"ip\":\"10.0.0.3\"}]}}", "status.podIPs has 3 entries, more than the 2",
+	  false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "two of a family", "{" MD "},\"status\":{\"podIPs\":[{\"ip\":\"10.0.0.1\"},{\"ip\":"
+	  "\"10.0.0.2\"}]}}", "two IPv4 addresses", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
+	  NULL },
+	{ "not an address", "{" MD "},\"status\":{\"podIP\":\"10.0.0.300\"}}",
+	  "status.podIP is not a pod's IP address", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
+	  NULL },
+	{ "loopback", "{" MD "},\"status\":{\"podIPs\":[{\"ip\":\"127.0.0.1\"}]}}",
+	  "status.podIPs[].ip is not a pod's IP address", false, false, 0, { NULL, NULL }, -1, NULL,
+	  NULL, NULL },
+	{ "an address with a zone", "{" MD "},\"status\":{\"podIP\":\"fe80::1%eth0\"}}",
+	  "status.podIP is not a pod's IP address", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
+	  NULL },
+	{ "an escaped address", "{" MD "},\"status\":{\"podIP\":\"10.0.0.\\u0031\"}}",
+	  "status.podIP is not", false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "podIPs an object", "{" MD "},\"status\":{\"podIPs\":{}}}",
+	  "status.podIPs is an object", false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "podIP and podIPs disagree", "{" MD "},\"status\":{\"podIP\":\"10.0.0.9\",\"podIPs\":"
+	  "[{\"ip\":\"10.0.0.1\"}]}}", "two IPv4", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
+	  NULL },
+	{ "two controllers", "{" MD ",\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":"
+	  "\"a\",\"uid\":\"a\",\"controller\":true},{\"kind\":\"Job\",\"name\":\"b\",\"uid\":\"b\","
+	  "\"controller\":true}]}}", "more than one controller", false, false, 0, { NULL, NULL }, -1,
+	  NULL, NULL, NULL },
+	{ "seventeen owners", "{" MD ",\"ownerReferences\":[{},{},{},{},{},{},{},{},{},{},{},{},"
+	  "{},{},{},{},{}]}}", "has 17 entries, more than the 16 allowed", false, false, 0,
+	  { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "a controller without a name", "{" MD ",\"ownerReferences\":[{\"kind\":\"Job\","
+	  "\"controller\":true}]}}", "ownerReferences[0].name is not a DNS subdomain", false, false,
+	  0, { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "a kind that is no kind", "{" MD ",\"ownerReferences\":[{\"kind\":\"apps/Job\",\"name\":"
+	  "\"j\",\"controller\":true}]}}", "ownerReferences[0].kind is not a kind", false, false, 0,
+	  { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "controller a string", "{" MD ",\"ownerReferences\":[{\"kind\":\"Job\",\"name\":\"j\","
+	  "\"controller\":\"yes\"}]}}", "controller is a string, expected a boolean", false, false,
+	  0, { NULL, NULL }, -1, NULL, NULL, NULL },
+	{ "a hash that is no label value", "{" MD ",\"labels\":{\"pod-template-hash\":\"a b\"}}}",
+	  "pod-template-hash", false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
+};
+
+static void test_kubepod_index_fields(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(index_cases) / sizeof(index_cases[0]); i++) {
+		const struct index_case *c = &index_cases[i];
+		char err[256] = "", ip[POD_IP_TEXT_MAX];
+		struct json doc;
+		struct kubepod p;
+
+		if (parse(&doc, c->json))
+			fail_msg("%s: not JSON", c->name);
+		if (kubepod_read(&doc, 0, &p, err, sizeof(err)))
+			fail_msg("%s: refused: %s", c->name, err);
+		if (c->absurd ? !strstr(p.absurd, c->absurd) : p.absurd[0] != '\0')
+			fail_msg("%s: absurd \"%s\", want \"%s\"", c->name, p.absurd,
+				 c->absurd ? c->absurd : "");
+		if (p.running != c->running || p.host_network != c->host_network)
+			fail_msg("%s: running %d, host network %d", c->name, p.running,
+				 p.host_network);
+		if (p.n_ips != c->n_ips)
+			fail_msg("%s: %u addresses, want %u", c->name, p.n_ips, c->n_ips);
+		for (unsigned k = 0; k < p.n_ips; k++)
+			if (strcmp(podip_format(&p.ips[k], ip, sizeof(ip)), c->ip[k]))
+				fail_msg("%s: address %u is %s, want %s", c->name, k, ip, c->ip[k]);
+		if (c->started >= 0 && p.started_unix_s != c->started)
+			fail_msg("%s: started %lld, want %lld", c->name, (long long)p.started_unix_s,
+				 (long long)c->started);
+		if (c->kind ? !str_eq(&p.owner.kind, c->kind) || !str_eq(&p.owner.name, c->owner) :
+			      p.owner.kind.s != NULL)
+			fail_msg("%s: owner %.*s %.*s", c->name, (int)p.owner.kind.len,
+				 p.owner.kind.s ? p.owner.kind.s : "", (int)p.owner.name.len,
+				 p.owner.name.s ? p.owner.name.s : "");
+		if (c->hash ? !str_eq(&p.owner.template_hash, c->hash) :
+			      p.owner.template_hash.s != NULL)
+			fail_msg("%s: pod-template-hash", c->name);
+		json_free(&doc);
+	}
+}
+
+/* The extender request reads the owner with Go's struct-field folding
+ * (OwnerReferences, Kind), labels exactly; an absurd one says why and
+ * leaves the owner empty. */
+static void test_kubepod_owner_folded(void **state)
+{
+	struct kubepod_owner o;
+	struct json doc;
+	char why[160];
+
+	(void)state;
+	assert_int_equal(parse(&doc, "{\"Labels\":{\"pod-template-hash\":\"abc12\"},"
+				     "\"OwnerReferences\":[{\"Kind\":\"ReplicaSet\",\"NAME\":\"web-abc12\","
+				     "\"Uid\":\"r\",\"Controller\":true}]}"), 0);
+	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", true, &o, why, sizeof(why)), 0);
+	assert_true(str_eq(&o.kind, "ReplicaSet"));
+	assert_true(str_eq(&o.name, "web-abc12"));
+	assert_true(uid_eq(&o.uid, "r"));
+	assert_true(str_eq(&o.template_hash, "abc12"));
+	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", false, &o, why, sizeof(why)), 0);
+	assert_null(o.kind.s);
+	json_free(&doc);
+	assert_int_equal(parse(&doc, "{\"ownerReferences\":7}"), 0);
+	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", true, &o, why, sizeof(why)),
+			 -EINVAL);
+	assert_string_equal(why, "Pod.metadata.ownerReferences is a number, expected an array");
+	assert_null(o.kind.s);
+	json_free(&doc);
+}
+
 static void test_kubepod_events(void **state)
 {
 	char text[sizeof(pod_json) + 64], err[256];
@@ -310,6 +466,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kubepod_read_pod),
 		cmocka_unit_test(test_kubepod_cases),
+		cmocka_unit_test(test_kubepod_index_fields),
+		cmocka_unit_test(test_kubepod_owner_folded),
 		cmocka_unit_test(test_kubepod_events),
 		cmocka_unit_test(test_kubepod_list),
 		cmocka_unit_test(test_kubepod_time),
