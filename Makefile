@@ -7,7 +7,7 @@ PKGS := libmnl libprotobuf-c libmicrohttpd yaml-0.1 libcurl libcrypto gnutls
 WARN := -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARN) -D_GNU_SOURCE -MMD -MP -pthread
-LDLIBS += -pthread -lnng
+LDLIBS += -pthread -lnng -lm
 # Each binary keeps only the libraries it calls (the agent needs no libcurl).
 LDFLAGS += -Wl,--as-needed
 

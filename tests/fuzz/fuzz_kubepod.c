@@ -3,7 +3,10 @@
  * Status. Whatever parses must keep kubepod.h's bounds: a UID of at most 64
  * bytes without escapes, a node name that is a valid node name, a resource
  * version and continue token within their limits, every string inside the
- * input. */
+ * input; and for the pod index: at most one address per family, none when
+ * the pod is absurd, a controller whose kind and name are bounded, valid
+ * and inside the input, a terminated reason. The whole document is also
+ * read as metadata the way the extender request reads it (folded keys). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -11,6 +14,7 @@
 #include "common/log.h"
 #include "common/nodename.h"
 #include "scorer/kubepod.h"
+#include "scorer/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,6 +39,31 @@ static void check_uid(const struct pod_uid *u)
 		check((unsigned char)u->s[i] >= 0x20 && u->s[i] != 0x7f);
 }
 
+static void check_owner(const struct kubepod_owner *o)
+{
+	check_str(&o->kind, KUBEPOD_KIND_MAX);
+	check_str(&o->name, NODENAME_MAX_LEN);
+	check_str(&o->template_hash, KUBEPOD_LABEL_VALUE_MAX);
+	check_uid(&o->uid);
+	/* A controller has both, and its name is a DNS subdomain. */
+	check(!o->kind.s == !o->name.s);
+	if (o->name.s)
+		check(o->kind.len > 0 && nodename_valid(o->name.s, o->name.len));
+}
+
+/* Its workload, if any, is made of bounded, terminated strings. */
+static void check_workload(const struct kubepod *p)
+{
+	struct workload_key k;
+	char label[WORKLOAD_LABEL_MAX + 1];
+
+	if (workload_key_of(&p->ns, &p->owner, &p->name, &k))
+		return;
+	check(strlen(k.ns) > 0 && strlen(k.ns) <= WORKLOAD_NS_MAX);
+	check(strlen(k.kind) > 0 && strlen(k.name) > 0);
+	check(strlen(workload_label(&k, label, sizeof(label))) < sizeof(label));
+}
+
 static void check_pod(const struct kubepod *p)
 {
 	check_uid(&p->uid);
@@ -45,6 +74,15 @@ static void check_pod(const struct kubepod *p)
 	/* Annotations: free text, only inside the input. */
 	check(!p->ingress.s || (p->ingress.s >= lo && p->ingress.s + p->ingress.len <= hi));
 	check(!p->egress.s || (p->egress.s >= lo && p->egress.s + p->egress.len <= hi));
+	/* What the pod index reads. */
+	check(memchr(p->absurd, '\0', sizeof(p->absurd)) != NULL);
+	check(p->n_ips <= POD_IP_MAX);
+	if (p->absurd[0])
+		check(p->n_ips == 0);
+	if (p->n_ips == 2)
+		check(podip_is_v4(&p->ips[0]) != podip_is_v4(&p->ips[1]));
+	check_owner(&p->owner);
+	check_workload(p);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -81,6 +119,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			n++;
 		}
 		check(n == l.n);
+	}
+	if (json_type(&doc, 0) == JSMN_OBJECT) {
+		struct kubepod_owner o;
+
+		if (kubepod_read_owner(&doc, 0, "Pod.metadata", true, &o, err, sizeof(err)) == 0)
+			check_owner(&o);
+		else
+			check(!o.kind.s && !o.name.s && !o.template_hash.s && o.uid.len == 0);
 	}
 	if (kubepod_read_status(&doc, &st, err, sizeof(err)) == 0) {
 		log_printable(st.message.s, st.message.len, out, sizeof(out));
