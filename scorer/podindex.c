@@ -1,0 +1,789 @@
+#include "podindex.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "hash.h"
+#include "log.h"
+#include "report.h"
+#include "traffic.h"
+#include "units.h"
+
+#define NONE (-1)
+/* A pod's address entry in the address table: slot * POD_IP_MAX + k. */
+#define IPREF(slot, k) ((int32_t)((slot) * (int32_t)POD_IP_MAX + (int32_t)(k)))
+#define IPREF_POD(r) ((r) / (int32_t)POD_IP_MAX)
+#define IPREF_K(r) ((r) % (int32_t)POD_IP_MAX)
+/* The duplicate check's table: twice the most entries, a power of two. */
+#define DUP_SLOTS (2u * 512u)
+_Static_assert(DUP_SLOTS >= 2 * PODINDEX_MAX_ENTRIES, "room to find duplicates");
+
+struct xpod {
+	int32_t next;			/* uid chain, or the free list */
+	int32_t node_prev, node_next;	/* its node's pods */
+	int32_t ip_next[POD_IP_MAX];	/* address chains (IPREF) */
+	uint32_t hash;
+	uint32_t gen;			/* bumped on reuse: samples name the pod */
+	uint32_t epoch;			/* the list that last named it */
+	uint32_t joined;		/* its node's stamp when a report last listed it */
+	int32_t node;
+	int32_t workload;		/* NONE: none */
+	bool used;
+	bool running;
+	uint8_t uid_len;
+	uint8_t n_ips;
+	char uid[POD_UID_MAX];
+	char label[PODINDEX_LABEL_MAX + 1];
+	struct pod_ip ips[POD_IP_MAX];
+	uint64_t started_ns;		/* running since (monotonic); 0: not running */
+	uint64_t rx, tx;		/* its latest window's rates */
+};
+
+struct top {
+	int32_t pod;
+	uint32_t gen;
+	uint64_t rx, tx;
+};
+
+struct xnode {
+	int32_t next;			/* name chain, or the free list */
+	uint32_t hash;
+	uint16_t len;
+	char name[NODENAME_MAX_LEN + 1];
+	uint32_t pods;			/* indexed pods bound here; 0: a free slot */
+	uint32_t running;		/* ... that run, not on the host's network */
+	int32_t head;			/* its pods */
+	uint32_t stamp;			/* reports joined */
+	uint64_t reported_ns;		/* the latest join; 0: none */
+	uint64_t pod_rx, pod_tx;	/* what its pods moved then, all together */
+	unsigned n_top;
+	struct top top[PODINDEX_TOP];
+};
+
+struct podindex {
+	pthread_mutex_t lock;
+	struct podindex_config cfg;
+	struct workload *wl;
+	struct xpod *pods;
+	int32_t *pod_buckets;
+	uint32_t pod_mask;
+	int32_t pod_free;
+	size_t pod_high;		/* slots ever used; the rest untouched */
+	int32_t *ip_buckets;
+	uint32_t ip_mask;
+	struct xnode *nodes;
+	int32_t *node_buckets;
+	uint32_t node_mask;
+	int32_t node_free;
+	size_t node_high;
+	uint32_t epoch;
+	bool listing;
+	struct podindex_stats st;
+	struct log_limit log;
+};
+
+static uint32_t hash32(const void *p, size_t len)
+{
+	uint64_t h = hash_fnv1a(p, len);
+
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t buckets_for(size_t n)
+{
+	uint32_t b = 16;
+
+	while (b < n * 2)
+		b *= 2;
+	return b;
+}
+
+static int32_t *heads(size_t n)
+{
+	int32_t *h = malloc(n * sizeof(*h));
+
+	for (size_t i = 0; h && i < n; i++)
+		h[i] = NONE;
+	return h;
+}
+
+struct podindex *podindex_create(const struct podindex_config *cfg, struct workload *wl)
+{
+	struct podindex *x;
+
+	if (!cfg->max_pods || !cfg->max_nodes || cfg->max_pods > (1u << 24) ||
+	    cfg->max_nodes > (1u << 24) || !wl)
+		return NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return NULL;
+	x->cfg = *cfg;
+	x->wl = wl;
+	x->pod_mask = buckets_for(cfg->max_pods) - 1;
+	x->ip_mask = buckets_for(cfg->max_pods * POD_IP_MAX) - 1;
+	x->node_mask = buckets_for(cfg->max_nodes) - 1;
+	/* calloc'd: a slot's pages are touched when it is first used. */
+	x->pods = calloc(cfg->max_pods, sizeof(*x->pods));
+	x->nodes = calloc(cfg->max_nodes, sizeof(*x->nodes));
+	x->pod_buckets = heads((size_t)x->pod_mask + 1);
+	x->ip_buckets = heads((size_t)x->ip_mask + 1);
+	x->node_buckets = heads((size_t)x->node_mask + 1);
+	if (!x->pods || !x->nodes || !x->pod_buckets || !x->ip_buckets || !x->node_buckets ||
+	    pthread_mutex_init(&x->lock, NULL)) {
+		free(x->pods);
+		free(x->nodes);
+		free(x->pod_buckets);
+		free(x->ip_buckets);
+		free(x->node_buckets);
+		free(x);
+		return NULL;
+	}
+	x->pod_free = x->node_free = NONE;
+	return x;
+}
+
+void podindex_destroy(struct podindex *x)
+{
+	if (!x)
+		return;
+	pthread_mutex_destroy(&x->lock);
+	free(x->pods);
+	free(x->nodes);
+	free(x->pod_buckets);
+	free(x->ip_buckets);
+	free(x->node_buckets);
+	free(x);
+}
+
+/* ---------------------------------------------------------------- nodes */
+
+static int32_t find_node(const struct podindex *x, const char *name, size_t len, uint32_t h)
+{
+	for (int32_t i = x->node_buckets[h & x->node_mask]; i != NONE; i = x->nodes[i].next) {
+		const struct xnode *n = &x->nodes[i];
+
+		if (n->hash == h && n->len == len && memcmp(n->name, name, len) == 0)
+			return i;
+	}
+	return NONE;
+}
+
+/* Node name's slot, made if new; NONE when the slots are all taken. */
+static int32_t node_get(struct podindex *x, const char *name, size_t len)
+{
+	uint32_t h = hash32(name, len);
+	int32_t i = find_node(x, name, len, h);
+	struct xnode *n;
+
+	if (i != NONE)
+		return i;
+	if (x->node_free != NONE) {
+		i = x->node_free;
+		x->node_free = x->nodes[i].next;
+	} else if (x->node_high < x->cfg.max_nodes) {
+		i = (int32_t)x->node_high++;
+	} else {
+		return NONE;
+	}
+	n = &x->nodes[i];
+	memset(n, 0, sizeof(*n));
+	memcpy(n->name, name, len);
+	n->len = (uint16_t)len;
+	n->hash = h;
+	n->head = NONE;
+	n->next = x->node_buckets[h & x->node_mask];
+	x->node_buckets[h & x->node_mask] = i;
+	x->st.nodes++;
+	return i;
+}
+
+static void node_put(struct podindex *x, int32_t i)
+{
+	struct xnode *n = &x->nodes[i];
+
+	if (n->pods)
+		return;
+	for (int32_t *at = &x->node_buckets[n->hash & x->node_mask]; *at != NONE;
+	     at = &x->nodes[*at].next)
+		if (*at == i) {
+			*at = n->next;
+			break;
+		}
+	n->next = x->node_free;
+	x->node_free = i;
+	x->st.nodes--;
+}
+
+/* ----------------------------------------------------------------- pods */
+
+static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, uint32_t h)
+{
+	for (int32_t i = x->pod_buckets[h & x->pod_mask]; i != NONE; i = x->pods[i].next) {
+		const struct xpod *p = &x->pods[i];
+
+		if (p->hash == h && p->uid_len == len && memcmp(p->uid, uid, len) == 0)
+			return i;
+	}
+	return NONE;
+}
+
+static uint32_t ip_hash(const struct pod_ip *ip)
+{
+	return hash32(ip->b, sizeof(ip->b));
+}
+
+static void ips_unlink(struct podindex *x, int32_t i)
+{
+	struct xpod *p = &x->pods[i];
+
+	for (unsigned k = 0; k < p->n_ips; k++) {
+		int32_t *at = &x->ip_buckets[ip_hash(&p->ips[k]) & x->ip_mask];
+
+		while (*at != NONE && *at != IPREF(i, k))
+			at = &x->pods[IPREF_POD(*at)].ip_next[IPREF_K(*at)];
+		if (*at != NONE)
+			*at = p->ip_next[k];
+	}
+	p->n_ips = 0;
+}
+
+static void ips_link(struct podindex *x, int32_t i, const struct pod_ip *ips, unsigned n)
+{
+	struct xpod *p = &x->pods[i];
+
+	for (unsigned k = 0; k < n && k < POD_IP_MAX; k++) {
+		int32_t *head = &x->ip_buckets[ip_hash(&ips[k]) & x->ip_mask];
+
+		p->ips[k] = ips[k];
+		p->ip_next[k] = *head;
+		*head = IPREF(i, k);
+	}
+	p->n_ips = (uint8_t)(n < POD_IP_MAX ? n : POD_IP_MAX);
+}
+
+static bool same_ips(const struct xpod *p, const struct kubepod *k)
+{
+	if (p->n_ips != k->n_ips)
+		return false;
+	for (unsigned i = 0; i < p->n_ips; i++)
+		if (!podip_equal(&p->ips[i], &k->ips[i]))
+			return false;
+	return true;
+}
+
+static void set_running(struct podindex *x, struct xpod *p, bool on)
+{
+	if (p->running == on)
+		return;
+	p->running = on;
+	if (p->node != NONE)
+		x->nodes[p->node].running += on ? 1 : (uint32_t)-1;
+	x->st.running += on ? 1 : (size_t)-1;
+}
+
+static void node_detach(struct podindex *x, int32_t i)
+{
+	struct xpod *p = &x->pods[i];
+	struct xnode *n;
+
+	if (p->node == NONE)
+		return;
+	set_running(x, p, false);
+	n = &x->nodes[p->node];
+	if (p->node_prev != NONE)
+		x->pods[p->node_prev].node_next = p->node_next;
+	else
+		n->head = p->node_next;
+	if (p->node_next != NONE)
+		x->pods[p->node_next].node_prev = p->node_prev;
+	n->pods--;
+	node_put(x, p->node);
+	p->node = NONE;
+}
+
+static void node_attach(struct podindex *x, int32_t i, int32_t node)
+{
+	struct xpod *p = &x->pods[i];
+	struct xnode *n = &x->nodes[node];
+
+	p->node = node;
+	p->node_prev = NONE;
+	p->node_next = n->head;
+	if (n->head != NONE)
+		x->pods[n->head].node_prev = i;
+	n->head = i;
+	n->pods++;
+}
+
+static void pod_free(struct podindex *x, int32_t i, uint64_t now)
+{
+	struct xpod *p = &x->pods[i];
+
+	ips_unlink(x, i);
+	node_detach(x, i);
+	if (p->workload != NONE)
+		workload_unref(x->wl, p->workload, now);
+	for (int32_t *at = &x->pod_buckets[p->hash & x->pod_mask]; *at != NONE;
+	     at = &x->pods[*at].next)
+		if (*at == i) {
+			*at = p->next;
+			break;
+		}
+	p->used = false;
+	p->next = x->pod_free;
+	x->pod_free = i;
+	x->st.pods--;
+}
+
+static int32_t pod_alloc(struct podindex *x, const char *uid, size_t len, uint32_t h)
+{
+	int32_t i;
+	struct xpod *p;
+	uint32_t gen;
+
+	if (x->pod_free != NONE) {
+		i = x->pod_free;
+		x->pod_free = x->pods[i].next;
+	} else if (x->pod_high < x->cfg.max_pods) {
+		i = (int32_t)x->pod_high++;
+	} else {
+		return NONE;
+	}
+	p = &x->pods[i];
+	gen = p->gen + 1;
+	memset(p, 0, sizeof(*p));
+	p->gen = gen;
+	p->used = true;
+	p->hash = h;
+	p->uid_len = (uint8_t)len;
+	memcpy(p->uid, uid, len);
+	p->node = p->workload = NONE;
+	p->next = x->pod_buckets[h & x->pod_mask];
+	x->pod_buckets[h & x->pod_mask] = i;
+	x->st.pods++;
+	return i;
+}
+
+/* The sample key of pod i: unique while the index lives. */
+static uint64_t pod_key(const struct podindex *x, int32_t i)
+{
+	return ((uint64_t)x->pods[i].gen << 32) | (uint64_t)(i + 1);
+}
+
+static void say(struct podindex *x, uint64_t now, const struct kubepod *p, const char *what)
+{
+	char ns[64], name[128];
+
+	log_limited(&x->log, now, NS_PER_SEC, LOG_LVL_WARN, "podindex",
+		    "pod %s/%s: %s: not indexed (its traffic is not joined, its workload not learned)",
+		    log_printable(p->ns.s, p->ns.len, ns, sizeof(ns)),
+		    log_printable(p->name.s, p->name.len, name, sizeof(name)), what);
+}
+
+/* The monotonic time the pod started: its start time if it is a
+ * readable past, else now. */
+static uint64_t started_at(const struct kubepod *p, uint64_t now, uint64_t unix_ms)
+{
+	int64_t now_s = (int64_t)(unix_ms / 1000);
+	uint64_t ago;
+
+	if (p->started_unix_s <= 0 || p->started_unix_s >= now_s)
+		return now ? now : 1;
+	ago = (uint64_t)(now_s - p->started_unix_s) * NS_PER_SEC;
+	return ago < now ? now - ago : 1;
+}
+
+static void set_workload(struct podindex *x, struct xpod *q, const struct kubepod *p, uint64_t now)
+{
+	struct workload_key key;
+	int32_t id = NONE;
+
+	if (!workload_key_of(&p->ns, &p->owner, &p->name, &key)) {
+		id = workload_ref(x->wl, &key, now);
+		if (id < 0)
+			id = NONE;
+	}
+	if (q->workload != NONE)
+		workload_unref(x->wl, q->workload, now);
+	q->workload = id;
+}
+
+void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_ns,
+		     uint64_t unix_ms)
+{
+	uint32_t h;
+	int32_t i, node;
+	struct xpod *q;
+
+	if (!p->uid.len || !p->node.s || !p->node.len || p->node.len > NODENAME_MAX_LEN)
+		return;
+	h = hash32(p->uid.s, p->uid.len);
+	pthread_mutex_lock(&x->lock);
+	i = find_pod(x, p->uid.s, p->uid.len, h);
+	if (p->absurd[0] || p->host_network) {
+		/* Not ours to join: gone from the index if it was in. */
+		if (i != NONE)
+			pod_free(x, i, now_ns);
+		if (p->absurd[0]) {
+			x->st.ignored++;
+			say(x, now_ns, p, p->absurd);
+		}
+		goto out;
+	}
+	if (i == NONE)
+		i = pod_alloc(x, p->uid.s, p->uid.len, h);
+	if (i == NONE) {
+		x->st.full++;
+		say(x, now_ns, p, "the pod index is full");
+		goto out;
+	}
+	q = &x->pods[i];
+	q->epoch = x->epoch;
+	node = q->node;
+	if (node == NONE || x->nodes[node].len != p->node.len ||
+	    memcmp(x->nodes[node].name, p->node.s, p->node.len)) {
+		node_detach(x, i);
+		node = node_get(x, p->node.s, p->node.len);
+		if (node == NONE) {
+			pod_free(x, i, now_ns);
+			x->st.full++;
+			say(x, now_ns, p, "the pod index's nodes are all taken");
+			goto out;
+		}
+		node_attach(x, i, node);
+	}
+	if (p->running && !q->running)
+		q->started_ns = started_at(p, now_ns, unix_ms);
+	else if (!p->running)
+		q->started_ns = 0;
+	set_running(x, q, p->running);
+	if (!same_ips(q, p)) {
+		ips_unlink(x, i);
+		ips_link(x, i, p->ips, p->n_ips);
+	}
+	/* Owners can change (an orphan adopted): asked again every event. */
+	set_workload(x, q, p, now_ns);
+	if (!q->label[0])
+		snprintf(q->label, sizeof(q->label), "%.*s/%.*s", (int)(p->ns.s ? p->ns.len : 0),
+			 p->ns.s ? p->ns.s : "", (int)(p->name.s ? p->name.len : 0),
+			 p->name.s ? p->name.s : "");
+out:
+	pthread_mutex_unlock(&x->lock);
+}
+
+void podindex_remove(struct podindex *x, const char *uid, size_t uid_len, uint64_t now_ns)
+{
+	int32_t i;
+
+	if (!uid || !uid_len || uid_len > POD_UID_MAX)
+		return;
+	pthread_mutex_lock(&x->lock);
+	i = find_pod(x, uid, uid_len, hash32(uid, uid_len));
+	if (i != NONE)
+		pod_free(x, i, now_ns);
+	pthread_mutex_unlock(&x->lock);
+}
+
+void podindex_list_begin(struct podindex *x)
+{
+	pthread_mutex_lock(&x->lock);
+	x->epoch++;
+	x->listing = true;
+	pthread_mutex_unlock(&x->lock);
+}
+
+void podindex_list_end(struct podindex *x, uint64_t now_ns)
+{
+	pthread_mutex_lock(&x->lock);
+	for (size_t i = 0; x->listing && i < x->pod_high; i++)
+		if (x->pods[i].used && x->pods[i].epoch != x->epoch)
+			pod_free(x, (int32_t)i, now_ns);
+	x->listing = false;
+	pthread_mutex_unlock(&x->lock);
+}
+
+/* ----------------------------------------------------------------- join */
+
+/* Whether r repeats an address: a table of entry indexes by address hash. */
+static bool has_duplicate(const struct podindex_report *r)
+{
+	int32_t seen[DUP_SLOTS];
+
+	for (size_t i = 0; i < DUP_SLOTS; i++)
+		seen[i] = NONE;
+	for (size_t e = 0; e < r->n; e++) {
+		for (unsigned k = 0; k < r->pods[e].n_ips && k < POD_IP_MAX; k++) {
+			const struct pod_ip *ip = &r->pods[e].ips[k];
+			uint32_t at = ip_hash(ip) & (DUP_SLOTS - 1);
+
+			for (; seen[at] != NONE; at = (at + 1) & (DUP_SLOTS - 1)) {
+				const struct podindex_traffic *o = &r->pods[IPREF_POD(seen[at])];
+
+				if (podip_equal(&o->ips[IPREF_K(seen[at])], ip))
+					return true;
+			}
+			seen[at] = IPREF((int32_t)e, k);
+		}
+	}
+	return false;
+}
+
+/* Over REPORT_MAX_LINK_FACTOR times the link in a direction. */
+static bool over_link(const struct podindex_report *r)
+{
+	unsigned __int128 rx = r->rest_rx_bytes, tx = r->rest_tx_bytes, cap;
+
+	if (!r->link_bytes_per_second || !r->covered_ms)
+		return false;
+	for (size_t e = 0; e < r->n; e++) {
+		uint64_t ms = r->pods[e].covered_ms ? r->pods[e].covered_ms : r->covered_ms;
+
+		/* bytes over ms against link over covered_ms: cross-multiplied. */
+		rx += (unsigned __int128)r->pods[e].rx_bytes * r->covered_ms / (ms ? ms : 1);
+		tx += (unsigned __int128)r->pods[e].tx_bytes * r->covered_ms / (ms ? ms : 1);
+	}
+	cap = (unsigned __int128)r->link_bytes_per_second * REPORT_MAX_LINK_FACTOR * r->covered_ms /
+	      1000u;
+	return rx > cap || tx > cap;
+}
+
+enum match {
+	MATCH_UNKNOWN,
+	MATCH_ELSEWHERE,
+	MATCH_NOT_RUNNING,
+	MATCH_POD,
+};
+
+/* The pod on node that owns one of t's addresses: running, the newest
+ * start if several claim it (the others' end was missed). */
+static enum match lookup(const struct podindex *x, int32_t node, const struct podindex_traffic *t,
+			 int32_t *pod)
+{
+	enum match m = MATCH_UNKNOWN;
+
+	*pod = NONE;
+	for (unsigned k = 0; k < t->n_ips && k < POD_IP_MAX; k++) {
+		for (int32_t r = x->ip_buckets[ip_hash(&t->ips[k]) & x->ip_mask]; r != NONE;
+		     r = x->pods[IPREF_POD(r)].ip_next[IPREF_K(r)]) {
+			const struct xpod *p = &x->pods[IPREF_POD(r)];
+
+			if (!podip_equal(&p->ips[IPREF_K(r)], &t->ips[k]))
+				continue;
+			if (p->node != node || node == NONE) {
+				if (m < MATCH_ELSEWHERE)
+					m = MATCH_ELSEWHERE;
+			} else if (!p->running) {
+				if (m < MATCH_NOT_RUNNING)
+					m = MATCH_NOT_RUNNING;
+			} else if (*pod == NONE || p->started_ns > x->pods[*pod].started_ns) {
+				*pod = IPREF_POD(r);
+				m = MATCH_POD;
+			}
+		}
+	}
+	return m;
+}
+
+/* Keeps pod i among the node's PODINDEX_TOP by rx + tx, most first. */
+static void top_insert(struct podindex *x, struct xnode *n, int32_t i)
+{
+	const struct xpod *p = &x->pods[i];
+	uint64_t sum = units_add_sat(p->rx, p->tx);
+	unsigned at = n->n_top;
+
+	while (at > 0 && units_add_sat(n->top[at - 1].rx, n->top[at - 1].tx) < sum)
+		at--;
+	if (at >= PODINDEX_TOP)
+		return;
+	if (n->n_top < PODINDEX_TOP)
+		n->n_top++;
+	memmove(&n->top[at + 1], &n->top[at], (n->n_top - 1 - at) * sizeof(n->top[0]));
+	n->top[at] = (struct top){ i, p->gen, p->rx, p->tx };
+}
+
+/* Whether pod p has run long enough that a window of covered_ms holds
+ * only what it moves once started. */
+static bool settled(const struct xpod *p, uint64_t covered_ms, uint64_t now)
+{
+	uint64_t need = PODINDEX_STARTUP_NS + covered_ms * NS_PER_MS;
+
+	return p->started_ns && now > p->started_ns && now - p->started_ns >= need;
+}
+
+/* Running pods the list left out, once every entry matched: below the
+ * agent's top N, they share the rest. */
+static void sample_unlisted(struct podindex *x, struct xnode *n, const struct podindex_report *r,
+			    uint64_t now)
+{
+	size_t left = 0;
+	uint64_t rx, tx;
+
+	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next)
+		left += x->pods[i].running && x->pods[i].joined != n->stamp &&
+			settled(&x->pods[i], r->covered_ms, now);
+	if (!left)
+		return;
+	rx = traffic_per_second(r->rest_rx_bytes, r->covered_ms) / left;
+	tx = traffic_per_second(r->rest_tx_bytes, r->covered_ms) / left;
+	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next) {
+		struct xpod *p = &x->pods[i];
+
+		if (!p->running || p->joined == n->stamp || !settled(p, r->covered_ms, now))
+			continue;
+		p->rx = rx;
+		p->tx = tx;
+		if (p->workload != NONE)
+			workload_sample(x->wl, p->workload, pod_key(x, i), rx, tx, now);
+	}
+}
+
+static int drop(struct podindex *x, enum podindex_drop why)
+{
+	x->st.dropped[why]++;
+	return -EINVAL;
+}
+
+int podindex_join(struct podindex *x, const struct podindex_report *r, uint64_t now_ns)
+{
+	uint64_t sum_rx, sum_tx;
+	size_t len = r->node ? strnlen(r->node, NODENAME_MAX_LEN + 1) : 0;
+	size_t matched = 0, unmatched = 0;
+	struct xnode *n = NULL;
+	int32_t node;
+	int rc = 0;
+
+	if (!nodename_valid(r->node, len))
+		return -EINVAL;
+	pthread_mutex_lock(&x->lock);
+	if (r->n > PODINDEX_MAX_ENTRIES) {
+		rc = drop(x, PODINDEX_DROP_OVERSIZE);
+		goto out;
+	}
+	if (has_duplicate(r)) {
+		rc = drop(x, PODINDEX_DROP_DUPLICATE);
+		goto out;
+	}
+	if (over_link(r)) {
+		rc = drop(x, PODINDEX_DROP_OVER_LINK);
+		goto out;
+	}
+	node = find_node(x, r->node, len, hash32(r->node, len));
+	if (node != NONE) {
+		n = &x->nodes[node];
+		n->stamp++;
+		n->n_top = 0;
+	}
+	sum_rx = traffic_per_second(r->rest_rx_bytes, r->covered_ms);
+	sum_tx = traffic_per_second(r->rest_tx_bytes, r->covered_ms);
+	for (size_t e = 0; e < r->n; e++) {
+		const struct podindex_traffic *t = &r->pods[e];
+		uint64_t ms = t->covered_ms ? t->covered_ms : r->covered_ms;
+		uint64_t rx = traffic_per_second(t->rx_bytes, ms), tx = traffic_per_second(t->tx_bytes, ms);
+		int32_t i;
+		struct xpod *p;
+
+		sum_rx = units_add_sat(sum_rx, rx);
+		sum_tx = units_add_sat(sum_tx, tx);
+		switch (lookup(x, node, t, &i)) {
+		case MATCH_UNKNOWN:
+			x->st.unknown_ip++;
+			unmatched++;
+			continue;
+		case MATCH_ELSEWHERE:
+			x->st.wrong_node++;
+			unmatched++;
+			continue;
+		case MATCH_NOT_RUNNING:
+			x->st.not_running++;
+			unmatched++;
+			continue;
+		case MATCH_POD:
+			break;
+		}
+		x->st.matched++;
+		matched++;
+		p = &x->pods[i];
+		p->rx = rx;
+		p->tx = tx;
+		p->joined = n->stamp;
+		top_insert(x, n, i);
+		if (p->workload != NONE && settled(p, ms, now_ns))
+			workload_sample(x->wl, p->workload, pod_key(x, i), rx, tx, now_ns);
+	}
+	if (n) {
+		if (matched && !unmatched)
+			sample_unlisted(x, n, r, now_ns);
+		n->reported_ns = now_ns ? now_ns : 1;
+		n->pod_rx = sum_rx;
+		n->pod_tx = sum_tx;
+	}
+out:
+	pthread_mutex_unlock(&x->lock);
+	return rc;
+}
+
+void podindex_tick(struct podindex *x, uint64_t now_ns)
+{
+	unsigned __int128 rx = 0, tx = 0;
+	size_t pods = 0;
+
+	pthread_mutex_lock(&x->lock);
+	for (size_t i = 0; i < x->node_high; i++) {
+		const struct xnode *n = &x->nodes[i];
+
+		if (!n->pods || !n->reported_ns || !n->running || now_ns < n->reported_ns ||
+		    now_ns - n->reported_ns > x->cfg.stale_ns)
+			continue;
+		rx += n->pod_rx;
+		tx += n->pod_tx;
+		pods += n->running;
+	}
+	x->st.avg_pods = pods;
+	x->st.avg_rx_bytes_per_second = pods ? (uint64_t)(rx / pods) : 0;
+	x->st.avg_tx_bytes_per_second = pods ? (uint64_t)(tx / pods) : 0;
+	pthread_mutex_unlock(&x->lock);
+}
+
+size_t podindex_node_top(struct podindex *x, const char *name, size_t len,
+			 struct podindex_top out[PODINDEX_TOP])
+{
+	size_t k = 0;
+	int32_t node;
+
+	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+		return 0;
+	pthread_mutex_lock(&x->lock);
+	node = find_node(x, name, len, hash32(name, len));
+	for (unsigned j = 0; node != NONE && j < x->nodes[node].n_top; j++) {
+		const struct top *t = &x->nodes[node].top[j];
+		const struct xpod *p = &x->pods[t->pod];
+
+		/* Gone since, or the slot reused: not that pod any more. */
+		if (!p->used || p->gen != t->gen || p->node != node)
+			continue;
+		memcpy(out[k].pod, p->label, sizeof(out[k].pod));
+		if (p->workload != NONE)
+			workload_label_of(x->wl, p->workload, out[k].workload, sizeof(out[k].workload));
+		else
+			out[k].workload[0] = '\0';
+		out[k].rx_bytes_per_second = t->rx;
+		out[k].tx_bytes_per_second = t->tx;
+		k++;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return k;
+}
+
+void podindex_stats(struct podindex *x, struct podindex_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	*out = x->st;
+	pthread_mutex_unlock(&x->lock);
+}

@@ -1,0 +1,463 @@
+/* The pod index and the join (scorer/podindex.c): a report's pod entries
+ * joined to the running pod bound to the reporting node that owns the
+ * address, and every other case counted by why: an unknown address, one
+ * on another node, a pod that does not run; an address reused by a new pod;
+ * start-up left out of learning; pods below the agent's top N; lists
+ * dropped by reason; a relist sweeping pods deleted meanwhile; the
+ * cluster's average per running pod; the bounds. Time by hand. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "common/clock.h"
+#include "scorer/podindex.h"
+#include "scorer/workload.h"
+
+#define T0 (1000ULL * NS_PER_SEC)
+#define UNIX_MS 1800000000000ULL	/* the wall clock at T0 */
+#define WINDOW_MS 10000u
+/* A pod started at T0 - this has run long enough to be learned from at T0. */
+#define SETTLED_S (PODINDEX_STARTUP_NS / NS_PER_SEC + WINDOW_MS / 1000)
+
+struct fx {
+	struct workload *wl;
+	struct podindex *x;
+	uint64_t now;
+};
+
+static int setup_n(void **state, size_t max_pods)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	struct workload_config wc = { .max_workloads = 16, .half_life_ns = 600 * NS_PER_SEC };
+	struct podindex_config xc = { .max_pods = max_pods, .max_nodes = 8,
+				      .stale_ns = 6 * NS_PER_SEC };
+
+	if (!f)
+		return -1;
+	f->wl = workload_create(&wc);
+	f->x = f->wl ? podindex_create(&xc, f->wl) : NULL;
+	f->now = T0;
+	*state = f;
+	return f->x ? 0 : -1;
+}
+
+static int setup(void **state)
+{
+	return setup_n(state, 64);
+}
+
+static int setup_small(void **state)
+{
+	return setup_n(state, 4);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+
+	podindex_destroy(f->x);
+	workload_destroy(f->wl);
+	free(f);
+	return 0;
+}
+
+static struct kubepod_str str(const char *s)
+{
+	return (struct kubepod_str){ s, s ? strlen(s) : 0 };
+}
+
+static struct pod_ip ip(const char *text)
+{
+	struct pod_ip a;
+
+	assert_int_equal(podip_parse(text, strlen(text), &a), 0);
+	return a;
+}
+
+/* Pod uid ("ns/name" = "shop/<uid>"), a replica of Deployment deploy
+ * (NULL: a bare pod), on node, running since started_s seconds before T0
+ * (< 0: not running), at address addr (NULL: none). */
+static struct kubepod pod(const char *uid, const char *deploy, const char *node, int started_s,
+			  const char *addr)
+{
+	static char rs[8][64];
+	static unsigned next;
+	struct kubepod p;
+
+	memset(&p, 0, sizeof(p));
+	p.uid.len = strlen(uid);
+	memcpy(p.uid.s, uid, p.uid.len);
+	p.ns = str("shop");
+	p.name = str(uid);
+	p.node = str(node);
+	p.running = started_s >= 0;
+	p.started_unix_s = started_s >= 0 ? (int64_t)(UNIX_MS / 1000) - started_s : 0;
+	if (addr) {
+		p.ips[0] = ip(addr);
+		p.n_ips = 1;
+	}
+	if (deploy) {
+		char *name = rs[next++ % 8];
+
+		snprintf(name, 64, "%s-abc12", deploy);
+		p.owner.kind = str("ReplicaSet");
+		p.owner.name = str(name);
+		p.owner.template_hash = str("abc12");
+	}
+	return p;
+}
+
+static void update(struct fx *f, const struct kubepod *p)
+{
+	podindex_update(f->x, p, f->now, UNIX_MS + (f->now - T0) / NS_PER_MS);
+}
+
+/* An entry: addr moved rx_per_s in and tx_per_s out over the window. */
+static struct podindex_traffic entry(const char *addr, uint64_t rx_per_s, uint64_t tx_per_s)
+{
+	struct podindex_traffic t = { .n_ips = 1, .rx_bytes = rx_per_s * WINDOW_MS / 1000,
+				      .tx_bytes = tx_per_s * WINDOW_MS / 1000 };
+
+	t.ips[0] = ip(addr);
+	return t;
+}
+
+static int join(struct fx *f, const char *node, const struct podindex_traffic *t, size_t n,
+		uint64_t rest_rx_per_s)
+{
+	struct podindex_report r = { node, t, n, rest_rx_per_s * WINDOW_MS / 1000, 0, WINDOW_MS,
+				     125000000 /* 1 Gb/s */ };
+
+	return podindex_join(f->x, &r, f->now);
+}
+
+static struct podindex_stats stats(struct fx *f)
+{
+	struct podindex_stats st;
+
+	podindex_stats(f->x, &st);
+	return st;
+}
+
+static uint64_t learned_rx(struct fx *f, const char *deploy)
+{
+	struct workload_key k = { "shop", "Deployment", "" };
+	struct workload_demand d;
+
+	snprintf(k.name, sizeof(k.name), "%s", deploy);
+	workload_tick(f->wl, f->now);
+	return workload_demand_of(f->wl, &k, &d) ? d.rx_bytes_per_second : UINT64_MAX;
+}
+
+/* Each kind of entry, one report: matched, unknown, on another node, not
+ * running; the matched pod is the node's top pod, with its workload. */
+static void test_podindex_join_cases(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", "web", "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod b = pod("b", "web", "n2", SETTLED_S, "10.0.0.2");
+	struct kubepod c = pod("c", "web", "n1", -1, "10.0.0.3");
+	struct podindex_traffic t[] = {
+		entry("10.0.0.1", 5000, 500),	/* a: matched */
+		entry("10.0.0.9", 7000, 0),	/* nobody's */
+		entry("10.0.0.2", 7000, 0),	/* b's, but b is on n2 */
+		entry("10.0.0.3", 7000, 0),	/* c's, but c is pending */
+	};
+	struct podindex_top top[PODINDEX_TOP];
+	struct podindex_stats st;
+
+	(void)state;
+	update(f, &a);
+	update(f, &b);
+	update(f, &c);
+	st = stats(f);
+	assert_int_equal(st.pods, 3);
+	assert_int_equal(st.running, 2);
+	assert_int_equal(st.nodes, 2);
+	assert_int_equal(join(f, "n1", t, 4, 0), 0);
+	st = stats(f);
+	assert_int_equal(st.matched, 1);
+	assert_int_equal(st.unknown_ip, 1);
+	assert_int_equal(st.wrong_node, 1);
+	assert_int_equal(st.not_running, 1);
+	assert_int_equal(podindex_node_top(f->x, "n1", 2, top), 1);
+	assert_string_equal(top[0].pod, "shop/a");
+	assert_string_equal(top[0].workload, "shop/Deployment/web");
+	assert_int_equal(top[0].rx_bytes_per_second, 5000);
+	assert_int_equal(top[0].tx_bytes_per_second, 500);
+	assert_int_equal(learned_rx(f, "web"), 5000);
+	/* A node no indexed pod is bound to: every entry unmatched. */
+	assert_int_equal(join(f, "n3", t, 1, 0), 0);
+	assert_int_equal(stats(f).wrong_node, 2);
+	assert_int_equal(podindex_node_top(f->x, "n3", 2, top), 0);
+}
+
+/* Addresses are reused: after a pod ends, its address is the next pod's;
+ * a pod whose end was missed loses its address to the pod that started
+ * after it; a pod that stops running owns nothing. */
+static void test_podindex_reused_address(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod old = pod("old", "batch", "n1", 3600, "10.0.0.7");
+	struct kubepod young = pod("young", "web", "n1", SETTLED_S, "10.0.0.7");
+	struct podindex_traffic t = entry("10.0.0.7", 9000, 0);
+	struct podindex_top top[PODINDEX_TOP];
+
+	(void)state;
+	update(f, &old);
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(podindex_node_top(f->x, "n1", 2, top), 1);
+	assert_string_equal(top[0].pod, "shop/old");
+	/* Its deletion was missed: the younger pod claims the address. */
+	update(f, &young);
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(podindex_node_top(f->x, "n1", 2, top), 1);
+	assert_string_equal(top[0].pod, "shop/young");
+	/* Deleted, then the young one stops: nobody runs there. */
+	podindex_remove(f->x, "old", 3, f->now);
+	young.running = false;
+	update(f, &young);
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(stats(f).not_running, 1);
+	assert_int_equal(stats(f).matched, 2);
+	/* A pod moves to another address: the old one is free of it. */
+	young = pod("young", "web", "n1", SETTLED_S, "10.0.0.8");
+	update(f, &young);
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(stats(f).unknown_ip, 1);
+}
+
+/* Start-up is left out of learning: a pod is sampled once it has run
+ * PODINDEX_STARTUP_NS and a whole window; its rate shows in the top pods
+ * from the first report. IPv6 alone matches a dual-stack pod. */
+static void test_podindex_startup(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod p = pod("p", "web", "n1", 1, "10.0.0.1");
+	struct podindex_traffic t = entry("fd00::1", 8000, 0);
+	struct podindex_top top[PODINDEX_TOP];
+
+	(void)state;
+	p.ips[1] = ip("fd00::1");
+	p.n_ips = 2;
+	update(f, &p);
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(podindex_node_top(f->x, "n1", 2, top), 1);
+	assert_int_equal(learned_rx(f, "web"), UINT64_MAX);
+	f->now += (SETTLED_S - 2) * NS_PER_SEC;
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(learned_rx(f, "web"), UINT64_MAX);
+	f->now += NS_PER_SEC;
+	assert_int_equal(join(f, "n1", &t, 1, 0), 0);
+	assert_int_equal(learned_rx(f, "web"), 8000);
+}
+
+/* A list without unmatched entries: running pods it leaves out (the
+ * agent's top N holds the others) share the rest. With an unmatched entry
+ * the rest may be anybody's: nothing is sampled from it. */
+static void test_podindex_unlisted(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod heavy = pod("heavy", "big", "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod l1 = pod("l1", "light", "n1", SETTLED_S, "10.0.0.2");
+	struct kubepod l2 = pod("l2", "light", "n1", SETTLED_S, "10.0.0.3");
+	struct podindex_traffic t[2] = { entry("10.0.0.1", 90000, 0), entry("10.0.0.99", 1, 0) };
+
+	(void)state;
+	update(f, &heavy);
+	update(f, &l1);
+	update(f, &l2);
+	assert_int_equal(join(f, "n1", t, 2, 600), 0);
+	assert_int_equal(learned_rx(f, "light"), UINT64_MAX);
+	assert_int_equal(join(f, "n1", t, 1, 600), 0);
+	assert_int_equal(learned_rx(f, "big"), 90000);
+	assert_int_equal(learned_rx(f, "light"), 300);
+}
+
+/* Lists dropped whole, by reason: an address twice, more entries than
+ * allowed, more than twice the link in a direction. */
+static void test_podindex_dropped(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", "web", "n1", SETTLED_S, "10.0.0.1");
+	struct podindex_traffic dup[2] = { entry("10.0.0.1", 1, 1), entry("10.0.0.1", 1, 1) };
+	struct podindex_traffic over[2] = { entry("10.0.0.1", 200000000, 0),
+					    entry("10.0.0.2", 60000000, 0) };
+	struct podindex_traffic *many = calloc(PODINDEX_MAX_ENTRIES + 1, sizeof(*many));
+	struct podindex_report r = { "n1", many, PODINDEX_MAX_ENTRIES + 1, 0, 0, WINDOW_MS, 0 };
+	struct podindex_stats st;
+
+	(void)state;
+	assert_non_null(many);
+	update(f, &a);
+	assert_int_equal(join(f, "n1", dup, 2, 0), -EINVAL);
+	assert_int_equal(join(f, "n1", over, 2, 0), -EINVAL);
+	assert_int_equal(join(f, "n1", over, 1, 0), 0); /* 1.6 Gb/s on 1 Gb/s: local traffic */
+	assert_int_equal(podindex_join(f->x, &r, f->now), -EINVAL);
+	for (size_t i = 0; i < PODINDEX_MAX_ENTRIES; i++) {
+		many[i].n_ips = 1;
+		many[i].ips[0] = ip("10.1.0.1");
+		many[i].ips[0].b[14] = (uint8_t)(i >> 8);
+		many[i].ips[0].b[15] = (uint8_t)i;
+	}
+	r.n = PODINDEX_MAX_ENTRIES;
+	assert_int_equal(podindex_join(f->x, &r, f->now), 0);
+	r.node = "Not_A_Node";
+	assert_int_equal(podindex_join(f->x, &r, f->now), -EINVAL);
+	st = stats(f);
+	assert_int_equal(st.dropped[PODINDEX_DROP_DUPLICATE], 1);
+	assert_int_equal(st.dropped[PODINDEX_DROP_OVER_LINK], 1);
+	assert_int_equal(st.dropped[PODINDEX_DROP_OVERSIZE], 1);
+	assert_int_equal(st.matched, 1);
+	free(many);
+}
+
+/* A relist: the pods it names stay, the others were deleted meanwhile
+ * and go, with their workload's reference. */
+static void test_podindex_relist(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", "web", "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod b = pod("b", "db", "n2", SETTLED_S, "10.0.0.2");
+	struct workload_stats ws;
+
+	(void)state;
+	update(f, &a);
+	update(f, &b);
+	podindex_list_begin(f->x);
+	update(f, &a);
+	podindex_list_end(f->x, f->now);
+	assert_int_equal(stats(f).pods, 1);
+	assert_int_equal(stats(f).nodes, 1);
+	workload_stats(f->wl, &ws);
+	assert_int_equal(ws.live, 1);
+	assert_int_equal(ws.tracked, 2);
+	/* An end without a begin sweeps nothing. */
+	podindex_list_end(f->x, f->now);
+	assert_int_equal(stats(f).pods, 1);
+}
+
+/* Pods moved from node to node, host-network pods never indexed, absurd
+ * ones ignored and counted, unbound ones never indexed. */
+static void test_podindex_updates(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", NULL, "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod host = pod("h", NULL, "n1", SETTLED_S, "192.168.0.1");
+	struct kubepod bad = pod("bad", NULL, "n1", SETTLED_S, NULL);
+	struct kubepod loose = pod("loose", NULL, "n1", SETTLED_S, "10.0.0.5");
+	struct podindex_traffic t = entry("10.0.0.1", 100, 0);
+	struct podindex_top top[PODINDEX_TOP];
+
+	(void)state;
+	update(f, &a);
+	a.node = str("n2");
+	update(f, &a);
+	assert_int_equal(stats(f).nodes, 1);
+	assert_int_equal(join(f, "n2", &t, 1, 0), 0);
+	assert_int_equal(podindex_node_top(f->x, "n2", 2, top), 1);
+	assert_string_equal(top[0].workload, "shop/Pod/a");
+	host.host_network = true;
+	update(f, &host);
+	snprintf(bad.absurd, sizeof(bad.absurd), "status.podIPs has 3 entries");
+	update(f, &bad);
+	loose.node = str(NULL);
+	update(f, &loose);
+	assert_int_equal(stats(f).pods, 1);
+	assert_int_equal(stats(f).ignored, 1);
+	/* Once host-network or absurd, an indexed pod leaves the index. */
+	a.host_network = true;
+	update(f, &a);
+	assert_int_equal(stats(f).pods, 0);
+	assert_int_equal(stats(f).nodes, 0);
+	podindex_remove(f->x, "nobody", 6, f->now);
+}
+
+/* The cluster's average per running pod: what nodes heard from lately
+ * measured for their pods (listed, unmatched and the rest), over the pods
+ * running there. */
+static void test_podindex_average(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", "web", "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod b = pod("b", "web", "n1", SETTLED_S, "10.0.0.2");
+	struct kubepod c = pod("c", "web", "n2", SETTLED_S, "10.0.1.1");
+	struct kubepod d = pod("d", "web", "n2", -1, "10.0.1.2");
+	struct podindex_traffic t1[2] = { entry("10.0.0.1", 6000, 60), entry("10.0.0.2", 2000, 20) };
+	struct podindex_traffic t2 = entry("10.0.1.1", 1000, 10);
+	struct podindex_stats st;
+
+	(void)state;
+	podindex_tick(f->x, f->now);
+	assert_int_equal(stats(f).avg_pods, 0);
+	update(f, &a);
+	update(f, &b);
+	update(f, &c);
+	update(f, &d);
+	assert_int_equal(join(f, "n1", t1, 2, 0), 0);
+	assert_int_equal(join(f, "n2", &t2, 1, 2000), 0);
+	podindex_tick(f->x, f->now);
+	st = stats(f);
+	assert_int_equal(st.avg_pods, 3);
+	assert_int_equal(st.avg_rx_bytes_per_second, (6000 + 2000 + 1000 + 2000) / 3);
+	assert_int_equal(st.avg_tx_bytes_per_second, (60 + 20 + 10) / 3);
+	/* n1 falls silent: only n2 counts. */
+	f->now += 5 * NS_PER_SEC;
+	assert_int_equal(join(f, "n2", &t2, 1, 2000), 0);
+	f->now += 2 * NS_PER_SEC;
+	podindex_tick(f->x, f->now);
+	assert_int_equal(stats(f).avg_pods, 1);
+	assert_int_equal(stats(f).avg_rx_bytes_per_second, 3000);
+}
+
+/* Bounds: max_pods pods, the next one counted and not indexed. */
+static void test_podindex_full(void **state)
+{
+	struct fx *f = *state;
+	char uid[16], addr[24];
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		struct kubepod p;
+
+		snprintf(uid, sizeof(uid), "p%d", i);
+		snprintf(addr, sizeof(addr), "10.0.0.%d", i + 1);
+		p = pod(uid, NULL, "n1", SETTLED_S, addr);
+		update(f, &p);
+	}
+	assert_int_equal(stats(f).pods, 4);
+	assert_int_equal(stats(f).full, 1);
+	podindex_remove(f->x, "p0", 2, f->now);
+	{
+		struct kubepod p = pod("p4", NULL, "n1", SETTLED_S, "10.0.0.5");
+
+		update(f, &p);
+	}
+	assert_int_equal(stats(f).pods, 4);
+	assert_null(podindex_create(&(struct podindex_config){ 0, 1, 1 }, f->wl));
+	assert_null(podindex_create(&(struct podindex_config){ 1, 1, 1 }, NULL));
+	podindex_destroy(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_podindex_join_cases, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_reused_address, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_startup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_unlisted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_relist, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_updates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_average, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_full, setup_small, teardown),
+	};
+	return cmocka_run_group_tests_name("podindex", tests, NULL, NULL);
+}
