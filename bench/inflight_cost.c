@@ -44,12 +44,11 @@ static double lookups(struct inflight *in, const char *uid)
 int main(void)
 {
 	struct inflight_config cfg = {
-		.max_pods = 10000, .max_nodes = 10000, .estimate_bytes_per_second = 1000,
-		.penalty_bytes_per_second = 100, .hold_ns = 70ULL * NS_PER_SEC,
+		.max_pods = 10000, .max_nodes = 10000, .hold_ns = 70ULL * NS_PER_SEC,
 		.fade_ns = 60ULL * NS_PER_SEC, .expire_ns = 30ULL * NS_PER_SEC,
 	};
 	struct inflight *in = inflight_create(&cfg);
-	struct inflight_pod pod = { 0, 0, "bench/pod" };
+	struct inflight_pod pod = { 1100, 1100, 0, 0, true, true, "bench/pod" };
 	struct inflight_name tied[INFLIGHT_TIE_MAX] = { { NULL, 0, 0 } };
 	uint64_t now = 1000ULL * NS_PER_SEC, t0;
 	char uid[32];

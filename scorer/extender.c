@@ -13,6 +13,7 @@
 #include "filter.h"
 #include "inflight.h"
 #include "log.h"
+#include "podweight.h"
 #include "reply.h"
 #include "scorer.h"
 #include "units.h"
@@ -165,18 +166,40 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 	return 0;
 }
 
-/* Counts the pod in flight on nodes[0..n) (inflight.h). A pod without a
- * UID (hand-made requests) is not counted. */
+/* The pod as podweight.h reads it; ns and name hold its strings. Absurd
+ * owner references (extreq.h) are logged, a line a second at most. */
+static void pod_of(const struct extreq *rq, uint64_t ingress_bps, uint64_t egress_bps,
+		   struct kubepod_str *ns, struct kubepod_str *name, struct podweight_pod *out)
+{
+	static struct log_limit limit;
+	char pod[200];
+
+	*ns = (struct kubepod_str){ rq->pod_namespace.s, rq->pod_namespace.len };
+	*name = (struct kubepod_str){ rq->pod_name.s, rq->pod_name.len };
+	*out = (struct podweight_pod){ ingress_bps, egress_bps, ns, name, &rq->owner, NULL };
+	if (rq->owner_absurd[0])
+		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext",
+			    "pod %s: owner references ignored: %s; it weighs as a pod of no known "
+			    "workload", pod_id(rq, pod, sizeof(pod)), rq->owner_absurd);
+}
+
+/* Counts the pod in flight on nodes[0..n) (inflight.h), weighing what
+ * podweight.h says. A pod without a UID (hand-made requests) is not
+ * counted. */
 static void record(struct scorer *s, const struct extreq *rq, const struct inflight_name *nodes,
 		   size_t n, uint64_t ingress_bps, uint64_t egress_bps, uint64_t now)
 {
-	struct inflight_pod pod = { ingress_bps, egress_bps, NULL };
 	char label[INFLIGHT_LABEL_MAX + 1];
+	struct kubepod_str ns, name;
+	struct podweight_pod pw;
+	struct inflight_pod pod;
 	int rc;
 
 	if (!s->inflight || !rq->pod_uid.len || n == 0)
 		return;
-	pod.label = pod_id(rq, label, sizeof(label));
+	pod_of(rq, ingress_bps, egress_bps, &ns, &name, &pw);
+	pw.label = pod_id(rq, label, sizeof(label));
+	podweight_of(&s->weights, &pw, &pod, NULL, NULL);
 	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, nodes, n, now);
 	if (rc == -ENOSPC)
 		log_debug("ext", "%s: not counted in flight: the in-flight table is full", label);
@@ -278,6 +301,9 @@ static void filter_input(struct scorer *s, const struct extreq *rq, const struct
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct filter_pod asks;
+	struct kubepod_str ns, name;
+	struct podweight_pod pw;
+	uint64_t declared_in, declared_eg;
 	struct buf b, failed, unresolvable;
 	char pod[200];
 	size_t kept = 0, n_failed = 0, n_unresolvable = 0;
@@ -293,8 +319,10 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_init(&b, reply_max(len, rq.n));
 	buf_init(&failed, reply_max(0, rq.n));
 	buf_init(&unresolvable, reply_max(0, rq.n));
-	asks.ingress_bps = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
-	asks.egress_bps = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
+	declared_in = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
+	declared_eg = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
+	pod_of(&rq, declared_in, declared_eg, &ns, &name, &pw);
+	podweight_filter(&s->weights, &pw, &asks);
 	now = s->now_ns();
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
@@ -352,7 +380,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	 * prioritize (kube-scheduler skips scoring a lone feasible node), so
 	 * this is where it is counted in flight. */
 	if (kept == 1)
-		record(s, &rq, &only, 1, asks.ingress_bps, asks.egress_bps, now);
+		record(s, &rq, &only, 1, declared_in, declared_eg, now);
 	reply_take(&b, out);
 	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed; pod asks rx %llu b/s, "
 		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,
@@ -408,6 +436,8 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 {
 	struct extreq_preemption p;
 	struct filter_pod asks;
+	struct kubepod_str ns, name;
+	struct podweight_pod pw;
 	char err[256], pod[200];
 	size_t kept = 0;
 	uint64_t now;
@@ -421,10 +451,12 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 		return;
 	}
 	buf_init(&b, reply_max(len, p.n));
-	asks.ingress_bps = pod_bandwidth(&p.pod, &p.pod.ingress_bandwidth,
-					 "kubernetes.io/ingress-bandwidth");
-	asks.egress_bps = pod_bandwidth(&p.pod, &p.pod.egress_bandwidth,
-					"kubernetes.io/egress-bandwidth");
+	/* What the filter holds the pod to, as filter does (podweight.h). */
+	pod_of(&p.pod,
+	       pod_bandwidth(&p.pod, &p.pod.ingress_bandwidth, "kubernetes.io/ingress-bandwidth"),
+	       pod_bandwidth(&p.pod, &p.pod.egress_bandwidth, "kubernetes.io/egress-bandwidth"),
+	       &ns, &name, &pw);
+	podweight_filter(&s->weights, &pw, &asks);
 	now = s->now_ns();
 	buf_puts(&b, "{\"NodeNameToMetaVictims\":{");
 	for (size_t i = 0; i < p.n; i++) {

@@ -107,7 +107,7 @@ static bool check_utilization(const struct filter_config *cfg, enum policy_direc
 }
 
 static bool check_bandwidth(const struct filter_node *n, const char *which, uint64_t rate,
-			    uint64_t reserved, uint64_t freed, uint64_t ask_bps,
+			    uint64_t reserved, uint64_t freed, uint64_t ask_bps, bool learned,
 			    const char *annotation, struct filter_why *why)
 {
 	uint64_t link = n->traffic->link_bytes_per_second;
@@ -121,8 +121,11 @@ static bool check_bandwidth(const struct filter_node *n, const char *which, uint
 	why->unresolvable = (unsigned __int128)ask_bps > (unsigned __int128)link * 8;
 	units_format_bits_rate(a, sizeof(a), (double)ask_bps);
 	/* Only the pod's number: the same for every node, so they group. */
-	snprintf(why->reason, sizeof(why->reason), "netsched: free %s below the %s the pod asks", which,
-		 a);
+	snprintf(why->reason, sizeof(why->reason), learned ?
+		 "netsched: free %s below the %s its workload moves" :
+		 "netsched: free %s below the %s the pod asks", which, a);
+	if (learned)
+		annotation = "its workload's learned demand";
 	bits(r, sizeof(r), rate);
 	bits(l, sizeof(l), link);
 	bits(f, sizeof(f), free_bytes);
@@ -154,10 +157,12 @@ bool filter_check(const struct filter_config *cfg, enum policy_direction dir,
 		return true;
 	return check_bandwidth(node, "rx", node->traffic->rx.average,
 			       node->reserved_rx_bytes_per_second, node->freed_rx_bytes_per_second,
-			       pod->ingress_bps, "kubernetes.io/ingress-bandwidth", why) &&
+			       pod->ingress_bps, pod->learned_ingress, "kubernetes.io/ingress-bandwidth",
+			       why) &&
 	       check_bandwidth(node, "tx", node->traffic->tx.average,
 			       node->reserved_tx_bytes_per_second, node->freed_tx_bytes_per_second,
-			       pod->egress_bps, "kubernetes.io/egress-bandwidth", why);
+			       pod->egress_bps, pod->learned_egress, "kubernetes.io/egress-bandwidth",
+			       why);
 }
 
 bool filter_warn_once(const char *s, size_t len)

@@ -27,7 +27,9 @@
  *    is below it fails. Free is the link minus what the counters show minus
  *    what pods just placed there have declared and the counters do not show
  *    yet (inflight.h), so ten pods asking 30M do not all pass a node with
- *    50M free.
+ *    50M free. With --learned-filter a pod that declares nothing is held
+ *    to its workload's learned demand the same way, with its own reason
+ *    ("netsched: free rx below the 400 Mb/s its workload moves").
  * A node without fresh data, or whose link speed is unknown, always passes:
  * there is nothing to judge it by, and we never fail a pod on a guess. */
 #ifndef NETSCHED_FILTER_H
@@ -47,10 +49,14 @@ struct filter_config {
 	uint64_t hold_ms;		/* ... once filtered for at least this long */
 };
 
-/* What the pod asks for, bits per second; 0 = nothing. */
+/* What the pod asks for, bits per second; 0 = nothing. learned: the
+ * figure is its workload's learned demand (podweight.h, --learned-filter),
+ * not its annotation, and its reason says so. */
 struct filter_pod {
 	uint64_t ingress_bps;
 	uint64_t egress_bps;
+	bool learned_ingress;
+	bool learned_egress;
 };
 
 /* The maxUtilization rule's state of one node, stepped on every report.

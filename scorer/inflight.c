@@ -27,13 +27,14 @@ struct ipod {
 	bool bound;
 	uint8_t uid_len;
 	uint8_t n;			/* nodes it is counted on */
+	bool unknown_rx, unknown_tx;	/* its demand is a guess (inflight_pod) */
 	char uid[POD_UID_MAX];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	int32_t nodes[INFLIGHT_TIE_MAX];
 	uint64_t t0_ns;			/* bound, or assumed while unconfirmed */
 	uint64_t assumed_ns;
 	uint64_t w_rx, w_tx;		/* full weight, bytes per second */
-	uint64_t r_rx, r_tx;		/* declared: reserved, bytes per second */
+	uint64_t r_rx, r_tx;		/* reserved, bytes per second */
 	struct inflight_load share;	/* what it adds to each of its nodes now */
 };
 
@@ -315,6 +316,8 @@ static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 	/* A pod still counted is never rounded down to nothing. */
 	if (f && !l.milli_pods)
 		l.milli_pods = 1;
+	l.unknown_rx_milli = p->unknown_rx ? l.milli_pods : 0;
+	l.unknown_tx_milli = p->unknown_tx ? l.milli_pods : 0;
 	return l;
 }
 
@@ -327,6 +330,8 @@ static void load_add(struct inflight_load *sum, const struct inflight_load *l)
 	sum->reserved_tx_bytes_per_second =
 		units_add_sat(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
 	sum->milli_pods += l->milli_pods;
+	sum->unknown_rx_milli += l->unknown_rx_milli;
+	sum->unknown_tx_milli += l->unknown_tx_milli;
 }
 
 /* Exact inverse of load_add() for a share that was added (a saturated sum
@@ -345,6 +350,10 @@ static void load_sub(struct inflight_load *sum, const struct inflight_load *l)
 	sum->reserved_tx_bytes_per_second =
 		sub_floor(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
 	sum->milli_pods = l->milli_pods < sum->milli_pods ? sum->milli_pods - l->milli_pods : 0;
+	sum->unknown_rx_milli = l->unknown_rx_milli < sum->unknown_rx_milli ?
+					sum->unknown_rx_milli - l->unknown_rx_milli : 0;
+	sum->unknown_tx_milli = l->unknown_tx_milli < sum->unknown_tx_milli ?
+					sum->unknown_tx_milli - l->unknown_tx_milli : 0;
 }
 
 /* Sets p's share to what it weighs at factor f, on every node it is on. */
@@ -401,22 +410,24 @@ static bool pod_attach(struct inflight *in, struct ipod *p, const struct infligh
 	return true;
 }
 
-/* What p weighs; a declared rate counts at most cap bytes a second (0: no
- * cap), so a made-up pod declaring 400G makes a node no fuller than its
- * link: it fades below it as fast as a real pod's would. */
-static void pod_weights(const struct inflight *in, struct ipod *p, const struct inflight_pod *pod,
-			uint64_t cap)
+/* What p weighs, and holds from the bandwidth filter; each counts at most
+ * cap bytes a second (0: no cap), so a made-up pod declaring 400G makes a
+ * node no fuller than its link: it fades below it as fast as a real pod's
+ * would. */
+static void pod_weights(struct ipod *p, const struct inflight_pod *pod, uint64_t cap)
 {
-	uint64_t est = in->cfg.estimate_bytes_per_second, pen = in->cfg.penalty_bytes_per_second;
-
-	p->r_rx = pod->ingress_bps / 8;
-	p->r_tx = pod->egress_bps / 8;
-	if (cap && p->r_rx > cap)
-		p->r_rx = cap;
-	if (cap && p->r_tx > cap)
-		p->r_tx = cap;
-	p->w_rx = units_add_sat(pod->ingress_bps ? p->r_rx : est, pen);
-	p->w_tx = units_add_sat(pod->egress_bps ? p->r_tx : est, pen);
+	p->w_rx = pod->rx_bytes_per_second;
+	p->w_tx = pod->tx_bytes_per_second;
+	p->r_rx = pod->reserve_rx_bytes_per_second;
+	p->r_tx = pod->reserve_tx_bytes_per_second;
+	if (cap) {
+		p->w_rx = p->w_rx < cap ? p->w_rx : cap;
+		p->w_tx = p->w_tx < cap ? p->w_tx : cap;
+		p->r_rx = p->r_rx < cap ? p->r_rx : cap;
+		p->r_tx = p->r_tx < cap ? p->r_tx : cap;
+	}
+	p->unknown_rx = pod->unknown_rx;
+	p->unknown_tx = pod->unknown_tx;
 	/* Else keep the label it has (the watch may not send one). It ends
 	 * up in logs and JSON. */
 	if (pod->label)
@@ -567,7 +578,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 	dequeue(in, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
-	pod_weights(in, p, pod, widest_link(nodes, n));
+	pod_weights(p, pod, widest_link(nodes, n));
 	p->t0_ns = now_ns;
 	p->assumed_ns = now_ns;
 	if (!pod_attach(in, p, nodes, n, now_ns)) {
@@ -629,7 +640,7 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 	dequeue(in, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
-	pod_weights(in, p, pod, 0);
+	pod_weights(p, pod, 0);
 	p->bound = true;
 	p->t0_ns = bound_ns;
 	if (!pod_attach(in, p, &name, 1, now_ns)) {

@@ -40,10 +40,11 @@
  *    the window has measured it), then fades linearly to zero over fade_ns
  *    and is forgotten: its traffic is never counted twice for long.
  *
- * What a pod weighs, per direction: its declared bandwidth
- * (kubernetes.io/ingress-bandwidth for rx, egress-bandwidth for tx) where it
- * has one, else the configured estimate; plus a small penalty for every
- * recent pod, so that pods with no estimate still spread.
+ * What a pod weighs, per direction, is decided by podweight.h (its
+ * declared bandwidth, else its workload's learned demand, else a fallback)
+ * and given here; a pod whose demand is a guess is also counted as such on
+ * its nodes (unknown_*_milli), where the view adds the doubt it brings,
+ * relative to each node's link (podweight_doubt()).
  *
  * Bounded: at most max_pods pods and max_nodes nodes. When either is full,
  * the oldest unconfirmed assumption gives way to the new pod (displaced):
@@ -78,18 +79,20 @@
 struct inflight_config {
 	size_t max_pods;			/* > 0 */
 	size_t max_nodes;			/* > 0 */
-	uint64_t estimate_bytes_per_second;	/* per undeclared direction */
-	uint64_t penalty_bytes_per_second;	/* per recent pod, both directions */
 	uint64_t hold_ns;			/* full weight after binding */
 	uint64_t fade_ns;			/* then down to zero over this */
 	uint64_t expire_ns;			/* unconfirmed, watch in sync: dropped */
 };
 
-/* What a pod declares, bits per second (0: not declared), and a label for
- * /v1/nodes and logs (copied, truncated; may be NULL). */
+/* What a pod weighs, per direction, bytes per second (podweight.h), and a
+ * label for /v1/nodes and logs (copied, truncated; may be NULL). */
 struct inflight_pod {
-	uint64_t ingress_bps;
-	uint64_t egress_bps;
+	uint64_t rx_bytes_per_second;		/* declared, learned or the fallback's average */
+	uint64_t tx_bytes_per_second;
+	uint64_t reserve_rx_bytes_per_second;	/* held from the bandwidth filter */
+	uint64_t reserve_tx_bytes_per_second;
+	bool unknown_rx;			/* its demand is a guess: it counts in the doubt */
+	bool unknown_tx;
 	const char *label;
 };
 
@@ -103,11 +106,13 @@ struct inflight_name {
 
 /* What in-flight pods add to one node now. */
 struct inflight_load {
-	uint64_t rx_bytes_per_second;		/* weight: declared or estimate, plus penalty */
+	uint64_t rx_bytes_per_second;		/* weights (the view adds the doubt) */
 	uint64_t tx_bytes_per_second;
-	uint64_t reserved_rx_bytes_per_second;	/* declared only: for the bandwidth filter */
+	uint64_t reserved_rx_bytes_per_second;	/* for the bandwidth filter */
 	uint64_t reserved_tx_bytes_per_second;
 	uint32_t milli_pods;			/* pods counted, in thousandths (ties, fades) */
+	uint32_t unknown_rx_milli;		/* ... whose demand is a guess, per direction */
+	uint32_t unknown_tx_milli;
 };
 
 struct inflight_stats {

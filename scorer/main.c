@@ -21,11 +21,14 @@
 #include "keyfile.h"
 #include "log.h"
 #include "options.h"
+#include "podindex.h"
 #include "podwatch.h"
 #include "prom.h"
 #include "scorer.h"
 #include "tls.h"
+#include "view.h"
 #include "worker.h"
+#include "workload.h"
 
 #define EXIT_USAGE 2
 
@@ -34,6 +37,22 @@ static uint64_t inflight_round(void *ctx)
 {
 	inflight_tick(ctx, clock_mono_ns(), false);
 	return INFLIGHT_TICK_NS / NS_PER_MS;
+}
+
+/* The learned demands and the cluster's average per pod, recomputed off
+ * the request path. */
+#define LEARN_TICK_MS 1000u
+static uint64_t learn_round(void *ctx)
+{
+	struct scorer *s = ctx;
+	uint64_t now = clock_mono_ns();
+
+	view_reference_refresh(s, now);
+	if (s->weights.pods) {
+		podindex_tick(s->weights.pods, now);
+		workload_tick(s->weights.workloads, now);
+	}
+	return LEARN_TICK_MS;
 }
 
 /* Where the pod watch reaches the apiserver: --kubeconfig, else the pod's
@@ -82,7 +101,7 @@ int main(int argc, char **argv)
 	struct scorer_options o;
 	struct ingest *in = NULL;
 	struct http_server *http = NULL, *health = NULL;
-	struct worker *ticker = NULL;
+	struct worker *ticker = NULL, *learner = NULL;
 	struct kubeaccess access;
 	int watch_rc = -ENOENT;
 	char err[512], watch_err[512] = "";
@@ -182,8 +201,6 @@ int main(int argc, char **argv)
 		struct inflight_config ic = {
 			.max_pods = o.inflight_max_pods,
 			.max_nodes = o.max_tracked_nodes,
-			.estimate_bytes_per_second = o.inflight_estimate_bps / 8,
-			.penalty_bytes_per_second = o.inflight_penalty_bps / 8,
 			.hold_ns = o.inflight_hold_ms * NS_PER_MS,
 			.fade_ns = o.inflight_fade_ms * NS_PER_MS,
 			.expire_ns = o.inflight_expire_ms * NS_PER_MS,
@@ -195,12 +212,37 @@ int main(int argc, char **argv)
 				  (unsigned long long)o.inflight_max_pods);
 			goto out;
 		}
-		log_info("scorer", "in-flight pods: up to %llu, each weighs its declared bandwidth "
-			 "or %llu b/s, plus %llu b/s, for %llu ms, then fades over %llu ms",
+		s.weights.cfg = (struct podweight_config){
+			.doubt_pct = o.inflight_penalty_pct,
+			.estimate_bytes_per_second = o.inflight_estimate_bps / 8,
+			.learned_filter = o.learned_filter,
+		};
+		log_info("scorer", "in-flight pods: up to %llu, each weighs its declared bandwidth, "
+			 "else its workload's learned demand, else %s%llu b/s and %u%% of its node's "
+			 "free link, for %llu ms, then fades over %llu ms",
 			 (unsigned long long)o.inflight_max_pods,
-			 (unsigned long long)o.inflight_estimate_bps,
-			 (unsigned long long)o.inflight_penalty_bps,
+			 o.inflight_estimate_bps ? "" : "the cluster's average per pod (",
+			 (unsigned long long)o.inflight_estimate_bps, o.inflight_penalty_pct,
 			 (unsigned long long)o.inflight_hold_ms, (unsigned long long)o.inflight_fade_ms);
+	}
+	if (s.inflight && !watch_rc) {
+		struct workload_config wc = {
+			.max_workloads = o.max_workloads,
+			.half_life_ns = o.workload_half_life_ms * NS_PER_MS,
+		};
+		struct podindex_config xc = {
+			.max_pods = o.max_pods,
+			.max_nodes = o.max_tracked_nodes,
+			.stale_ns = s.stale_after_ns,
+		};
+
+		s.weights.workloads = workload_create(&wc);
+		s.weights.pods = s.weights.workloads ? podindex_create(&xc, s.weights.workloads) : NULL;
+		if (!s.weights.pods) {
+			log_error("scorer", "cannot allocate room for %llu pods and %llu workloads",
+				  (unsigned long long)o.max_pods, (unsigned long long)o.max_workloads);
+			goto out;
+		}
 	}
 
 	/* Threads inherit this mask, so only sigwait() below sees the signals. */
@@ -220,6 +262,13 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
+	if (s.inflight) {
+		learner = worker_start("learning", learn_round, &s, 0, err, sizeof(err));
+		if (!learner) {
+			log_error("scorer", "%s", err);
+			goto out;
+		}
+	}
 	if ((o.prom.url[0] || !watch_rc) && curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		log_error("scorer", "libcurl cannot initialise");
 		goto out;
@@ -228,6 +277,8 @@ int main(int argc, char **argv)
 		struct podwatch_config pc;
 
 		podwatch_defaults(&pc);
+		pc.index = s.weights.pods;
+		pc.weights = &s.weights;
 		log_info("scorer", "pod watch: confirming in-flight pods through %s; an assumption "
 			 "never bound is dropped after %llu ms", access.origin,
 			 (unsigned long long)o.inflight_expire_ms);
@@ -310,8 +361,11 @@ out:
 	ingest_stop(in);
 	podwatch_stop(s.podwatch);
 	worker_stop(ticker);
+	worker_stop(learner);
 	prom_stop(s.prom);
 	inflight_destroy(s.inflight);
+	podindex_destroy(s.weights.pods);
+	workload_destroy(s.weights.workloads);
 	table_destroy(s.table);
 	anchors_destroy(reports.anchors);
 	if (!watch_rc)

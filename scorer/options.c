@@ -283,9 +283,32 @@ static int set_inflight_estimate(void *ctx, const char *v, char *why, size_t len
 	return set_bits_rate(&OPTS(ctx)->inflight_estimate_bps, v, why, len);
 }
 
+/* A share of the node's free link, "10%" or "10"; 0 or off: no doubt. A
+ * rate ("10M", the old form) is refused: it vanishes on fast links. */
 static int set_inflight_penalty(void *ctx, const char *v, char *why, size_t len)
 {
-	return set_bits_rate(&OPTS(ctx)->inflight_penalty_bps, v, why, len);
+	size_t n = strlen(v);
+	char digits[8];
+	uint64_t pct;
+
+	if (strcmp(v, "off") == 0) {
+		OPTS(ctx)->inflight_penalty_pct = 0;
+		return 0;
+	}
+	if (n && v[n - 1] == '%')
+		n--;
+	if (n == 0 || n >= sizeof(digits))
+		goto bad;
+	memcpy(digits, v, n);
+	digits[n] = '\0';
+	if (units_parse_u64(digits, 100, &pct))
+		goto bad;
+	OPTS(ctx)->inflight_penalty_pct = (unsigned)pct;
+	return 0;
+bad:
+	snprintf(why, len, "expected a share of the node's free link from 0 to 100, such as 10%%, "
+		 "or off (a rate such as 10M is no longer taken: it vanishes on fast links)");
+	return -EINVAL;
 }
 
 static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)
@@ -357,10 +380,12 @@ static const struct cli_opt opts[] = {
 	{ .name = "tls-client-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
 	  AT(tls.client_ca), .help = "require client certificates signed by this CA (mTLS)" },
 	{ .name = "inflight-estimate", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_estimate,
-	  .help = "what a just-placed pod without a bandwidth annotation adds, per direction",
-	  .def = "0" },
-	{ .name = "inflight-penalty", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_penalty,
-	  .help = "what every just-placed pod adds besides, so bursts spread", .def = "10M" },
+	  .help = "what a just-placed pod of unknown demand weighs, per direction; 0 = the "
+		  "cluster's measured average per running pod", .def = "0" },
+	/* One step of the 0..10 score: see scorer/podweight.h. */
+	{ .name = "inflight-penalty", .kind = CLI_VALUE, .arg = "PCT", .set = set_inflight_penalty,
+	  .help = "share of its node's free link a just-placed pod of unknown demand takes besides",
+	  .def = "10%" },
 	{ .name = "inflight-hold", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(inflight_hold_ms), .min = 0, .max = HOUR_MS,
 	  .help = "a bound pod weighs fully this long: start-up + the agents' --window",
@@ -378,6 +403,19 @@ static const struct cli_opt opts[] = {
 		  "--kubeconfig", .def = "on" },
 	{ .name = "kubeconfig", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(kubeconfig),
 	  .help = "reach the apiserver with this kubeconfig (outside a cluster)" },
+	/* Kubernetes supports 150,000 pods in a cluster. */
+	{ .name = "max-pods", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT, AT(max_pods),
+	  .max = 16000000, .help = "pods the pod watch indexes to join their traffic",
+	  .def = "150000" },
+	{ .name = "max-workloads", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(max_workloads), .max = 4000000, .help = "workloads whose demand is learned at most",
+	  .def = "10000" },
+	{ .name = "workload-half-life", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(workload_half_life_ms), .min = 1000, .max = DAY_MS,
+	  .help = "a pod's measurement weighs half as much after this", .def = "10m" },
+	{ .name = "learned-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
+	  AT(learned_filter), .help = "the bandwidth filter holds a pod that declares nothing to "
+	  "its workload's learned demand", .def = "off" },
 	{ .name = "key-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(key_file),
 	  .help = "accept only reports signed with a key in this file (a Secret)" },
 	{ .name = "prometheus", .kind = CLI_VALUE, .arg = "URL", .set = set_prometheus,

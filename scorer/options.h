@@ -40,8 +40,8 @@ struct scorer_options {
 	struct prom_config prom;
 	/* In-flight pods (inflight.h); max_pods 0 = not counted. */
 	uint64_t inflight_max_pods;
-	uint64_t inflight_estimate_bps;
-	uint64_t inflight_penalty_bps;
+	uint64_t inflight_estimate_bps;		/* the fallback's weight; 0: measured */
+	unsigned inflight_penalty_pct;		/* an unknown pod's share of the free link */
 	uint64_t inflight_hold_ms;
 	uint64_t inflight_fade_ms;
 	uint64_t inflight_expire_ms;
@@ -49,6 +49,11 @@ struct scorer_options {
 	 * kubeconfig, else the pod's ServiceAccount when running in one. */
 	char kubeconfig[1024];
 	bool pod_watch;
+	/* What the watch's pods teach (podindex.h, workload.h, podweight.h). */
+	uint64_t max_pods;
+	uint64_t max_workloads;
+	uint64_t workload_half_life_ms;
+	bool learned_filter;
 	char key_file[256];	/* "" = reports need no signature */
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */

@@ -14,6 +14,8 @@
 #include "inflight.h"
 #include "json.h"
 #include "log.h"
+#include "podindex.h"
+#include "podweight.h"
 #include "units.h"
 
 /* Bound pods that have not finished: what can carry traffic. A pod that
@@ -37,6 +39,9 @@ struct podinformer {
 
 	pthread_mutex_t lock;		/* st */
 	struct podinformer_stats st;
+	/* Bound pods go here too, and weigh what it says (may be NULL). */
+	struct podindex *index;
+	const struct podweight *weights;
 
 	/* Where the protocol is. */
 	char rv[KUBEPOD_RV_MAX + 1];		/* watch from here; "" = list first */
@@ -143,6 +148,13 @@ struct podinformer *podinformer_create(const struct podinformer_config *cfg, con
 	return pi;
 }
 
+void podinformer_set_index(struct podinformer *pi, struct podindex *index,
+			   const struct podweight *weights)
+{
+	pi->index = index;
+	pi->weights = weights;
+}
+
 void podinformer_destroy(struct podinformer *pi)
 {
 	if (!pi)
@@ -180,20 +192,27 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 {
 	char label[INFLIGHT_LABEL_MAX + 1];
 	struct inflight_pod pod;
+	struct podweight_pod pw;
 	uint64_t now;
 
 	if (!p->uid.len)
 		return;
+	now = pi->now_ns();
 	if (type == KUBEPOD_DELETED || p->finished) {
 		inflight_drop(pi->in, p->uid.s, p->uid.len);
+		if (pi->index)
+			podindex_remove(pi->index, p->uid.s, p->uid.len, now);
 		return;
 	}
 	if (!p->node.s || !p->node.len)
 		return;
+	if (pi->index)
+		podindex_update(pi->index, p, now, pi->unix_ms());
 	snprintf(label, sizeof(label), "%.*s/%.*s", (int)p->ns.len, p->ns.s ? p->ns.s : "",
 		 (int)p->name.len, p->name.s ? p->name.s : "");
-	pod = (struct inflight_pod){ declared(&p->ingress), declared(&p->egress), label };
-	now = pi->now_ns();
+	pw = (struct podweight_pod){ declared(&p->ingress), declared(&p->egress), &p->ns, &p->name,
+				     &p->owner, label };
+	podweight_of(pi->weights, &pw, &pod, NULL, NULL);
 	inflight_bound(pi->in, p->uid.s, p->uid.len, p->node.s, p->node.len, &pod,
 		       bound_mono_ns(pi, p, now), now);
 }
@@ -447,6 +466,8 @@ static int list_page(struct podinformer *pi, char *err, size_t errlen)
 		snprintf(err, errlen, "listing pods: the reply is not a pod list: %.180s", why);
 		return -EBADMSG;
 	}
+	if (pi->list_pages == 0 && pi->index)
+		podindex_list_begin(pi->index);
 	for (int it = kubepod_list_item(&doc, &l, -1); it >= 0; it = kubepod_list_item(&doc, &l, it)) {
 		if (kubepod_read(&doc, it, &p, why, sizeof(why))) {
 			count(pi, &pi->st.errors);
@@ -504,6 +525,8 @@ static uint64_t list_end(struct podinformer *pi, int rc, const char *why)
 		return 0; /* the next page at once */
 	memcpy(pi->rv, pi->list_rv, sizeof(pi->rv));
 	count(pi, &pi->st.lists);
+	if (pi->index)
+		podindex_list_end(pi->index, pi->now_ns());
 	if (pi->shrunk[0])
 		snprintf(err, sizeof(err), " (pages of %s pods were larger than %zu bytes: asking for "
 			 "%u a page)", pi->shrunk, pi->cfg.max_page_bytes, pi->page_pods);

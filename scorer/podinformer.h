@@ -93,6 +93,8 @@ struct podinformer_request {
 };
 
 struct inflight;
+struct podindex;
+struct podweight;
 struct podinformer;
 
 /* server names the apiserver in log lines (copied). in, now_ns (monotonic)
@@ -102,6 +104,13 @@ struct podinformer;
 struct podinformer *podinformer_create(const struct podinformer_config *cfg, const char *server,
 				       struct inflight *in, uint64_t (*now_ns)(void),
 				       uint64_t (*unix_ms)(void), unsigned int seed);
+/* Bound pods also go to index (podindex.h), and what they weigh in flight
+ * is what weights says (podweight.h); both must outlive the informer.
+ * Without (NULL): only declared bandwidth weighs. A pod is read from the
+ * index on a list that misses it (deleted while the watch was away). */
+void podinformer_set_index(struct podinformer *pi, struct podindex *index,
+			   const struct podweight *weights);
+
 /* Accepts NULL. */
 void podinformer_destroy(struct podinformer *pi);
 

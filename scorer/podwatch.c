@@ -23,6 +23,8 @@ void podwatch_defaults(struct podwatch_config *cfg)
 {
 	podinformer_defaults(&cfg->informer);
 	cfg->connect_timeout_ms = 5000;
+	cfg->index = NULL;
+	cfg->weights = NULL;
 }
 
 static void on_status(void *ctx, long code)
@@ -68,6 +70,7 @@ struct podwatch *podwatch_start(const struct podwatch_config *cfg, struct kubeac
 		snprintf(err, errlen, "pod watch: out of memory");
 		goto fail;
 	}
+	podinformer_set_index(w->informer, cfg->index, cfg->weights);
 	w->client = kubeclient_create(access, cfg->connect_timeout_ms, err, errlen);
 	if (!w->client)
 		goto fail;

@@ -24,6 +24,10 @@ struct inflight;
 struct podwatch_config {
 	struct podinformer_config informer;
 	uint64_t connect_timeout_ms;	/* (5000) */
+	/* Where bound pods also go, and what in-flight pods weigh
+	 * (podinformer_set_index()); NULL: declared bandwidth only. */
+	struct podindex *index;
+	const struct podweight *weights;
 };
 
 void podwatch_defaults(struct podwatch_config *cfg);

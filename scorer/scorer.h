@@ -11,6 +11,7 @@
 #include "extreq.h"
 #include "filter.h"
 #include "membudget.h"
+#include "podweight.h"
 #include "policy.h"
 #include "registry.h"
 #include "table.h"
@@ -37,6 +38,10 @@ struct scorer {
 	struct prom *prom;		/* the fallback, NULL when not configured */
 	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
 	struct podwatch *podwatch;	/* confirms them (podwatch.h); NULL: no apiserver access */
+	/* What a pod in flight weighs (podweight.h), from the workload model
+	 * (workload.h) and the pod index (podindex.h) the watch and the
+	 * ingest keep; both NULL without a pod watch. */
+	struct podweight weights;
 	enum policy_kind policy;
 	enum policy_direction direction;
 	/* --drop-threshold: packets a second a node may drop and still be

@@ -1,14 +1,44 @@
 #include "view.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "podweight.h"
 #include "prom.h"
 #include "scorer.h"
 #include "table.h"
 #include "units.h"
+
+/* One direction's doubt (podweight.h): what unknown in-flight pods take of
+ * what the node's level and the weighed pods leave of its link. */
+static uint64_t doubt(const struct scorer *s, const struct traffic_rates *r, uint64_t weighed,
+		      uint32_t unknown_milli, uint64_t link)
+{
+	uint64_t level = r->recent > r->average ? r->recent : r->average;
+
+	return podweight_doubt(s->weights.cfg.doubt_pct, link, units_add_sat(level, weighed),
+			       unknown_milli);
+}
+
+/* The in-flight weights plus the doubt of the unknown pods among them. */
+static void add_doubt(const struct scorer *s, struct view_node *v)
+{
+	struct inflight_load *l = &v->inflight;
+	uint64_t link = v->traffic.link_bytes_per_second;
+
+	if (!l->unknown_rx_milli && !l->unknown_tx_milli)
+		return;
+	if (!link)
+		link = atomic_load_explicit(&s->weights.reference_link, memory_order_relaxed);
+
+	v->doubt_rx = doubt(s, &v->traffic.rx, l->rx_bytes_per_second, l->unknown_rx_milli, link);
+	v->doubt_tx = doubt(s, &v->traffic.tx, l->tx_bytes_per_second, l->unknown_tx_milli, link);
+	l->rx_bytes_per_second = units_add_sat(l->rx_bytes_per_second, v->doubt_rx);
+	l->tx_bytes_per_second = units_add_sat(l->tx_bytes_per_second, v->doubt_tx);
+}
 
 void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
 	      uint64_t now_ns, struct view_node *out)
@@ -29,6 +59,7 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 			if (tn.held.over && now_ns > tn.held.since_ns)
 				out->over_for_ns = now_ns - tn.held.since_ns;
 			memcpy(out->label, tn.ifaces_label, sizeof(out->label));
+			add_doubt(s, out);
 			return;
 		}
 	}
@@ -38,6 +69,7 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 		out->traffic.tx.average = tx;
 		out->age_ns = age;
 		snprintf(out->label, sizeof(out->label), "prometheus");
+		add_doubt(s, out);
 	}
 }
 
@@ -177,4 +209,29 @@ bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh)
 
 	*fresh = view_count_agents(s, now_ns);
 	return *fresh > 0 || up >= s->warmup_ns;
+}
+
+void view_reference_refresh(struct scorer *s, uint64_t now_ns)
+{
+	size_t cap = table_capacity(s->table), n;
+	struct table_node *nodes = malloc(cap * sizeof(*nodes));
+	uint64_t link = 0, busiest = 0;
+
+	if (!nodes)
+		return;
+	n = table_snapshot(s->table, nodes, cap);
+	for (size_t i = 0; i < n; i++) {
+		const struct traffic *t = &nodes[i].traffic;
+
+		if (table_node_age_ns(&nodes[i], now_ns) > s->stale_after_ns)
+			continue;
+		if (t->link_bytes_per_second > link)
+			link = t->link_bytes_per_second;
+		busiest = t->rx.average > busiest ? t->rx.average : busiest;
+		busiest = t->rx.recent > busiest ? t->rx.recent : busiest;
+		busiest = t->tx.average > busiest ? t->tx.average : busiest;
+		busiest = t->tx.recent > busiest ? t->tx.recent : busiest;
+	}
+	free(nodes);
+	atomic_store(&s->weights.reference_link, link ? link : busiest);
 }

@@ -42,7 +42,11 @@ struct view_node {
 					   since the last report when none is fresh */
 	bool known;			/* the table has ever heard of it */
 	int64_t clock_skew_ms;		/* its agent's clock behind ours (table.h); known only */
-	struct inflight_load inflight;	/* pods just placed there, not yet measured */
+	/* Pods just placed there, not yet measured: their weights and, from
+	 * agent data, the doubt of those whose demand is a guess
+	 * (podweight.h), which doubt_rx/tx say apart. */
+	struct inflight_load inflight;
+	uint64_t doubt_rx, doubt_tx;
 	char label[REPORT_MAX_IFNAME_LEN + 12]; /* interface(s), for reasons */
 };
 
@@ -95,6 +99,12 @@ size_t view_count_agents(struct scorer *s, uint64_t now_ns);
  * has fresh agent data, or the warm-up has passed. *fresh gets
  * view_count_agents(). */
 bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh);
+
+/* What the doubt of in-flight pods on nodes of unknown link speed takes
+ * its share of (podweight.h): the fastest known link among nodes with
+ * fresh agent data, else the busiest one's rate. Once a second, off the
+ * request path (it walks the table). */
+void view_reference_refresh(struct scorer *s, uint64_t now_ns);
 
 /* "agent" | "prometheus" | "none" */
 const char *view_source_name(enum view_source src);

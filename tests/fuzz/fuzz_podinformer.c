@@ -5,7 +5,9 @@
  * the informer's next request gets (a watch stream once the page was a
  * whole list, else the list again), cut into those reads. Whatever comes, it must keep its bounds: a request
  * path that fits, a wait within backoff_max_ms, counters that only add up,
- * never more pods in flight than the table holds, and nothing leaked. */
+ * never more pods in flight than the table holds, never more pods in the
+ * pod index (podindex.h) than it holds nor workloads than the model holds,
+ * and nothing leaked. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,7 +16,10 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "scorer/inflight.h"
+#include "scorer/podindex.h"
 #include "scorer/podinformer.h"
+#include "scorer/podweight.h"
+#include "scorer/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,9 +63,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      .fade_ns = 60 * NS_PER_SEC, .expire_ns = 30 * NS_PER_SEC };
 	struct podinformer_config c;
 	struct podinformer_stats before, after;
+	struct workload_config wc = { .max_workloads = 8, .half_life_ns = 60 * NS_PER_SEC };
+	struct podindex_config xc = { .max_pods = 32, .max_nodes = 8, .stale_ns = 6 * NS_PER_SEC };
+	struct podweight weights = { .cfg = { .doubt_pct = 10 } };
 	struct inflight_stats is;
+	struct podindex_stats xs;
+	struct workload_stats ws;
 	struct inflight *in;
-	struct podinformer *pi;
+	struct podinformer *pi = NULL;
 	const uint8_t *second;
 	size_t chunk, first;
 	long code;
@@ -77,9 +87,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	c.max_event_bytes = 4 * 1024;
 	c.page_pods = 20;
 	in = inflight_create(&ic);
-	pi = in ? podinformer_create(&c, "https://fuzz:6443", in, mono, wall, 1) : NULL;
+	weights.workloads = workload_create(&wc);
+	weights.pods = weights.workloads ? podindex_create(&xc, weights.workloads) : NULL;
+	pi = in && weights.pods ? podinformer_create(&c, "https://fuzz:6443", in, mono, wall, 1) :
+				  NULL;
 	if (!pi)
 		goto out;
+	podinformer_set_index(pi, weights.pods, &weights);
 	second = memchr(data, '\0', size);
 	first = second ? (size_t)(second - data) : size;
 	second = second ? second + 1 : data;
@@ -93,8 +107,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	exchange(pi, (const uint8_t *)"", 0, 1, 200, &c);
 	inflight_stats(in, &is);
 	check(is.pods <= ic.max_pods);
+	podindex_stats(weights.pods, &xs);
+	check(xs.pods <= xc.max_pods && xs.running <= xs.pods && xs.nodes <= xc.max_nodes);
+	workload_tick(weights.workloads, t_ns);
+	workload_stats(weights.workloads, &ws);
+	check(ws.tracked <= wc.max_workloads && ws.live <= ws.tracked);
+	check(ws.live <= xs.pods);
 out:
 	podinformer_destroy(pi);
+	podindex_destroy(weights.pods);
+	workload_destroy(weights.workloads);
 	inflight_destroy(in);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include "scorer/reply.h"
 #include "scorer/scorer.h"
 #include "scorer/status.h"
+#include "scorer/view.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
@@ -34,15 +35,15 @@
 
 static const char *const names[NODES] = { "a", "b", "c", "d" };
 
-static struct scorer *scorer_with(uint64_t estimate, uint64_t penalty, uint64_t link_bps,
+/* estimate: the fallback weight (bytes per second; 0: the measured
+ * average, none here); doubt_pct: --inflight-penalty. */
+static struct scorer *scorer_with(uint64_t estimate, unsigned doubt_pct, uint64_t link_bps,
 				  const uint64_t rx[NODES])
 {
 	struct scorer *s = fake_scorer_new(16, START_NS, STALE_NS);
 	struct inflight_config ic = {
 		.max_pods = 64,
 		.max_nodes = 16,
-		.estimate_bytes_per_second = estimate,
-		.penalty_bytes_per_second = penalty,
 		.hold_ns = 60 * NS_PER_SEC,
 		.fade_ns = 60 * NS_PER_SEC,
 		.expire_ns = 30 * NS_PER_SEC,
@@ -52,11 +53,14 @@ static struct scorer *scorer_with(uint64_t estimate, uint64_t penalty, uint64_t 
 	s->inflight = inflight_create(&ic);
 	assert_non_null(s->inflight);
 	s->filter.bandwidth = true;
+	s->weights.cfg.estimate_bytes_per_second = estimate;
+	s->weights.cfg.doubt_pct = doubt_pct;
 	for (size_t i = 0; i < NODES; i++) {
 		struct report r = fake_report(names[i], rx[i], 0, link_bps);
 
 		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
 	}
+	view_reference_refresh(s, fake_now);
 	return s;
 }
 
@@ -95,6 +99,9 @@ static int node_index(const char *p, size_t len)
 	fail_msg("unknown node %.*s in a reply", (int)len, p);
 	return -1;
 }
+
+/* What podweight.h makes of a pod declaring 30M in (3.75 MB/s). */
+static const struct inflight_pod declared_30m = { 3750000, 0, 3750000, 0, false, true, NULL };
 
 static unsigned placed[NODES];	/* pods per node so far, for the tie-break */
 
@@ -158,14 +165,17 @@ static unsigned filter(struct scorer *s, const char *uid, const char *ingress,
 	return kept;
 }
 
-/* A burst of ten pods, one strictly quietest node: without in-flight
- * counting all ten go there; with it (only the penalty: these pods
- * declare nothing, the estimate is 0) no node gets more than three. */
+/* A burst of ten pods, one strictly quietest node, the relative policy on
+ * 100 Mb/s links: without in-flight counting all ten go there; with it
+ * (only the doubt: these pods declare nothing, nothing is learned or
+ * measured, and each takes 10% of what its node's link has free) no node
+ * gets more than three. (test_podweight.c has the issue's burst at three
+ * link speeds under the shipped policy.) */
 static void test_inflight_burst_spreads(void **state)
 {
 	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
 	unsigned on[NODES] = { 0 }, without[NODES] = { 0 };
-	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	struct scorer *s = scorer_with(0, 10, 100000000, rx);
 	char uid[32];
 
 	(void)state;
@@ -224,7 +234,7 @@ static void test_inflight_reservation(void **state)
 		assert_int_equal(filter(s, uid, "30M", names, NODES) & (1u << best), 1u << best);
 		on[best]++;
 		assert_int_equal(inflight_bound(s->inflight, uid, strlen(uid), names[best], 1,
-						&(struct inflight_pod){ 30000000, 0, NULL }, fake_now,
+						&declared_30m, fake_now,
 						fake_now), 0);
 		fake_now += 2 * NS_PER_MS;
 	}
@@ -257,7 +267,7 @@ static void test_inflight_reservation_tied(void **state)
 		assert_int_equal(filter(s, uid, "30M", names, NODES), 0);
 	}
 	assert_int_equal(inflight_bound(s->inflight, "t-0", 3, "b", 1,
-					&(struct inflight_pod){ 30000000, 0, NULL }, fake_now,
+					&declared_30m, fake_now,
 					fake_now), 0);
 	assert_int_equal(filter(s, "t-4", "30M", names, NODES), 0x1);
 	scorer_free(s);
@@ -341,7 +351,7 @@ static void test_inflight_visible(void **state)
 				      "\"reservedTxBytesPerSecond\":0,\"list\":[]}"));
 	free(out.body);
 	assert_int_equal(inflight_bound(s->inflight, "vis-1", 5, "b", 1,
-					&(struct inflight_pod){ 0, 0, NULL }, fake_now, fake_now), 0);
+					&(struct inflight_pod){ 0 }, fake_now, fake_now), 0);
 	metrics_render(s, &out);
 	assert_int_equal(out.status, 200);
 	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"assumed\"} 1\n"));
@@ -359,14 +369,14 @@ static void test_inflight_visible(void **state)
 static void test_inflight_escaped_uid(void **state)
 {
 	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
-	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	struct scorer *s = scorer_with(0, 10, 0, rx);
 	struct inflight_stats st;
 	int best;
 
 	(void)state;
 	best = prioritize(s, "esc\\u002d1", NULL, names, NODES);
 	assert_int_equal(inflight_bound(s->inflight, "esc-1", 5, names[best], 1,
-					&(struct inflight_pod){ 0, 0, NULL }, fake_now, fake_now), 0);
+					&(struct inflight_pod){ 0 }, fake_now, fake_now), 0);
 	inflight_stats(s->inflight, &st);
 	assert_int_equal(st.assumed, 1);
 	assert_int_equal(st.confirmed, 1);
@@ -381,7 +391,7 @@ static void test_inflight_escaped_uid(void **state)
 static void test_inflight_no_uid(void **state)
 {
 	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
-	struct scorer *s = scorer_with(0, 10 * MBIT, 0, rx);
+	struct scorer *s = scorer_with(0, 10, 0, rx);
 	const char body[] = "{\"Pod\":{\"metadata\":{\"name\":\"x\"}},\"NodeNames\":[\"a\",\"b\"]}";
 	struct inflight_stats st;
 	struct reply out;

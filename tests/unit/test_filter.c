@@ -91,7 +91,8 @@ static void test_filter_rows(void **state)
 		const struct filter_row *row = &rows[r];
 		struct filter_config cfg = { .max_utilization_pct = row->max_pct,
 					     .bandwidth = row->bandwidth };
-		struct filter_pod pod = { row->ingress_bps, row->egress_bps };
+		struct filter_pod pod = { .ingress_bps = row->ingress_bps,
+					  .egress_bps = row->egress_bps };
 		struct traffic t = { .rx.average = row->rx, .tx.average = row->tx,
 				     .link_bytes_per_second = row->link };
 		struct filter_node node = { .traffic = row->has_data ? &t : NULL, .label = "ens192" };
@@ -121,13 +122,44 @@ static void test_filter_rows(void **state)
 	}
 }
 
+/* --learned-filter: a pod that declares nothing is held to what its
+ * workload moves, with its own reason, shared by every node and free of
+ * '%'; a figure that fits passes. */
+static void test_filter_learned(void **state)
+{
+	struct filter_config cfg = { .bandwidth = true };
+	struct traffic busy = { .rx.average = 108750000, .tx.average = 108750000,
+				.link_bytes_per_second = GBIT };
+	struct traffic other = { .rx.average = 237500000, .link_bytes_per_second = 2 * GBIT };
+	struct filter_node node = { .traffic = &busy, .label = "ens192" };
+	struct filter_pod pod = { .ingress_bps = 400000000, .learned_ingress = true };
+	struct filter_why why;
+
+	(void)state;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &node, &why));
+	assert_string_equal(why.reason, "netsched: free rx below the 400 Mb/s its workload moves");
+	assert_string_equal(why.detail, "ens192 rx 870 Mb/s of 1 Gb/s, free 130 Mb/s, pod asks "
+			    "400 Mb/s (its workload's learned demand)");
+	assert_null(strchr(why.reason, '%'));
+	/* Another node, another link and label: the same reason. */
+	node = (struct filter_node){ .traffic = &other, .label = "eth0" };
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &node, &why));
+	assert_string_equal(why.reason, "netsched: free rx below the 400 Mb/s its workload moves");
+	pod = (struct filter_pod){ .egress_bps = 400000000, .learned_egress = true };
+	node.traffic = &busy;
+	assert_false(filter_check(&cfg, POLICY_DIR_RX, &pod, &node, &why));
+	assert_string_equal(why.reason, "netsched: free tx below the 400 Mb/s its workload moves");
+	pod = (struct filter_pod){ .ingress_bps = 100000000, .learned_ingress = true };
+	assert_true(filter_check(&cfg, POLICY_DIR_RX, &pod, &node, &why));
+}
+
 /* Nodes failing the same rule with different numbers, links and interfaces
  * get one identical reason (the scheduler groups identical reasons, so the
  * pod's event stays short at any cluster size), and each its own detail. */
 static void test_filter_reasons_shared(void **state)
 {
 	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
-	struct filter_pod pod = { 5000000000ULL, 0 };
+	struct filter_pod pod = { .ingress_bps = 5000000000ULL };
 	struct traffic ta = { .rx.average = 108750000, .link_bytes_per_second = GBIT };
 	struct traffic tb = { .rx.average = 12000000000ULL / 8, .link_bytes_per_second = 10 * GBIT };
 	struct filter_node a = { .traffic = &ta, .label = "ens192" };
@@ -160,7 +192,7 @@ static void test_filter_reserved(void **state)
 {
 	const uint64_t mbit = 1000000 / 8;
 	struct filter_config cfg = { .max_utilization_pct = 80, .bandwidth = true };
-	struct filter_pod pod = { 30000000, 30000000 };
+	struct filter_pod pod = { .ingress_bps = 30000000, .egress_bps = 30000000 };
 	struct traffic t = { .rx.average = 50 * mbit, .link_bytes_per_second = 100 * mbit };
 	struct filter_node n = { .traffic = &t, .label = "eth0" };
 	struct filter_why why;
@@ -196,7 +228,7 @@ static void test_filter_freed(void **state)
 {
 	const uint64_t mbit = 1000000 / 8;
 	struct filter_config cfg = { .max_utilization_pct = 0, .bandwidth = true };
-	struct filter_pod pod = { 30000000, 0 };
+	struct filter_pod pod = { .ingress_bps = 30000000 };
 	struct traffic t = { .rx.average = 80 * mbit, .link_bytes_per_second = 100 * mbit };
 	struct filter_node n = { .traffic = &t, .label = "eth0", .reserved_rx_bytes_per_second = 5 * mbit };
 	struct filter_why why;
@@ -482,7 +514,7 @@ static void test_filter_recent_and_held(void **state)
 {
 	struct filter_config cfg = { .max_utilization_pct = 80, .margin_pct = 10,
 				     .hold_ms = 30000 };
-	struct filter_pod pod = { 0, 0 };
+	struct filter_pod pod = { 0 };
 	struct traffic t = { .rx = { .average = 50000000, .recent = 112500000 },
 			     .link_bytes_per_second = GBIT };
 	struct filter_node n = { .traffic = &t, .label = "eth0" };
@@ -565,6 +597,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filter_rows),
+		cmocka_unit_test(test_filter_learned),
 		cmocka_unit_test(test_filter_reasons_shared),
 		cmocka_unit_test(test_filter_reserved),
 		cmocka_unit_test(test_filter_freed),

@@ -19,16 +19,18 @@
 #define HOLD (10ULL * NS_PER_SEC)
 #define FADE (4ULL * NS_PER_SEC)
 #define EXPIRE (3ULL * NS_PER_SEC)
-#define EST 1000u	/* bytes per second per undeclared direction */
-#define PEN 100u	/* bytes per second per recent pod */
+/* What podweight.h would give: a fallback weight per undeclared
+ * direction (EST + PEN, two parts only so the sums read), or what a pod
+ * declares (PEN added to its figure, as a weight may differ from what it
+ * reserves). */
+#define EST 1000u
+#define PEN 100u
 
 static struct inflight_config config(size_t max_pods, size_t max_nodes)
 {
 	struct inflight_config c = {
 		.max_pods = max_pods,
 		.max_nodes = max_nodes,
-		.estimate_bytes_per_second = EST,
-		.penalty_bytes_per_second = PEN,
 		.hold_ns = HOLD,
 		.fade_ns = FADE,
 		.expire_ns = EXPIRE,
@@ -50,7 +52,8 @@ static int teardown(void **state)
 	return 0;
 }
 
-static const struct inflight_pod plain = { 0, 0, "default/plain" };
+static const struct inflight_pod plain = { EST + PEN, EST + PEN, 0, 0, true, true,
+					   "default/plain" };
 
 static int assume1(struct inflight *in, const char *uid, const struct inflight_pod *pod,
 		   const char *node, uint64_t now)
@@ -96,6 +99,8 @@ static void test_inflight_assume(void **state)
 	assert_int_equal(l.tx_bytes_per_second, EST + PEN);
 	assert_int_equal(l.reserved_rx_bytes_per_second, 0);
 	assert_int_equal(l.milli_pods, 1000);
+	assert_int_equal(l.unknown_rx_milli, 1000);
+	assert_int_equal(l.unknown_tx_milli, 1000);
 	assert_false(inflight_get(in, "b", 1, NULL, 0, &l));
 	assert_int_equal(assume1(in, "uid-2", &plain, "a", T0 + 1), 0);
 	assert_int_equal(load(in, "a").milli_pods, 2000);
@@ -105,12 +110,14 @@ static void test_inflight_assume(void **state)
 	assert_int_equal(stats(in).nodes, 1);
 }
 
-/* Declared bandwidth replaces the estimate in its direction and is
- * reserved; the other direction keeps the estimate and reserves nothing. */
+/* A declared direction weighs and reserves what podweight.h gave it; the
+ * other keeps its fallback weight, reserves nothing and counts as
+ * unknown. */
 static void test_inflight_declared(void **state)
 {
 	struct inflight *in = *state;
-	struct inflight_pod asks = { 80000, 0, "default/asks" }; /* 80 kb/s = 10 kB/s in */
+	/* 10 kB/s in, declared; out unknown. */
+	struct inflight_pod asks = { 10000 + PEN, EST + PEN, 10000, 0, false, true, "default/asks" };
 	struct inflight_load l;
 
 	assert_int_equal(assume1(in, "uid-1", &asks, "a", T0), 0);
@@ -119,6 +126,9 @@ static void test_inflight_declared(void **state)
 	assert_int_equal(l.tx_bytes_per_second, EST + PEN);
 	assert_int_equal(l.reserved_rx_bytes_per_second, 10000);
 	assert_int_equal(l.reserved_tx_bytes_per_second, 0);
+	/* Known in, a guess out: only out counts in the node's doubt. */
+	assert_int_equal(l.unknown_rx_milli, 0);
+	assert_int_equal(l.unknown_tx_milli, 1000);
 }
 
 /* The watch confirms the assumption: same node, counted once, bound. A
@@ -231,6 +241,8 @@ static void test_inflight_fade(void **state)
 	l = load(in, "a");
 	assert_int_equal(l.rx_bytes_per_second, (EST + PEN) * 3 / 4);
 	assert_int_equal(l.milli_pods, 750);
+	/* Its doubt fades with it. */
+	assert_int_equal(l.unknown_rx_milli, 750);
 	inflight_tick(in, b + HOLD + FADE / 2, true);
 	assert_int_equal(load(in, "a").milli_pods, 500);
 	/* Not due yet: nothing changes. */
@@ -251,7 +263,7 @@ static void test_inflight_fade(void **state)
 static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
-	struct inflight_pod asks = { 8000, 0, "default/tied" }; /* 1000 B/s in */
+	struct inflight_pod asks = { 1000 + PEN, EST + PEN, 1000, 0, false, true, "default/tied" };
 	struct inflight_name tied[] = { { "a", 1, 0 }, { "b", 1, 0 }, { "c", 1, 0 }, { "d", 1, 0 } };
 	struct inflight_load l;
 
@@ -407,7 +419,9 @@ static void flood(size_t max_pods, size_t max_nodes)
 {
 	struct inflight_config c = config(max_pods, max_nodes);
 	struct inflight *in = inflight_create(&c);
-	struct inflight_pod made_up = { 400000000000ULL, 400000000000ULL, "x/made-up" };
+	/* 400G declared each way: weight and reserve. */
+	struct inflight_pod made_up = { 50000000000ULL, 50000000000ULL, 50000000000ULL,
+					50000000000ULL, false, false, "x/made-up" };
 	char uid[32], names[INFLIGHT_TIE_MAX][32];
 	uint64_t now = T0;
 
@@ -453,14 +467,16 @@ static void test_inflight_flood(void **state)
 	flood(10000, 10000);
 }
 
-/* A declared rate counts at most the widest known link of the nodes it is
- * assumed on: 400G on a 1 Gb/s node weighs that node's link, and fades from
- * there; with no link known it counts whole. A pod the watch saw bound is
- * taken as declared. */
+/* A declared rate (weight and reserve) counts at most the widest known link
+ * of the nodes it is assumed on: 400G on a 1 Gb/s node weighs that node's
+ * link, and fades from there; with no link known it counts whole. A pod
+ * the watch saw bound is taken as declared. */
 static void test_inflight_link_cap(void **state)
 {
 	struct inflight *in = *state;
-	struct inflight_pod huge = { 400000000000ULL, 0, "x/huge" };
+	/* 400G declared in: weight and reserve; out a guess. */
+	struct inflight_pod huge = { 50000000000ULL, EST + PEN, 50000000000ULL, 0, false, true,
+				     "x/huge" };
 	struct inflight_name one = { "a", 1, 125000000 };	/* 1 Gb/s */
 	struct inflight_name mixed[] = { { "b", 1, 12500000 }, { "c", 1, 125000000 } };
 	struct inflight_name unknown = { "d", 1, 0 };
@@ -469,7 +485,7 @@ static void test_inflight_link_cap(void **state)
 	assert_int_equal(inflight_assume(in, "u1", 2, &huge, &one, 1, T0), 0);
 	l = load(in, "a");
 	assert_int_equal(l.reserved_rx_bytes_per_second, 125000000);
-	assert_int_equal(l.rx_bytes_per_second, 125000000 + PEN);
+	assert_int_equal(l.rx_bytes_per_second, 125000000);
 	assert_int_equal(l.reserved_tx_bytes_per_second, 0);
 	/* Half way through the fade: half the link, not 200G. */
 	inflight_tick(in, T0 + HOLD + FADE / 2, true);
@@ -507,7 +523,7 @@ static void test_inflight_bad_input(void **state)
 	assert_int_equal(stats(in).assumed, 0);
 	assert_null(inflight_create(&zero));
 	/* A label with control bytes is made printable. */
-	struct inflight_pod odd = { 0, 0, "ns/a\nb" };
+	struct inflight_pod odd = { 0, 0, 0, 0, false, false, "ns/a\nb" };
 	struct inflight_entry *e;
 
 	assert_int_equal(assume1(in, "u", &odd, "a", T0), 0);

@@ -21,7 +21,10 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "scorer/inflight.h"
+#include "scorer/podindex.h"
 #include "scorer/podinformer.h"
+#include "scorer/podweight.h"
+#include "scorer/workload.h"
 #include "tests/unit/stderr_capture.h"
 
 #define T0 (1000ULL * NS_PER_SEC)
@@ -613,6 +616,82 @@ static void test_podinformer_pods(void **state)
 	stderr_captured();
 }
 
+/* ------------------------------------------- the pod index and weights */
+
+/* One request answered 200 with body; the wait podinformer_end says. */
+static uint64_t answer(const char *body, enum podinformer_verb verb)
+{
+	struct podinformer_request req;
+
+	assert_int_equal(podinformer_next(pi, &req), 0);
+	assert_int_equal(req.verb, verb);
+	podinformer_status(pi, 200);
+	podinformer_body(pi, body, strlen(body));
+	return podinformer_end(pi, 0, NULL);
+}
+
+#define WEB(uid, ip) \
+	"{\"metadata\":{\"uid\":\"" uid "\",\"namespace\":\"shop\",\"name\":\"" uid "\"," \
+	"\"resourceVersion\":\"7\",\"labels\":{\"pod-template-hash\":\"abc12\"}," \
+	"\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"web-abc12\",\"uid\":\"rs\"," \
+	"\"controller\":true}]},\"spec\":{\"nodeName\":\"n1\"},\"status\":{\"phase\":" \
+	"\"Running\",\"podIP\":\"" ip "\"}}"
+#define LONE "{\"metadata\":{\"uid\":\"lone\",\"namespace\":\"shop\",\"name\":\"lone\"}," \
+	"\"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Running\",\"podIP\":" \
+	"\"10.0.2.1\"}}"
+
+/* Bound pods go to the index too, and weigh in flight what podweight.h
+ * says: a replica of a learned Deployment its demand, a pod of no known
+ * workload the fallback, in doubt. A deletion leaves the index; a relist
+ * after a 410 sweeps the pods it no longer names. */
+static void test_podinformer_index(void **state)
+{
+	struct workload_config wc = { .max_workloads = 8, .half_life_ns = 600 * NS_PER_SEC };
+	struct podindex_config xc = { .max_pods = 16, .max_nodes = 8, .stale_ns = 6 * NS_PER_SEC };
+	struct workload_key web = { "shop", "Deployment", "web" };
+	struct podweight w = { .cfg = { .doubt_pct = 10 } };
+	struct podindex_stats st;
+	struct inflight_load load;
+	int32_t id;
+
+	(void)state;
+	w.workloads = workload_create(&wc);
+	assert_non_null(w.workloads);
+	w.pods = podindex_create(&xc, w.workloads);
+	assert_non_null(w.pods);
+	/* "web" has learned 4000 B/s in from an earlier pod. */
+	id = workload_ref(w.workloads, &web, T0);
+	workload_sample(w.workloads, id, 99, 4000, 400, T0);
+	workload_tick(w.workloads, T0);
+	start(0, 0);
+	podinformer_set_index(pi, w.pods, &w);
+	workload_unref(w.workloads, id, T0);
+	assert_int_equal(answer(PAGE("10", "", WEB("w1", "10.0.1.1") "," WEB("w2", "10.0.1.2") ","
+				     LONE), LIST), 0);
+	podindex_stats(w.pods, &st);
+	assert_int_equal(st.pods, 3);
+	assert_int_equal(st.running, 3);
+	assert_true(inflight_get(in, "n1", 2, NULL, 0, &load));
+	assert_int_equal(load.rx_bytes_per_second, 8000);
+	assert_int_equal(load.tx_bytes_per_second, 800);
+	assert_int_equal(load.unknown_rx_milli, 0);
+	assert_true(inflight_get(in, "n2", 2, NULL, 0, &load));
+	assert_int_equal(load.rx_bytes_per_second, 0);
+	assert_int_equal(load.unknown_rx_milli, 1000);
+	/* The watch: w2 deleted; then a 410, and the list names only lone. */
+	answer(EVENT("DELETED", WEB("w2", "10.0.1.2")) GONE, WATCH);
+	podindex_stats(w.pods, &st);
+	assert_int_equal(st.pods, 2);
+	assert_int_equal(answer(PAGE("20", "", LONE), LIST), 0);
+	podindex_stats(w.pods, &st);
+	assert_int_equal(st.pods, 1);
+	assert_int_equal(st.nodes, 1);
+	stop();
+	podindex_destroy(w.pods);
+	workload_destroy(w.workloads);
+	stderr_captured();
+}
+
 static int setup(void **state)
 {
 	log_init("test");
@@ -634,6 +713,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_podinformer_rows, after),
 		cmocka_unit_test_teardown(test_podinformer_split_reads, after),
 		cmocka_unit_test_teardown(test_podinformer_pods, after),
+		cmocka_unit_test_teardown(test_podinformer_index, after),
 		cmocka_unit_test_teardown(test_podinformer_endless_list, after),
 	};
 

@@ -54,7 +54,11 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.connections_per_client, SCORER_DEFAULT_CONNECTIONS_PER_CLIENT);
 	assert_int_equal(o.inflight_max_pods, 10000);
 	assert_int_equal(o.inflight_estimate_bps, 0);
-	assert_int_equal(o.inflight_penalty_bps, 10000000);
+	assert_int_equal(o.inflight_penalty_pct, 10);
+	assert_int_equal(o.max_pods, 150000);
+	assert_int_equal(o.max_workloads, 10000);
+	assert_int_equal(o.workload_half_life_ms, 600000);
+	assert_false(o.learned_filter);
 	assert_int_equal(o.inflight_hold_ms, 70000);
 	assert_int_equal(o.inflight_fade_ms, 60000);
 	assert_int_equal(o.inflight_expire_ms, 30000);
@@ -63,6 +67,16 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.inflight_max_pods, 0);
 	assert_int_equal(o.inflight_estimate_bps, 50000000);
 	assert_int_equal(o.inflight_hold_ms, 0);
+	assert_int_equal(parse(&o, err, sizeof(err), "--inflight-penalty", "25%", "--max-workloads",
+			       "5", "--workload-half-life", "1m", "--learned-filter", "on",
+			       "--max-pods", "600000", NULL), 0);
+	assert_int_equal(o.inflight_penalty_pct, 25);
+	assert_int_equal(o.max_workloads, 5);
+	assert_int_equal(o.workload_half_life_ms, 60000);
+	assert_true(o.learned_filter);
+	assert_int_equal(o.max_pods, 600000);
+	assert_int_equal(parse(&o, err, sizeof(err), "--inflight-penalty", "off", NULL), 0);
+	assert_int_equal(o.inflight_penalty_pct, 0);
 	/* The maxUtilization hysteresis: 10 points and 30 s unless told. */
 	assert_int_equal(o.filter.margin_pct, 10);
 	assert_int_equal(o.filter.hold_ms, 30000);
@@ -105,7 +119,14 @@ static const struct bad_flag bad_flags[] = {
 	{ "--prometheus", "localhost:9090", "--prometheus localhost:9090: expected an http://" },
 	{ "--log-level", "loud", "--log-level loud: expected error, warn, info or debug" },
 	{ "--inflight-estimate", "10 M", "--inflight-estimate 10 M: expected bits per second" },
-	{ "--inflight-penalty", "2T", "--inflight-penalty 2T: expected bits per second from 0 to 1T" },
+	/* A rate vanishes on fast links: the old form is refused, saying so. */
+	{ "--inflight-penalty", "10M", "--inflight-penalty 10M: expected a share of the node's free "
+	  "link from 0 to 100, such as 10%, or off (a rate such as 10M is no longer taken" },
+	{ "--inflight-penalty", "101%", "--inflight-penalty 101%: expected a share" },
+	{ "--max-workloads", "0", "--max-workloads 0: expected a count from 1" },
+	{ "--max-pods", "0", "--max-pods 0: expected a count from 1" },
+	{ "--workload-half-life", "10ms", "--workload-half-life 10ms: expected a duration from 1000ms" },
+	{ "--learned-filter", "maybe", "--learned-filter maybe: expected on" },
 	{ "--inflight-hold", "70", "--inflight-hold 70: expected a duration" },
 	{ "--inflight-expire", "10ms", "--inflight-expire 10ms: expected a duration from 100ms" },
 	{ "--inflight-max-pods", "-1", "--inflight-max-pods -1: expected a count from 0 (off)" },
