@@ -17,6 +17,7 @@
 #include "fdlimit.h"
 #include "keyfile.h"
 #include "log.h"
+#include "podindex.h"
 #include "registry.h"
 #include "reportconns.h"
 #include "table.h"
@@ -121,6 +122,9 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 				 rc == -ERANGE	      ? &c->counters->reports_absurd :
 				 rc == -ENOKEY	      ? &c->counters->reports_unsigned :
 				 rc == -EKEYREJECTED ? &c->counters->reports_forged :
+				 rc == -REPORT_EPODS_OVERSIZE ? &c->counters->reports_pods_oversize :
+				 rc == -REPORT_EPODS_DUPLICATE ? &c->counters->reports_pods_duplicate :
+				 rc == -REPORT_EPODS_OVER_LINK ? &c->counters->reports_pods_over_link :
 							&c->counters->reports_malformed,
 				 1);
 		log_rejected(err);
@@ -180,6 +184,9 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 		/* fall through */
 	case TABLE_APPLIED:
 		atomic_fetch_add(&c->counters->reports_accepted, 1);
+		/* Its pods' traffic onto the pods (podindex.h), here, off every
+		 * request: only a report the table took is as new as its node's. */
+		podindex_join(c->pods, &r, c->now_ns());
 		log_debug("ingest", "%s: seq %llu, %u interfaces", r.node,
 			  (unsigned long long)r.seq, r.n_ifaces);
 		return 0;

@@ -12,12 +12,15 @@
 
 struct registry;
 struct table;
+struct podindex;
 struct ingest;
 
 /* Where reports go and what they must pass. The caller owns it and keeps
  * it while the ingest runs; only the ingest thread writes it (keys). */
 struct ingest_config {
 	struct table *table;		/* accepted reports are applied here */
+	/* ... and their pod figures joined here (podindex.h); NULL: not. */
+	struct podindex *pods;
 	struct registry *counters;	/* each report counted by result */
 	uint64_t (*now_ns)(void);	/* monotonic; tests move it */
 	/* --key-file: reports must be signed by one of these (keys.n == 0:

@@ -308,27 +308,33 @@ absurd:
 	return rc;
 }
 
-/* Adds address s[0..len) from field to p's; false with p->absurd set
- * when it is not an address or makes more than a pod may have. */
+/* Adds address v from field to p's; false with p->absurd set when it is
+ * not a pod's address (report_ip_ok()) or makes more than a pod may have. */
 static bool add_ip(struct kubepod *p, const char *field, const struct kubepod_str *v)
 {
-	struct pod_ip ip;
+	char text[REPORT_IP_STRLEN];
+	struct report_ip ip;
 
-	if (!v->s || podip_parse(v->s, v->len, &ip)) {
-		snprintf(p->absurd, sizeof(p->absurd), "%s is not a pod's IP address", field);
-		return false;
-	}
+	if (!v->s || v->len >= sizeof(text))
+		goto bad;
+	memcpy(text, v->s, v->len);
+	text[v->len] = '\0';
+	if (report_ip_parse(text, &ip) || !report_ip_ok(&ip))
+		goto bad;
 	for (unsigned i = 0; i < p->n_ips; i++) {
-		if (podip_equal(&p->ips[i], &ip))
+		if (report_ip_equal(&p->ips[i], &ip))
 			return true;
-		if (podip_is_v4(&p->ips[i]) == podip_is_v4(&ip)) {
+		if (p->ips[i].len == ip.len) {
 			snprintf(p->absurd, sizeof(p->absurd), "%s: two IPv%c addresses, a pod has one "
-				 "per family", field, podip_is_v4(&ip) ? '4' : '6');
+				 "per family", field, ip.len == 4 ? '4' : '6');
 			return false;
 		}
 	}
-	p->ips[p->n_ips++] = ip; /* one per family: never more than POD_IP_MAX */
+	p->ips[p->n_ips++] = ip; /* one per family: never more than KUBEPOD_MAX_IPS */
 	return true;
+bad:
+	snprintf(p->absurd, sizeof(p->absurd), "%s is not a pod's IP address", field);
+	return false;
 }
 
 /* status.podIPs[].ip and status.podIP: a pod has one address per family. */
@@ -343,15 +349,15 @@ static bool read_ips(const struct json *d, int status, struct kubepod *p)
 				 json_kind(d, ips));
 			return false;
 		}
-		if (d->t[ips].size > (int)POD_IP_MAX) {
+		if (d->t[ips].size > (int)KUBEPOD_MAX_IPS) {
 			snprintf(p->absurd, sizeof(p->absurd), "status.podIPs has %d entries, more than "
-				 "the %u a pod may have", d->t[ips].size, POD_IP_MAX);
+				 "the %u a pod may have", d->t[ips].size, KUBEPOD_MAX_IPS);
 			return false;
 		}
 		k = ips + 1;
 		for (int m = 0; m < d->t[ips].size; m++, k = json_skip(d, k)) {
 			if (json_type(d, k) != JSMN_OBJECT ||
-			    owner_str(d, k, "ip", false, POD_IP_TEXT_MAX, &one) ||
+			    owner_str(d, k, "ip", false, REPORT_IP_STRLEN, &one) ||
 			    !add_ip(p, "status.podIPs[].ip", &one)) {
 				if (!p->absurd[0])
 					snprintf(p->absurd, sizeof(p->absurd), "status.podIPs[%d] is not "
@@ -360,7 +366,7 @@ static bool read_ips(const struct json *d, int status, struct kubepod *p)
 			}
 		}
 	}
-	if (owner_str(d, status, "podIP", false, POD_IP_TEXT_MAX, &one)) {
+	if (owner_str(d, status, "podIP", false, REPORT_IP_STRLEN, &one)) {
 		snprintf(p->absurd, sizeof(p->absurd), "status.podIP is not a pod's IP address");
 		return false;
 	}

@@ -7,7 +7,8 @@
  * pod index (podindex.h) whether it runs, since when, its IP addresses and
  * its controller (the ownerReference with controller: true, and the
  * pod-template-hash label), which make its workload (workload.h). Nothing
- * is copied but the UIDs (poduid.h) and the addresses (podip.h): strings
+ * is copied but the UIDs (poduid.h) and the addresses (proto/report.h's
+ * report_ip, the form the agents' reports carry them in): strings
  * point into the text, which must outlive the result. Everything from the apiserver is
  * bounded here like any other input: UIDs, node names and resource versions
  * have a fixed maximum length, and a value of the wrong type is an error
@@ -20,8 +21,8 @@
 #include <stdint.h>
 
 #include "json.h"
-#include "podip.h"
 #include "poduid.h"
+#include "report.h"
 
 /* Resource versions and continue tokens are opaque strings; etcd's are
  * decimal numbers, continue tokens base64 of a small JSON. */
@@ -50,6 +51,10 @@ struct kubepod_owner {
 	struct pod_uid uid;
 	struct kubepod_str template_hash;
 };
+
+/* A pod has one address per family at most (the apiserver validates
+ * status.podIPs so). */
+#define KUBEPOD_MAX_IPS 2u
 
 /* Why a pod's addresses or controller cannot be trusted, for a log line. */
 #define KUBEPOD_ABSURD_MAX 160u
@@ -83,7 +88,7 @@ struct kubepod {
 	 * when neither is readable. */
 	int64_t started_unix_s;
 	unsigned n_ips;			/* status.podIPs, and podIP */
-	struct pod_ip ips[POD_IP_MAX];
+	struct report_ip ips[KUBEPOD_MAX_IPS];
 	struct kubepod_owner owner;
 	char absurd[KUBEPOD_ABSURD_MAX];
 };

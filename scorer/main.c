@@ -314,6 +314,7 @@ int main(int argc, char **argv)
 	 * (ingest.h): raised to the hard limit first. */
 	fdlimit_raise();
 	reports.table = s.table;
+	reports.pods = s.weights.pods;
 	reports.counters = &s.counters;
 	reports.now_ns = s.now_ns;
 	reports.stale_after_ns = s.stale_after_ns;

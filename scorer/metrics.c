@@ -198,6 +198,9 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"unconfirmed\"} %lu\n", get(&c->reports_unconfirmed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_oversize\"} %lu\n", get(&c->reports_pods_oversize));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_duplicate\"} %lu\n", get(&c->reports_pods_duplicate));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_over_link\"} %lu\n", get(&c->reports_pods_over_link));
 	buf_puts(&b, "# HELP netsched_scorer_report_connections Report connections open.\n"
 		     "# TYPE netsched_scorer_report_connections gauge\n");
 	buf_printf(&b, "netsched_scorer_report_connections %lu\n", get(&c->report_conns));

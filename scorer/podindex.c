@@ -14,18 +14,15 @@
 #include "units.h"
 
 #define NONE (-1)
-/* A pod's address entry in the address table: slot * POD_IP_MAX + k. */
-#define IPREF(slot, k) ((int32_t)((slot) * (int32_t)POD_IP_MAX + (int32_t)(k)))
-#define IPREF_POD(r) ((r) / (int32_t)POD_IP_MAX)
-#define IPREF_K(r) ((r) % (int32_t)POD_IP_MAX)
-/* The duplicate check's table: twice the most entries, a power of two. */
-#define DUP_SLOTS (2u * 512u)
-_Static_assert(DUP_SLOTS >= 2 * PODINDEX_MAX_ENTRIES, "room to find duplicates");
+/* A pod's address entry in the address table: slot * KUBEPOD_MAX_IPS + k. */
+#define IPREF(slot, k) ((int32_t)((slot) * (int32_t)KUBEPOD_MAX_IPS + (int32_t)(k)))
+#define IPREF_POD(r) ((r) / (int32_t)KUBEPOD_MAX_IPS)
+#define IPREF_K(r) ((r) % (int32_t)KUBEPOD_MAX_IPS)
 
 struct xpod {
 	int32_t next;			/* uid chain, or the free list */
 	int32_t node_prev, node_next;	/* its node's pods */
-	int32_t ip_next[POD_IP_MAX];	/* address chains (IPREF) */
+	int32_t ip_next[KUBEPOD_MAX_IPS];	/* address chains (IPREF) */
 	uint32_t hash;
 	uint32_t gen;			/* bumped on reuse: samples name the pod */
 	uint32_t epoch;			/* the list that last named it */
@@ -38,7 +35,7 @@ struct xpod {
 	uint8_t n_ips;
 	char uid[POD_UID_MAX];
 	char label[PODINDEX_LABEL_MAX + 1];
-	struct pod_ip ips[POD_IP_MAX];
+	struct report_ip ips[KUBEPOD_MAX_IPS];
 	uint64_t started_ns;		/* running since (monotonic); 0: not running */
 	uint64_t rx, tx;		/* its latest window's rates */
 };
@@ -60,6 +57,7 @@ struct xnode {
 	uint32_t stamp;			/* reports joined */
 	uint64_t reported_ns;		/* the latest join; 0: none */
 	uint64_t pod_rx, pod_tx;	/* what its pods moved then, all together */
+	uint32_t pods_seen;		/* ... how many pod interfaces the agent measured */
 	unsigned n_top;
 	struct top top[PODINDEX_TOP];
 };
@@ -124,7 +122,7 @@ struct podindex *podindex_create(const struct podindex_config *cfg, struct workl
 	x->cfg = *cfg;
 	x->wl = wl;
 	x->pod_mask = buckets_for(cfg->max_pods) - 1;
-	x->ip_mask = buckets_for(cfg->max_pods * POD_IP_MAX) - 1;
+	x->ip_mask = buckets_for(cfg->max_pods * KUBEPOD_MAX_IPS) - 1;
 	x->node_mask = buckets_for(cfg->max_nodes) - 1;
 	/* calloc'd: a slot's pages are touched when it is first used. */
 	x->pods = calloc(cfg->max_pods, sizeof(*x->pods));
@@ -231,9 +229,9 @@ static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, u
 	return NONE;
 }
 
-static uint32_t ip_hash(const struct pod_ip *ip)
+static uint32_t ip_hash(const struct report_ip *ip)
 {
-	return hash32(ip->b, sizeof(ip->b));
+	return hash32(ip->addr, ip->len <= sizeof(ip->addr) ? ip->len : sizeof(ip->addr));
 }
 
 static void ips_unlink(struct podindex *x, int32_t i)
@@ -251,18 +249,18 @@ static void ips_unlink(struct podindex *x, int32_t i)
 	p->n_ips = 0;
 }
 
-static void ips_link(struct podindex *x, int32_t i, const struct pod_ip *ips, unsigned n)
+static void ips_link(struct podindex *x, int32_t i, const struct report_ip *ips, unsigned n)
 {
 	struct xpod *p = &x->pods[i];
 
-	for (unsigned k = 0; k < n && k < POD_IP_MAX; k++) {
+	for (unsigned k = 0; k < n && k < KUBEPOD_MAX_IPS; k++) {
 		int32_t *head = &x->ip_buckets[ip_hash(&ips[k]) & x->ip_mask];
 
 		p->ips[k] = ips[k];
 		p->ip_next[k] = *head;
 		*head = IPREF(i, k);
 	}
-	p->n_ips = (uint8_t)(n < POD_IP_MAX ? n : POD_IP_MAX);
+	p->n_ips = (uint8_t)(n < KUBEPOD_MAX_IPS ? n : KUBEPOD_MAX_IPS);
 }
 
 static bool same_ips(const struct xpod *p, const struct kubepod *k)
@@ -270,7 +268,7 @@ static bool same_ips(const struct xpod *p, const struct kubepod *k)
 	if (p->n_ips != k->n_ips)
 		return false;
 	for (unsigned i = 0; i < p->n_ips; i++)
-		if (!podip_equal(&p->ips[i], &k->ips[i]))
+		if (!report_ip_equal(&p->ips[i], &k->ips[i]))
 			return false;
 	return true;
 }
@@ -508,49 +506,6 @@ void podindex_list_end(struct podindex *x, uint64_t now_ns)
 
 /* ----------------------------------------------------------------- join */
 
-/* Whether r repeats an address: a table of entry indexes by address hash. */
-static bool has_duplicate(const struct podindex_report *r)
-{
-	int32_t seen[DUP_SLOTS];
-
-	for (size_t i = 0; i < DUP_SLOTS; i++)
-		seen[i] = NONE;
-	for (size_t e = 0; e < r->n; e++) {
-		for (unsigned k = 0; k < r->pods[e].n_ips && k < POD_IP_MAX; k++) {
-			const struct pod_ip *ip = &r->pods[e].ips[k];
-			uint32_t at = ip_hash(ip) & (DUP_SLOTS - 1);
-
-			for (; seen[at] != NONE; at = (at + 1) & (DUP_SLOTS - 1)) {
-				const struct podindex_traffic *o = &r->pods[IPREF_POD(seen[at])];
-
-				if (podip_equal(&o->ips[IPREF_K(seen[at])], ip))
-					return true;
-			}
-			seen[at] = IPREF((int32_t)e, k);
-		}
-	}
-	return false;
-}
-
-/* Over REPORT_MAX_LINK_FACTOR times the link in a direction. */
-static bool over_link(const struct podindex_report *r)
-{
-	unsigned __int128 rx = r->rest_rx_bytes, tx = r->rest_tx_bytes, cap;
-
-	if (!r->link_bytes_per_second || !r->covered_ms)
-		return false;
-	for (size_t e = 0; e < r->n; e++) {
-		uint64_t ms = r->pods[e].covered_ms ? r->pods[e].covered_ms : r->covered_ms;
-
-		/* bytes over ms against link over covered_ms: cross-multiplied. */
-		rx += (unsigned __int128)r->pods[e].rx_bytes * r->covered_ms / (ms ? ms : 1);
-		tx += (unsigned __int128)r->pods[e].tx_bytes * r->covered_ms / (ms ? ms : 1);
-	}
-	cap = (unsigned __int128)r->link_bytes_per_second * REPORT_MAX_LINK_FACTOR * r->covered_ms /
-	      1000u;
-	return rx > cap || tx > cap;
-}
-
 enum match {
 	MATCH_UNKNOWN,
 	MATCH_ELSEWHERE,
@@ -560,18 +515,18 @@ enum match {
 
 /* The pod on node that owns one of t's addresses: running, the newest
  * start if several claim it (the others' end was missed). */
-static enum match lookup(const struct podindex *x, int32_t node, const struct podindex_traffic *t,
+static enum match lookup(const struct podindex *x, int32_t node, const struct report_pod *t,
 			 int32_t *pod)
 {
 	enum match m = MATCH_UNKNOWN;
 
 	*pod = NONE;
-	for (unsigned k = 0; k < t->n_ips && k < POD_IP_MAX; k++) {
+	for (unsigned k = 0; k < t->n_ips && k < REPORT_MAX_POD_IPS; k++) {
 		for (int32_t r = x->ip_buckets[ip_hash(&t->ips[k]) & x->ip_mask]; r != NONE;
 		     r = x->pods[IPREF_POD(r)].ip_next[IPREF_K(r)]) {
 			const struct xpod *p = &x->pods[IPREF_POD(r)];
 
-			if (!podip_equal(&p->ips[IPREF_K(r)], &t->ips[k]))
+			if (!report_ip_equal(&p->ips[IPREF_K(r)], &t->ips[k]))
 				continue;
 			if (p->node != node || node == NONE) {
 				if (m < MATCH_ELSEWHERE)
@@ -605,8 +560,8 @@ static void top_insert(struct podindex *x, struct xnode *n, int32_t i)
 	n->top[at] = (struct top){ i, p->gen, p->rx, p->tx };
 }
 
-/* Whether pod p has run long enough that a window of covered_ms holds
- * only what it moves once started. */
+/* Whether pod p had run its start-up before a window of covered_ms
+ * ending now began: the window holds only what it moves once started. */
 static bool settled(const struct xpod *p, uint64_t covered_ms, uint64_t now)
 {
 	uint64_t need = PODINDEX_STARTUP_NS + covered_ms * NS_PER_MS;
@@ -614,92 +569,66 @@ static bool settled(const struct xpod *p, uint64_t covered_ms, uint64_t now)
 	return p->started_ns && now > p->started_ns && now - p->started_ns >= need;
 }
 
-/* Running pods the list left out, once every entry matched: below the
- * agent's top N, they share the rest. */
-static void sample_unlisted(struct podindex *x, struct xnode *n, const struct podindex_report *r,
+/* When every listed entry matched: the running pods the list left out,
+ * if they are exactly the rest the agent counted, each at the rest's
+ * average (the agent lists the busiest; these are lighter). */
+static void sample_unlisted(struct podindex *x, struct xnode *n, const struct report *r,
 			    uint64_t now)
 {
+	const struct report_pod *rest = &r->pods_rest;
 	size_t left = 0;
 	uint64_t rx, tx;
 
 	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next)
-		left += x->pods[i].running && x->pods[i].joined != n->stamp &&
-			settled(&x->pods[i], r->covered_ms, now);
-	if (!left)
+		left += x->pods[i].running && x->pods[i].joined != n->stamp;
+	if (!left || r->pods_seen < r->n_pods || left != r->pods_seen - r->n_pods)
 		return;
-	rx = traffic_per_second(r->rest_rx_bytes, r->covered_ms) / left;
-	tx = traffic_per_second(r->rest_tx_bytes, r->covered_ms) / left;
+	rx = rest->rx.average / left;
+	tx = rest->tx.average / left;
 	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next) {
 		struct xpod *p = &x->pods[i];
 
-		if (!p->running || p->joined == n->stamp || !settled(p, r->covered_ms, now))
+		if (!p->running || p->joined == n->stamp)
 			continue;
 		p->rx = rx;
 		p->tx = tx;
-		if (p->workload != NONE)
+		if (p->workload != NONE && settled(p, rest->covered_ms, now))
 			workload_sample(x->wl, p->workload, pod_key(x, i), rx, tx, now);
 	}
 }
 
-static int drop(struct podindex *x, enum podindex_drop why)
+void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 {
-	x->st.dropped[why]++;
-	return -EINVAL;
-}
-
-int podindex_join(struct podindex *x, const struct podindex_report *r, uint64_t now_ns)
-{
-	uint64_t sum_rx, sum_tx;
-	size_t len = r->node ? strnlen(r->node, NODENAME_MAX_LEN + 1) : 0;
-	size_t matched = 0, unmatched = 0;
+	size_t len = strnlen(r->node, sizeof(r->node)), matched = 0;
+	uint64_t sum_rx = r->pods_rest.rx.average, sum_tx = r->pods_rest.tx.average;
 	struct xnode *n = NULL;
 	int32_t node;
-	int rc = 0;
 
-	if (!nodename_valid(r->node, len))
-		return -EINVAL;
+	if (!x || !r->has_pods)
+		return;
 	pthread_mutex_lock(&x->lock);
-	if (r->n > PODINDEX_MAX_ENTRIES) {
-		rc = drop(x, PODINDEX_DROP_OVERSIZE);
-		goto out;
-	}
-	if (has_duplicate(r)) {
-		rc = drop(x, PODINDEX_DROP_DUPLICATE);
-		goto out;
-	}
-	if (over_link(r)) {
-		rc = drop(x, PODINDEX_DROP_OVER_LINK);
-		goto out;
-	}
 	node = find_node(x, r->node, len, hash32(r->node, len));
 	if (node != NONE) {
 		n = &x->nodes[node];
 		n->stamp++;
 		n->n_top = 0;
 	}
-	sum_rx = traffic_per_second(r->rest_rx_bytes, r->covered_ms);
-	sum_tx = traffic_per_second(r->rest_tx_bytes, r->covered_ms);
-	for (size_t e = 0; e < r->n; e++) {
-		const struct podindex_traffic *t = &r->pods[e];
-		uint64_t ms = t->covered_ms ? t->covered_ms : r->covered_ms;
-		uint64_t rx = traffic_per_second(t->rx_bytes, ms), tx = traffic_per_second(t->tx_bytes, ms);
+	for (uint32_t e = 0; e < r->n_pods && e < REPORT_MAX_PODS; e++) {
+		const struct report_pod *t = &r->pods[e];
 		int32_t i;
 		struct xpod *p;
 
-		sum_rx = units_add_sat(sum_rx, rx);
-		sum_tx = units_add_sat(sum_tx, tx);
+		sum_rx = units_add_sat(sum_rx, t->rx.average);
+		sum_tx = units_add_sat(sum_tx, t->tx.average);
 		switch (lookup(x, node, t, &i)) {
 		case MATCH_UNKNOWN:
 			x->st.unknown_ip++;
-			unmatched++;
 			continue;
 		case MATCH_ELSEWHERE:
 			x->st.wrong_node++;
-			unmatched++;
 			continue;
 		case MATCH_NOT_RUNNING:
 			x->st.not_running++;
-			unmatched++;
 			continue;
 		case MATCH_POD:
 			break;
@@ -707,23 +636,22 @@ int podindex_join(struct podindex *x, const struct podindex_report *r, uint64_t 
 		x->st.matched++;
 		matched++;
 		p = &x->pods[i];
-		p->rx = rx;
-		p->tx = tx;
+		p->rx = t->rx.average;
+		p->tx = t->tx.average;
 		p->joined = n->stamp;
 		top_insert(x, n, i);
-		if (p->workload != NONE && settled(p, ms, now_ns))
-			workload_sample(x->wl, p->workload, pod_key(x, i), rx, tx, now_ns);
+		if (p->workload != NONE && settled(p, t->covered_ms, now_ns))
+			workload_sample(x->wl, p->workload, pod_key(x, i), p->rx, p->tx, now_ns);
 	}
 	if (n) {
-		if (matched && !unmatched)
+		if (matched == r->n_pods)
 			sample_unlisted(x, n, r, now_ns);
 		n->reported_ns = now_ns ? now_ns : 1;
 		n->pod_rx = sum_rx;
 		n->pod_tx = sum_tx;
+		n->pods_seen = r->pods_seen;
 	}
-out:
 	pthread_mutex_unlock(&x->lock);
-	return rc;
 }
 
 void podindex_tick(struct podindex *x, uint64_t now_ns)
@@ -735,12 +663,12 @@ void podindex_tick(struct podindex *x, uint64_t now_ns)
 	for (size_t i = 0; i < x->node_high; i++) {
 		const struct xnode *n = &x->nodes[i];
 
-		if (!n->pods || !n->reported_ns || !n->running || now_ns < n->reported_ns ||
+		if (!n->pods || !n->reported_ns || !n->pods_seen || now_ns < n->reported_ns ||
 		    now_ns - n->reported_ns > x->cfg.stale_ns)
 			continue;
 		rx += n->pod_rx;
 		tx += n->pod_tx;
-		pods += n->running;
+		pods += n->pods_seen;
 	}
 	x->st.avg_pods = pods;
 	x->st.avg_rx_bytes_per_second = pods ? (uint64_t)(rx / pods) : 0;

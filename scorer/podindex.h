@@ -7,29 +7,28 @@
  * runs and since when, its addresses and its workload (workload.h).
  *
  * The join (podindex_join(), on the ingest thread, off every request): an
- * agent reports, per pod interface, its addresses and the bytes the pod
- * received and sent over the window. An entry matches the pod that owns
- * one of its addresses: a pod that runs, is bound to the reporting node
- * and is not on the host's network. Addresses are reused (a pod that ended
- * leaves its address to the next), so a pod that does not run, or runs
- * elsewhere, never owns one; entries that match nothing are counted by
- * why: an address no indexed pod has, one whose pods are all on other
+ * agent's report lists its busiest pod interfaces (proto/report.h: their
+ * addresses, the bytes the pod received and sent over the window), sums
+ * the rest and says how many it measured. An entry matches the pod that
+ * owns one of its addresses: a pod that runs, is bound to the reporting
+ * node and is not on the host's network. Addresses are reused (a pod that
+ * ended leaves its address to the next), so a pod that does not run, or
+ * runs elsewhere, never owns one; entries that match nothing are counted
+ * by why: an address no indexed pod has, one whose pods are all on other
  * nodes, one whose pods here do not run. A matched pod's rate is kept (for
  * /v1/nodes' top pods) and, once the pod has run for its start-up
- * (PODINDEX_STARTUP_NS) and one whole window, sampled into its workload.
- * Running pods a complete list leaves out (below the agent's top N) are
- * sampled at the rest's average: they are the lightest.
- *
- * A pod list is dropped whole, and counted by reason, when it repeats an
- * address, when it has more entries than PODINDEX_MAX_ENTRIES, or when
- * what it claims is over REPORT_MAX_LINK_FACTOR times the node's link in a
- * direction (pods on one node can talk over their veths faster than the
- * NIC, but not that much faster without it being a lie).
+ * (PODINDEX_STARTUP_NS) before its window began, sampled into its
+ * workload. When every entry matched and the running pods the list left
+ * out are exactly the rest the agent counted, each of them is sampled at
+ * the rest's average: the agent lists the busiest, these are lighter.
+ * (report_decode() already dropped and counted reports whose pod list is
+ * oversized, repeats an address or claims over twice the link.)
  *
  * The cluster's average traffic per running pod (the fallback weight of a
  * pod nothing is known of: podweight.h) is what the nodes whose agents
  * report pods measured for their pods, over the pods running there;
- * podindex_tick() recomputes it from nodes heard from within stale_ns.
+ * podindex_tick() recomputes it from nodes heard from within stale_ns
+ * (their listed pods and the rest, over the pod interfaces they measured).
  *
  * Bounded: at most max_pods pods (beyond: not indexed, counted) and
  * max_nodes nodes with pods; per node the PODINDEX_TOP pods that moved the
@@ -48,14 +47,11 @@
 
 #include "kubepod.h"
 #include "nodename.h"
-#include "podip.h"
+#include "report.h"
 #include "workload.h"
 
 #define PODINDEX_TOP 5u
 #define PODINDEX_LABEL_MAX 95u		/* "namespace/name", truncated */
-/* Pod interfaces one report may list: twice what a node may run (110 by
- * default, 250 at most in kubelet's validation). */
-#define PODINDEX_MAX_ENTRIES 512u
 /* After its start, a pod's traffic is not yet what it moves. */
 #define PODINDEX_STARTUP_NS (10ULL * 1000 * 1000 * 1000)
 
@@ -63,36 +59,6 @@ struct podindex_config {
 	size_t max_pods;	/* > 0 */
 	size_t max_nodes;	/* > 0 */
 	uint64_t stale_ns;	/* a node's pod traffic counts this long */
-};
-
-/* One pod interface in a report: its addresses, and the bytes the pod
- * received (rx) and sent (tx) over covered_ms (0: the report's). */
-struct podindex_traffic {
-	struct pod_ip ips[POD_IP_MAX];
-	unsigned n_ips;
-	uint64_t rx_bytes;
-	uint64_t tx_bytes;
-	uint64_t covered_ms;
-};
-
-/* A node's report of pod traffic: the listed pods, and the rest (pods the
- * agent does not list, summed). */
-struct podindex_report {
-	const char *node;		/* NUL-terminated, a valid node name */
-	const struct podindex_traffic *pods;
-	size_t n;
-	uint64_t rest_rx_bytes;
-	uint64_t rest_tx_bytes;
-	uint64_t covered_ms;		/* the report's window */
-	uint64_t link_bytes_per_second;	/* the node's; 0: unknown */
-};
-
-/* Why a report's pod list was dropped. */
-enum podindex_drop {
-	PODINDEX_DROP_OVERSIZE,
-	PODINDEX_DROP_DUPLICATE,
-	PODINDEX_DROP_OVER_LINK,
-	PODINDEX_DROP_N
 };
 
 struct podindex_stats {
@@ -103,11 +69,11 @@ struct podindex_stats {
 	uint64_t unknown_ip;		/* ... whose address no indexed pod has */
 	uint64_t wrong_node;		/* ... whose pods are on other nodes */
 	uint64_t not_running;		/* ... whose pods here do not run */
-	uint64_t dropped[PODINDEX_DROP_N];	/* pod lists dropped, by reason */
 	uint64_t ignored;		/* pods not indexed: absurd addresses or owners */
 	uint64_t full;			/* pods not indexed: max_pods or max_nodes */
-	/* The cluster's average per running pod, bytes per second, as of the
-	 * last tick; pods 0: nothing measured. */
+	/* The cluster's average per pod, bytes per second, as of the last
+	 * tick: what fresh nodes' pods moved over the pod interfaces they
+	 * measured (avg_pods); avg_pods 0: nothing measured. */
 	uint64_t avg_rx_bytes_per_second;
 	uint64_t avg_tx_bytes_per_second;
 	size_t avg_pods;
@@ -142,9 +108,9 @@ void podindex_remove(struct podindex *x, const char *uid, size_t uid_len, uint64
 void podindex_list_begin(struct podindex *x);
 void podindex_list_end(struct podindex *x, uint64_t now_ns);
 
-/* Joins one report's pod traffic (above). 0, or -EINVAL (dropped: an
- * invalid node name or one of the reasons above, counted). */
-int podindex_join(struct podindex *x, const struct podindex_report *r, uint64_t now_ns);
+/* Joins report r's pod figures (above; nothing when it has none), as
+ * report_decode() validated them. */
+void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns);
 
 /* Recomputes the cluster's average per running pod. Off the request path. */
 void podindex_tick(struct podindex *x, uint64_t now_ns);

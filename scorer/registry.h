@@ -38,6 +38,11 @@ struct registry {
 	atomic_ulong report_conns_closed_silent;	/* no report in time */
 	atomic_ulong report_conns_closed_busiest;	/* full: made room for a new one */
 	atomic_ulong report_accept_pauses;	/* descriptors ran short */
+	/* Dropped whole for their pod list (proto/report.h's REPORT_EPODS_*):
+	 * oversized, an address twice, over twice the link. */
+	atomic_ulong reports_pods_oversize;
+	atomic_ulong reports_pods_duplicate;
+	atomic_ulong reports_pods_over_link;
 	atomic_ulong requests_filter;
 	atomic_ulong requests_prioritize;
 	atomic_ulong requests_preempt;

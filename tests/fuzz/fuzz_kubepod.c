@@ -76,11 +76,13 @@ static void check_pod(const struct kubepod *p)
 	check(!p->egress.s || (p->egress.s >= lo && p->egress.s + p->egress.len <= hi));
 	/* What the pod index reads. */
 	check(memchr(p->absurd, '\0', sizeof(p->absurd)) != NULL);
-	check(p->n_ips <= POD_IP_MAX);
+	check(p->n_ips <= KUBEPOD_MAX_IPS);
 	if (p->absurd[0])
 		check(p->n_ips == 0);
 	if (p->n_ips == 2)
-		check(podip_is_v4(&p->ips[0]) != podip_is_v4(&p->ips[1]));
+		check(p->ips[0].len != p->ips[1].len);
+	for (unsigned k = 0; k < p->n_ips; k++)
+		check(report_ip_ok(&p->ips[k]));
 	check_owner(&p->owner);
 	check_workload(p);
 }

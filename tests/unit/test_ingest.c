@@ -2,7 +2,9 @@
  * a truncated message, an unknown wire version and absurd values are each
  * counted under their reason and never reach the table; a replayed
  * sequence number is a duplicate; a full table refuses a new node until
- * one is stale. And the thread itself, over a real NNG socket. */
+ * one is stale; a pod list that lies drops its report, counted by reason,
+ * and a good one is joined to the pod index. And the thread itself, over a
+ * real NNG socket. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,6 +25,8 @@
 #include "proto/report.h"
 #include "scorer/anchor.h"
 #include "scorer/ingest.h"
+#include "scorer/podindex.h"
+#include "scorer/workload.h"
 #include "tests/unit/fake_scorer.h"
 
 static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
@@ -391,6 +395,91 @@ static void test_ingest_forged_sequence(void **state)
 	fake_scorer_free(s);
 }
 
+/* node-1's report with one interface (1 Gb/s, 10 s) and pods[0..n) at
+ * 10.0.0.<last byte>, each moving rx bytes per second in; packed by hand:
+ * report_encode() refuses what the scorer must count. */
+static size_t with_pods(uint64_t seq, const uint8_t *last, size_t n, uint64_t rx, uint8_t *out)
+{
+	Netsched__Interface eth = NETSCHED__INTERFACE__INIT;
+	Netsched__Interface *ifs[1] = { &eth };
+	Netsched__Report rep = NETSCHED__REPORT__INIT;
+	Netsched__Pod pods[4], *list[4];
+	uint8_t addr[4][4], inner[4096];
+	ProtobufCBinaryData ips[4];
+	size_t len;
+
+	assert_true(n <= 4);
+	eth.name = "eth0";
+	eth.covered_ms = 10000;
+	eth.samples = 10;
+	eth.has_link_speed_bps = true;
+	eth.link_speed_bps = 1000000000;
+	for (size_t i = 0; i < n; i++) {
+		netsched__pod__init(&pods[i]);
+		memcpy(addr[i], (uint8_t[]){ 10, 0, 0, last[i] }, 4);
+		ips[i] = (ProtobufCBinaryData){ 4, addr[i] };
+		pods[i].n_ips = 1;
+		pods[i].ips = &ips[i];
+		pods[i].rx_bytes = rx * 10;
+		pods[i].covered_ms = 10000;
+		list[i] = &pods[i];
+	}
+	rep.node = "node-1";
+	rep.instance_id = 7;
+	rep.seq = seq;
+	rep.window_end_unix_ms = clock_unix_ms() - 60000 + seq * 1000;
+	rep.window_start_unix_ms = rep.window_end_unix_ms - 10000;
+	rep.n_interfaces = 1;
+	rep.interfaces = ifs;
+	rep.n_pods = n;
+	rep.pods = list;
+	rep.has_pods_seen = true;
+	rep.pods_seen = (uint32_t)n;
+	len = netsched__report__pack(&rep, inner);
+	return envelope(REPORT_WIRE_VERSION, inner, len, out);
+}
+
+/* Pod lists: a report whose pods repeat an address, or claim more than
+ * twice the node's link, is dropped whole and counted by reason; a good
+ * one is applied and its pods joined to the pod index. */
+static void test_ingest_pods(void **state)
+{
+	struct scorer *s = fake_scorer_new(4, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+	struct workload_config wc = { .max_workloads = 4, .half_life_ns = 60 * NS_PER_SEC };
+	struct podindex_config xc = { .max_pods = 8, .max_nodes = 4, .stale_ns = 6 * NS_PER_SEC };
+	struct workload *wl = workload_create(&wc);
+	struct podindex *x = podindex_create(&xc, wl);
+	struct kubepod p = { .uid = { 1, "u" }, .ns = { "ns", 2 }, .name = { "p", 1 },
+			     .node = { "node-1", 6 }, .running = true, .n_ips = 1,
+			     .ips = { { 4, { 10, 0, 0, 1 } } } };
+	struct podindex_stats st;
+	struct ingest_config ic;
+	uint8_t wire[REPORT_MAX_BYTES];
+	size_t len;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(x);
+	ic = reports_of(s);
+	ic.pods = x;
+	podindex_update(x, &p, fake_now, 1800000000000ULL);
+	len = with_pods(1, (const uint8_t[]){ 1, 1 }, 2, 1000, wire);
+	assert_int_equal(ingest_message(&ic, wire, len), -REPORT_EPODS_DUPLICATE);
+	len = with_pods(2, (const uint8_t[]){ 1, 2 }, 2, 150000000, wire);
+	assert_int_equal(ingest_message(&ic, wire, len), -REPORT_EPODS_OVER_LINK);
+	assert_int_equal(atomic_load(&s->counters.reports_pods_duplicate), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_pods_over_link), 1);
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 0);
+	len = with_pods(3, (const uint8_t[]){ 1, 9 }, 2, 1000, wire);
+	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	podindex_stats(x, &st);
+	assert_int_equal(st.matched, 1);
+	assert_int_equal(st.unknown_ip, 1);
+	podindex_destroy(x);
+	workload_destroy(wl);
+	fake_scorer_free(s);
+}
+
 /* A table of one node: a second node is refused while the first is
  * fresh, and takes its place once it is stale. */
 static void test_ingest_table_full(void **state)
@@ -489,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_ingest_table_full),
 		cmocka_unit_test(test_ingest_socket),
 		cmocka_unit_test(test_ingest_reasons),
+		cmocka_unit_test(test_ingest_pods),
 		cmocka_unit_test(test_ingest_signed),
 		cmocka_unit_test(test_ingest_replay_after_restart),
 		cmocka_unit_test(test_ingest_clock_behind),

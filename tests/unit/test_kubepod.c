@@ -188,7 +188,7 @@ struct index_case {
 	bool running;
 	bool host_network;
 	unsigned n_ips;
-	const char *ip[2];	/* as podip_format() writes them */
+	const char *ip[2];	/* as report_ip_format() writes them */
 	int64_t started;	/* -1: do not check */
 	const char *kind;	/* the controller's; NULL: none */
 	const char *owner;
@@ -235,6 +235,9 @@ static const struct index_case index_cases[] = {
 	{ "an address with a zone", "{" MD "},\"status\":{\"podIP\":\"fe80::1%eth0\"}}",
 	  "status.podIP is not a pod's IP address", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
 	  NULL },
+	{ "an IPv4-mapped IPv6 address", "{" MD "},\"status\":{\"podIP\":\"::ffff:10.0.0.1\"}}",
+	  "status.podIP is not a pod's IP address", false, false, 0, { NULL, NULL }, -1, NULL, NULL,
+	  NULL },
 	{ "an escaped address", "{" MD "},\"status\":{\"podIP\":\"10.0.0.\\u0031\"}}",
 	  "status.podIP is not", false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
 	{ "podIPs an object", "{" MD "},\"status\":{\"podIPs\":{}}}",
@@ -267,7 +270,7 @@ static void test_kubepod_index_fields(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(index_cases) / sizeof(index_cases[0]); i++) {
 		const struct index_case *c = &index_cases[i];
-		char err[256] = "", ip[POD_IP_TEXT_MAX];
+		char err[256] = "", ip[REPORT_IP_STRLEN];
 		struct json doc;
 		struct kubepod p;
 
@@ -284,7 +287,7 @@ static void test_kubepod_index_fields(void **state)
 		if (p.n_ips != c->n_ips)
 			fail_msg("%s: %u addresses, want %u", c->name, p.n_ips, c->n_ips);
 		for (unsigned k = 0; k < p.n_ips; k++)
-			if (strcmp(podip_format(&p.ips[k], ip, sizeof(ip)), c->ip[k]))
+			if (report_ip_format(&p.ips[k], ip, sizeof(ip)) || strcmp(ip, c->ip[k]))
 				fail_msg("%s: address %u is %s, want %s", c->name, k, ip, c->ip[k]);
 		if (c->started >= 0 && p.started_unix_s != c->started)
 			fail_msg("%s: started %lld, want %lld", c->name, (long long)p.started_unix_s,
