@@ -2,7 +2,8 @@
  * --nodes nodes from --senders NNG push sockets (one thread each) to one
  * scorer, as fast as possible or at --rate reports per node per second, for
  * --duration seconds. Used by `make bench` (ingest throughput, a populated
- * table for the extender benchmarks) and by load tests.
+ * table for the extender benchmarks) and by load tests. --pods N adds N
+ * pods' traffic to each node's report (bench/podfeed.h says which).
  *
  *   netsched-feed --scorer tcp://127.0.0.1:7470 --nodes 5000 --senders 16 --duration 5
  */
@@ -21,10 +22,11 @@
 #include "common/clock.h"
 #include "common/units.h"
 #include "proto/report.h"
+#include "bench/podfeed.h"
 
 struct feed {
 	const char *url;
-	uint64_t nodes, senders, rate, duration_ms, once;
+	uint64_t nodes, senders, rate, duration_ms, once, pods;
 };
 
 struct sender {
@@ -81,6 +83,8 @@ static void *send_loop(void *arg)
 			size_t len;
 
 			fill(&r, n, instance + (n << 16), seq);
+			if (f->pods)
+				podfeed_fill(&r, n, f->pods);
 			if (report_encode(&r, buf, sizeof(buf), &len) ||
 			    nng_send(sock, buf, len, 0))
 				s->failed++;
@@ -108,7 +112,7 @@ static int parse(int argc, char **argv, struct feed *f)
 		{ "scorer", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
 		{ "senders", required_argument, NULL, 'k' }, { "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' }, { "once", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
+		{ "pods", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -122,6 +126,7 @@ static int parse(int argc, char **argv, struct feed *f)
 		case 'r': rc = units_parse_u64(optarg, 1000000, &f->rate); break;
 		case 'd': rc = units_parse_duration_ms(optarg, &f->duration_ms); break;
 		case 'o': f->once = 1; break;
+		case 'p': rc = units_parse_u64(optarg, PODFEED_MAX_PODS, &f->pods); break;
 		default: return -EINVAL;
 		}
 		if (rc) {
@@ -131,7 +136,7 @@ static int parse(int argc, char **argv, struct feed *f)
 	}
 	if (!f->url || !f->nodes || !f->senders) {
 		fprintf(stderr, "usage: netsched-feed --scorer URL --nodes N --senders K "
-				"[--rate R/s per node] [--duration 5s | --once]\n");
+				"[--rate R/s per node] [--duration 5s | --once] [--pods N per node]\n");
 		return -EINVAL;
 	}
 	return 0;

@@ -117,10 +117,10 @@ struct http_server {
 	 * thread, HTTP_HEALTH_CONNECTIONS. */
 	bool health_only;
 	bool serves_verbs;		/* filter, prioritize, preempt */
-	bool serves_status;		/* /metrics, /v1/nodes */
+	bool serves_status;		/* /metrics, /v1/nodes, /v1/workloads */
 	struct bigq big;
 	struct bigq status;		/* renders /v1/nodes, /metrics */
-	struct statusreply_cache nodes, metrics;
+	struct statusreply_cache nodes, metrics, workloads;
 	struct membudget status_memory;		/* their bytes */
 };
 
@@ -133,6 +133,7 @@ enum route {
 	ROUTE_READYZ,
 	ROUTE_METRICS,
 	ROUTE_NODES,
+	ROUTE_WORKLOADS,
 };
 
 /* One request, from its headers to its reply; MHD keeps it as con_cls. */
@@ -177,6 +178,8 @@ static enum route route_of(const char *url)
 		return ROUTE_METRICS;
 	if (!strcmp(url, "/v1/nodes"))
 		return ROUTE_NODES;
+	if (!strcmp(url, "/v1/workloads"))
+		return ROUTE_WORKLOADS;
 	if (ends_with(url, n, "/filter"))
 		return ROUTE_FILTER;
 	if (ends_with(url, n, "/prioritize"))
@@ -309,14 +312,17 @@ static bool is_post_route(enum route route)
 /* The replies rendered once and shared (statusreply.h). */
 static bool is_shared_route(enum route route)
 {
-	return route == ROUTE_METRICS || route == ROUTE_NODES;
+	return route == ROUTE_METRICS || route == ROUTE_NODES || route == ROUTE_WORKLOADS;
 }
 
 /* The status reply for rq, or why there is none (rq->status_rc). */
 static void get_status(struct http_server *h, struct request *rq)
 {
-	rq->status_rc = statusreply_get(rq->route == ROUTE_NODES ? &h->nodes : &h->metrics, h->s,
-					&h->status_memory, rq->asked_ns, &rq->status);
+	struct statusreply_cache *c = rq->route == ROUTE_NODES	   ? &h->nodes :
+				      rq->route == ROUTE_WORKLOADS ? &h->workloads :
+								     &h->metrics;
+
+	rq->status_rc = statusreply_get(c, h->s, &h->status_memory, rq->asked_ns, &rq->status);
 }
 
 /* The verb itself. The reply holds no pointer into the body: it is
@@ -469,7 +475,7 @@ static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
 	bigq_resume(&h->big);
 }
 
-/* /v1/nodes and /metrics: rendered on the status thread (never on the
+/* /v1/nodes, /v1/workloads and /metrics: rendered on the status thread (never on the
  * threads that answer the scheduler), or inline when it is not running. */
 static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connection *conn,
 				     struct request *rq)
@@ -506,19 +512,21 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 	case ROUTE_NONE:
 		if (!h->serves_verbs)
 			return respond_error(h, conn, 404, NULL, NULL, "no such path here; this port "
-					     "serves only GET /healthz, /readyz, /metrics and /v1/nodes");
+					     "serves only GET /healthz, /readyz, /metrics, /v1/nodes and "
+					     "/v1/workloads");
 		if (!h->serves_status)
 			return respond_error(h, conn, 404, NULL, NULL, "no such path here; this port "
 					     "serves POST .../filter, .../prioritize, .../preempt and GET "
-					     "/healthz, /readyz: /metrics and /v1/nodes are on the "
-					     "--health-listen port");
+					     "/healthz, /readyz: /metrics, /v1/nodes and /v1/workloads "
+					     "are on the --health-listen port");
 		return respond_error(h, conn, 404, NULL, NULL,
 				     "no such path; try POST .../filter, .../prioritize, .../preempt, "
-				     "GET /healthz, /readyz, /metrics or /v1/nodes");
+				     "GET /healthz, /readyz, /metrics, /v1/nodes or /v1/workloads");
 	case ROUTE_HEALTHZ:
 	case ROUTE_READYZ:
 	case ROUTE_METRICS:
 	case ROUTE_NODES:
+	case ROUTE_WORKLOADS:
 		if (!rq->method_ok)
 			return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW, "GET, HEAD",
 					     "method not allowed here; use GET");
@@ -844,6 +852,7 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	membudget_init(&h->status_memory, HTTP_STATUS_BUDGET, 0, 0);
 	statusreply_cache_init(&h->nodes, status_nodes);
 	statusreply_cache_init(&h->metrics, metrics_render);
+	statusreply_cache_init(&h->workloads, status_workloads);
 	h->guard = httpguard_start(&(struct httpguard_config){
 		.name = health_only ? "health" : "http",
 		.header_timeout_s = HTTP_HEADER_TIMEOUT_S,
@@ -892,6 +901,7 @@ out_free_server:
 	bigq_stop(&h->big);
 	bigq_stop(&h->status);
 	httpguard_stop(h->guard);
+	statusreply_cache_destroy(&h->workloads);
 	statusreply_cache_destroy(&h->metrics);
 	statusreply_cache_destroy(&h->nodes);
 	bigq_destroy(&h->status);
@@ -930,6 +940,7 @@ void http_stop(struct http_server *h)
 	if (h->daemon)
 		stop_daemon(h, h->daemon);
 	httpguard_stop(h->guard);
+	statusreply_cache_destroy(&h->workloads);
 	statusreply_cache_destroy(&h->metrics);
 	statusreply_cache_destroy(&h->nodes);
 	bigq_destroy(&h->status);

@@ -7,6 +7,7 @@
 #include "registry.h"
 #include "inflight.h"
 #include "log.h"
+#include "podstatus.h"
 #include "podwatch.h"
 #include "reply.h"
 #include "scorer.h"
@@ -260,6 +261,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	node_series(&b, s);
 	inflight_metrics(&b, s);
 	podwatch_metrics(&b, s);
+	podstatus_metrics(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
 		       "# TYPE netsched_scorer_ready gauge\n"
 		       "netsched_scorer_ready %d\n", view_ready(s, s->now_ns(), &fresh) ? 1 : 0);

@@ -465,10 +465,14 @@ void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_n
 	}
 	/* Owners can change (an orphan adopted): asked again every event. */
 	set_workload(x, q, p, now_ns);
-	if (!q->label[0])
-		snprintf(q->label, sizeof(q->label), "%.*s/%.*s", (int)(p->ns.s ? p->ns.len : 0),
-			 p->ns.s ? p->ns.s : "", (int)(p->name.s ? p->name.len : 0),
-			 p->name.s ? p->name.s : "");
+	if (!q->label[0]) {
+		char ns[64], name[PODINDEX_LABEL_MAX + 1];
+
+		/* Printable ASCII: it goes into JSON and metric labels as is. */
+		snprintf(q->label, sizeof(q->label), "%s/%s",
+			 log_printable(p->ns.s, p->ns.len, ns, sizeof(ns)),
+			 log_printable(p->name.s, p->name.len, name, sizeof(name)));
+	}
 out:
 	pthread_mutex_unlock(&x->lock);
 }

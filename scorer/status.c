@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "inflight.h"
+#include "podstatus.h"
 #include "reply.h"
 #include "scorer.h"
 #include "view.h"
@@ -29,9 +30,10 @@ static void put_u64(struct buf *b, const char *key, uint64_t v)
 /* "inflight": what pods just placed add to this node, and which they are;
  * e[*k..] are the entries for this node and later ones (both lists sorted
  * by node name). */
-static void put_inflight(struct buf *b, const char *name, const struct inflight_load *l,
+static void put_inflight(struct buf *b, const char *name, const struct view_node *v,
 			 const struct inflight_entry *e, long n_e, long *k)
 {
+	const struct inflight_load *l = &v->inflight;
 	bool first = true;
 
 	buf_puts(b, ",\"inflight\":{\"pods\":");
@@ -40,6 +42,12 @@ static void put_inflight(struct buf *b, const char *name, const struct inflight_
 	put_u64(b, "txBytesPerSecond", l->tx_bytes_per_second);
 	put_u64(b, "reservedRxBytesPerSecond", l->reserved_rx_bytes_per_second);
 	put_u64(b, "reservedTxBytesPerSecond", l->reserved_tx_bytes_per_second);
+	/* Pods of unknown demand, and the doubt they add (in the rates above). */
+	buf_puts(b, ",\"unknownPods\":");
+	put_milli(b, l->unknown_rx_milli > l->unknown_tx_milli ? l->unknown_rx_milli :
+								 l->unknown_tx_milli);
+	put_u64(b, "doubtRxBytesPerSecond", v->doubt_rx);
+	put_u64(b, "doubtTxBytesPerSecond", v->doubt_tx);
 	buf_puts(b, ",\"list\":[");
 	while (*k < n_e && strcmp(e[*k].node, name) < 0)
 		(*k)++;
@@ -123,7 +131,8 @@ void status_nodes(struct scorer *s, struct reply *out)
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
 		if (s->inflight) /* --inflight-max-pods 0: not counted, not shown */
-			put_inflight(&b, rows[i].name, &v->inflight, e, n_e, &k);
+			put_inflight(&b, rows[i].name, v, e, n_e, &k);
+		podstatus_node(&b, s, rows[i].name);
 		buf_puts(&b, "}");
 	}
 	buf_puts(&b, "]}");
@@ -132,6 +141,11 @@ out:
 	free(pn);
 	free(rows);
 	reply_take(&b, out);
+}
+
+void status_workloads(struct scorer *s, struct reply *out)
+{
+	podstatus_workloads(s, out);
 }
 
 void status_healthz(struct scorer *s, struct reply *out)

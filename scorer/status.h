@@ -11,6 +11,8 @@ struct scorer;
  *  "txBytesPerSecond","linkBytesPerSecond","score"}]}: every node of
  * view_list(), sorted by name. */
 void status_nodes(struct scorer *s, struct reply *out);
+/* GET /v1/workloads: podstatus_workloads() (podstatus.h). */
+void status_workloads(struct scorer *s, struct reply *out);
 /* {"status":"ok","nodes":N,"uptimeSeconds":S} */
 void status_healthz(struct scorer *s, struct reply *out);
 /* 200 {"ready":true,"freshNodes":F,"nodes":N,"warmupRemainingSeconds":0}

@@ -97,7 +97,7 @@ expect "status port GET /nope" "$(curl -s -o /dev/null -w '%{http_code}' "$PROBE
 code=$(curl -s -o "$WORK/out" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
 	--data-binary "@$PRIO" "$PROBE/prioritize")
 expect "status port POST /prioritize (no extender without a client certificate)" "$code" 404
-grep -q 'serves only GET /healthz, /readyz, /metrics and /v1/nodes' "$WORK/out" ||
+grep -q 'serves only GET /healthz, /readyz, /metrics, /v1/nodes and /v1/workloads' "$WORK/out" ||
 	fail "404 does not say why: $(cat "$WORK/out")"
 wait_for 10 "mTLS /healthz" curl -sf --cacert "$C/ca.pem" --cert "$C/client.pem" \
 	--key "$C/client.key" "$URL/healthz"

@@ -5,7 +5,9 @@
 #     PrometheusRule are checked (tests/monitoring/check.py static);
 #   - a real Prometheus (Debian's) scrapes a real scorer and two real agents
 #     measuring nodes in network namespaces, with the alert rules loaded, and
-#     every dashboard query and the series behind every alert return data.
+#     every dashboard query and the series behind every alert return data;
+#     the pod panels' data comes from a stub apiserver's pods and bench/feed
+#     reporting their traffic for a third node.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || fail "promtool not installed (run .ci/deps test)"
@@ -21,11 +23,33 @@ echo "ok: promtool test rules: every alert's unit test passes"
 python3 "$CHECK" static || fail "static checks of the monitoring kit"
 
 need_root "the live part of test_monitoring"
+command -v openssl >/dev/null || fail "openssl not installed (run .ci/deps test)"
+FEED=${FEED:-${O:-build}/rel/bench/feed}
+[ -x "$FEED" ] || fail "$FEED not built (make unit-build)"
 P="nsm$$"
 make_nodes "$P-hub" "$P-a" "$P-b"
 PROM=$(free_port)
+# The pod watch's apiserver: node-0 runs four pods (bench/podfeed.h).
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+	-subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/api.key" \
+	-out "$WORK/api.crt" >/dev/null 2>&1 || fail "openssl: cannot make a certificate"
+API=$(free_port)
+start apiserver python3 tests/tools/apiserver_stub.py pods "$API" "$WORK/api.crt" \
+	"$WORK/api.key" "$WORK/api-requests" 1 4
+wait_for 10 "the stub apiserver" curl -s --cacert "$WORK/api.crt" -o /dev/null \
+	"https://127.0.0.1:$API/api/v1/pods?limit=1"
+cat >"$WORK/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+clusters: [{name: stub, cluster: {server: "https://127.0.0.1:$API", certificate-authority: $WORK/api.crt}}]
+users: [{name: stub, user: {token: stub-token}}]
+contexts: [{name: stub, context: {cluster: stub, user: stub}}]
+current-context: stub
+KC
 start_scorer --stale-after 5s --prometheus "http://127.0.0.1:$PROM" --prometheus-refresh 1s \
-	--prometheus-timeout 1s
+	--prometheus-timeout 1s --kubeconfig "$WORK/kubeconfig"
+start feed "$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes 1 --senders 1 --rate 2 \
+	--duration 60s --pods 4
 AG_A=$(free_port) AG_B=$(free_port)
 for n in a b; do
 	port=AG_${n^^}
@@ -70,11 +94,11 @@ PIDS+=("$CALLS")
 # Every series needs two scrapes for rate(); the fallback a few refreshes.
 has_rates() {
 	curl -sf "http://127.0.0.1:$PROM/api/v1/query" --data-urlencode \
-		'query=count(rate(netsched_agent_reports_sent_total[15s]) > 0) == 2 and on() count(rate(netsched_scorer_requests_total{verb="filter"}[15s]) > 0) == 1 and on() count(netsched_scorer_node_score) == 2' |
+		'query=count(rate(netsched_agent_reports_sent_total[15s]) > 0) == 2 and on() count(rate(netsched_scorer_requests_total{verb="filter"}[15s]) > 0) == 1 and on() count(netsched_scorer_node_score) == 3 and on() count(netsched_scorer_node_top_pod_bytes_per_second) == 6' |
 		jq -e '.data.result | length == 1'
 }
-wait_for 40 "Prometheus to have rates from the scorer and both agents" has_rates
-echo "ok: Prometheus scrapes the scorer and both agents"
+wait_for 40 "Prometheus to have rates from the scorer and both agents, and pods" has_rates
+echo "ok: Prometheus scrapes the scorer and both agents; node-0's pods are joined"
 # scrape_health: each target's health and last error, said when a check fails.
 scrape_health() {
 	curl -s "http://127.0.0.1:$PROM/api/v1/targets" | jq -r '.data.activeTargets[] |

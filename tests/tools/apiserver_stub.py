@@ -5,10 +5,14 @@
   gone   lists answer a PodList (one bound pod); every watch is told its
          resourceVersion is gone: HTTP 410 with a Status, or (every other
          watch) 200 with an ERROR 410 event, as the watch cache sends it
+  pods   lists answer NODES x PODS running pods, the ones bench/feed --pods
+         reports traffic for (bench/podfeed.h: node-<n>'s pod j is feed/p-<n>-<j>,
+         a replica of Deployment feed/d<j % 8>, at 10.<n/256>.<n%256>.<j+1>,
+         started an hour ago); every watch gets a bookmark and ends after 5 s
 
 Writes one line per request to LOG: "list" or "watch", and the time.
 
-usage: apiserver_stub.py MODE PORT CERT KEY LOG
+usage: apiserver_stub.py MODE PORT CERT KEY LOG [NODES PODS]
 """
 import http.server
 import json
@@ -25,6 +29,32 @@ POD = {"metadata": {"uid": "6a1c3f1e-0000-4000-8000-000000000001", "namespace": 
                     "name": "p1", "resourceVersion": "90"}, "spec": {"nodeName": "w1"}}
 PAGE = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "100"},
         "items": [POD]}
+def feed_pods(nodes, pods):
+    """What bench/podfeed.h says node-<n> runs."""
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 3600))
+    items = []
+    for n in range(nodes):
+        for j in range(pods):
+            ip = "10.%d.%d.%d" % (n >> 8 & 255, n & 255, j + 1)
+            items.append({
+                "metadata": {"uid": "feed-%d-%d" % (n, j), "namespace": "feed",
+                             "name": "p-%d-%d" % (n, j), "resourceVersion": "90",
+                             "labels": {"pod-template-hash": "abc12"},
+                             "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                  "name": "d%d-abc12" % (j % 8), "uid": "rs",
+                                                  "controller": True}]},
+                "spec": {"nodeName": "node-%d" % n},
+                "status": {"phase": "Running", "podIP": ip, "podIPs": [{"ip": ip}],
+                           "startTime": started,
+                           "conditions": [{"type": "Ready", "status": "True",
+                                           "lastTransitionTime": started}]}})
+    return items
+
+
+if MODE == "pods":
+    PAGE = {"kind": "PodList", "apiVersion": "v1", "metadata": {"resourceVersion": "100"},
+            "items": feed_pods(int(sys.argv[6]), int(sys.argv[7]))}
+BOOKMARK = {"type": "BOOKMARK", "object": {"kind": "Pod", "metadata": {"resourceVersion": "100"}}}
 GONE = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": "Expired",
         "message": "too old resource version: 100 (200)", "code": 410}
 
@@ -54,6 +84,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             n = watches
         if not watch:
             self.send(200, json.dumps(PAGE))
+        elif MODE == "pods":
+            # A quiet cluster: a bookmark (progress), then the server ends it.
+            data = (json.dumps(BOOKMARK) + "\n").encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(data)
+            self.wfile.flush()
+            time.sleep(5)
         elif n % 2:
             self.send(410, json.dumps(GONE))
         else:

@@ -344,11 +344,15 @@ static void test_inflight_visible(void **state)
 	assert_non_null(strstr(out.body, "{\"name\":\"a\",\"source\":\"agent\""));
 	assert_non_null(strstr(out.body, "\"inflight\":{\"pods\":1.000,\"rxBytesPerSecond\":2500000,"
 				      "\"txBytesPerSecond\":2500000,\"reservedRxBytesPerSecond\":0,"
-				      "\"reservedTxBytesPerSecond\":0,\"list\":[{\"pod\":\"default/vis-1\","
-				      "\"bound\":false,\"share\":1.000}]}"));
+				      "\"reservedTxBytesPerSecond\":0,\"unknownPods\":1.000,"
+				      "\"doubtRxBytesPerSecond\":0,\"doubtTxBytesPerSecond\":0,"
+				      "\"list\":[{\"pod\":\"default/vis-1\",\"bound\":false,"
+				      "\"share\":1.000}]}"));
 	assert_non_null(strstr(out.body, "\"inflight\":{\"pods\":0.000,\"rxBytesPerSecond\":0,"
 				      "\"txBytesPerSecond\":0,\"reservedRxBytesPerSecond\":0,"
-				      "\"reservedTxBytesPerSecond\":0,\"list\":[]}"));
+				      "\"reservedTxBytesPerSecond\":0,\"unknownPods\":0.000,"
+				      "\"doubtRxBytesPerSecond\":0,\"doubtTxBytesPerSecond\":0,"
+				      "\"list\":[]}"));
 	free(out.body);
 	assert_int_equal(inflight_bound(s->inflight, "vis-1", 5, "b", 1,
 					&(struct inflight_pod){ 0 }, fake_now, fake_now), 0);

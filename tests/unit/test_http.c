@@ -108,6 +108,8 @@ static const struct row rows[] = {
 	{ "HEAD has no body", "HEAD", "/healthz", NULL, false, 200, "", NULL },
 	{ "readyz during the warm-up", "GET", "/readyz", NULL, false, 503, "\"ready\":false", NULL },
 	{ "v1/nodes", "GET", "/v1/nodes", NULL, false, 200, "{\"nodes\":[]}", NULL },
+	{ "v1/workloads without a pod watch", "GET", "/v1/workloads", NULL, false, 200,
+	  "{\"enabled\":false,\"workloads\":[]}", NULL },
 	{ "metrics", "GET", "/metrics", NULL, false, 200, "netsched_scorer_uptime_seconds",
 	  "Content-Type: text/plain; version=0.0.4" },
 	{ "prioritize under a prefix", "POST", "/scheduler/prioritize", NAMES, false, 200,
@@ -214,8 +216,9 @@ static const struct row verbs_rows[] = {
 	{ "healthz", "GET", "/healthz", NULL, false, 200, "\"status\":\"ok\"", NULL },
 	{ "readyz", "GET", "/readyz", NULL, false, 503, "\"ready\":false", NULL },
 	{ "no metrics here", "GET", "/metrics", NULL, false, 404,
-	  "/metrics and /v1/nodes are on the --health-listen port", NULL },
+	  "/metrics, /v1/nodes and /v1/workloads are on the --health-listen port", NULL },
 	{ "no nodes here", "GET", "/v1/nodes", NULL, false, 404, "--health-listen", NULL },
+	{ "no workloads here", "GET", "/v1/workloads", NULL, false, 404, "--health-listen", NULL },
 };
 
 static const struct row status_rows[] = {
@@ -224,8 +227,9 @@ static const struct row status_rows[] = {
 	{ "metrics", "GET", "/metrics", NULL, false, 200, "netsched_scorer_uptime_seconds",
 	  "Content-Type: text/plain; version=0.0.4" },
 	{ "v1/nodes", "GET", "/v1/nodes", NULL, false, 200, "{\"nodes\":[]}", NULL },
+	{ "v1/workloads", "GET", "/v1/workloads", NULL, false, 200, "\"workloads\":[]", NULL },
 	{ "no filter here", "POST", "/filter", NAMES, false, 404,
-	  "serves only GET /healthz, /readyz, /metrics and /v1/nodes", NULL },
+	  "serves only GET /healthz, /readyz, /metrics, /v1/nodes and /v1/workloads", NULL },
 	{ "no prioritize here", "POST", "/prioritize", NAMES, false, 404, "serves only GET", NULL },
 	{ "no preempt here", "POST", "/preempt", PREEMPT, false, 404, "serves only GET", NULL },
 	{ "read-only", "PUT", "/metrics", NULL, false, 405, "use GET", NULL },
