@@ -10,34 +10,50 @@
 #include "hash.h"
 #include "log.h"
 #include "report.h"
-#include "traffic.h"
 #include "units.h"
 
 #define NONE (-1)
-/* A pod's address entry in the address table: slot * KUBEPOD_MAX_IPS + k. */
+/* A pod's address in the global address table: slot * KUBEPOD_MAX_IPS + k. */
 #define IPREF(slot, k) ((int32_t)((slot) * (int32_t)KUBEPOD_MAX_IPS + (int32_t)(k)))
 #define IPREF_POD(r) ((r) / (int32_t)KUBEPOD_MAX_IPS)
 #define IPREF_K(r) ((r) % (int32_t)KUBEPOD_MAX_IPS)
 
+/* What the join needs of a pod, kept with its node's other pods in one
+ * array: a report is joined without touching a pod record (550,000 of
+ * them at 5,000 nodes are far out of cache; one node's pods are a few kB). */
+struct member {
+	int32_t pod;			/* its slot in pods[] */
+	uint32_t gen;			/* the slot's generation: samples name the pod */
+	int32_t workload;		/* NONE: none */
+	uint32_t joined;		/* its node's stamp when a report last listed it */
+	bool running;
+	uint8_t n_ips;
+	struct report_ip ips[KUBEPOD_MAX_IPS];
+	uint64_t started_ns;		/* running since (monotonic); 0: not running */
+	uint64_t rx, tx;		/* its latest window's rates */
+};
+
+/* One address of a node's member, in the node's own open-addressed table:
+ * ref = member * KUBEPOD_MAX_IPS + k, NONE empty. */
+struct islot {
+	uint32_t hash;
+	int32_t ref;
+};
+
 struct xpod {
 	int32_t next;			/* uid chain, or the free list */
-	int32_t node_prev, node_next;	/* its node's pods */
-	int32_t ip_next[KUBEPOD_MAX_IPS];	/* address chains (IPREF) */
+	int32_t ip_next[KUBEPOD_MAX_IPS];	/* global address chains (IPREF) */
 	uint32_t hash;
-	uint32_t gen;			/* bumped on reuse: samples name the pod */
+	uint32_t gen;			/* bumped on reuse */
 	uint32_t epoch;			/* the list that last named it */
-	uint32_t joined;		/* its node's stamp when a report last listed it */
 	int32_t node;
-	int32_t workload;		/* NONE: none */
+	uint32_t member;		/* its index in its node's members */
 	bool used;
-	bool running;
 	uint8_t uid_len;
 	uint8_t n_ips;
 	char uid[POD_UID_MAX];
 	char label[PODINDEX_LABEL_MAX + 1];
 	struct report_ip ips[KUBEPOD_MAX_IPS];
-	uint64_t started_ns;		/* running since (monotonic); 0: not running */
-	uint64_t rx, tx;		/* its latest window's rates */
 };
 
 struct top {
@@ -51,9 +67,13 @@ struct xnode {
 	uint32_t hash;
 	uint16_t len;
 	char name[NODENAME_MAX_LEN + 1];
-	uint32_t pods;			/* indexed pods bound here; 0: a free slot */
-	uint32_t running;		/* ... that run, not on the host's network */
-	int32_t head;			/* its pods */
+	struct member *m;		/* its pods; pods of them used */
+	uint32_t pods;			/* 0: a free slot */
+	uint32_t cap;
+	uint32_t running;		/* ... that run */
+	struct islot *tab;		/* its members' addresses; rebuilt when dirty */
+	uint32_t tab_mask;
+	bool dirty;
 	uint32_t stamp;			/* reports joined */
 	uint64_t reported_ns;		/* the latest join; 0: none */
 	uint64_t pod_rx, pod_tx;	/* what its pods moved then, all together */
@@ -89,6 +109,11 @@ static uint32_t hash32(const void *p, size_t len)
 	uint64_t h = hash_fnv1a(p, len);
 
 	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint32_t ip_hash(const struct report_ip *ip)
+{
+	return hash32(ip->addr, ip->len <= sizeof(ip->addr) ? ip->len : sizeof(ip->addr));
 }
 
 static uint32_t buckets_for(size_t n)
@@ -148,6 +173,10 @@ void podindex_destroy(struct podindex *x)
 {
 	if (!x)
 		return;
+	for (size_t i = 0; i < x->node_high; i++) {
+		free(x->nodes[i].m);
+		free(x->nodes[i].tab);
+	}
 	pthread_mutex_destroy(&x->lock);
 	free(x->pods);
 	free(x->nodes);
@@ -170,11 +199,15 @@ static int32_t find_node(const struct podindex *x, const char *name, size_t len,
 	return NONE;
 }
 
-/* Node name's slot, made if new; NONE when the slots are all taken. */
+/* Node name's slot, made if new; NONE when the slots are all taken. A
+ * slot keeps its arrays when freed, for the next node. */
 static int32_t node_get(struct podindex *x, const char *name, size_t len)
 {
 	uint32_t h = hash32(name, len);
 	int32_t i = find_node(x, name, len, h);
+	struct member *m;
+	struct islot *tab;
+	uint32_t cap, mask;
 	struct xnode *n;
 
 	if (i != NONE)
@@ -188,11 +221,19 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 		return NONE;
 	}
 	n = &x->nodes[i];
+	m = n->m;
+	tab = n->tab;
+	cap = n->cap;
+	mask = n->tab_mask;
 	memset(n, 0, sizeof(*n));
+	n->m = m;
+	n->tab = tab;
+	n->cap = cap;
+	n->tab_mask = mask;
+	n->dirty = true;
 	memcpy(n->name, name, len);
 	n->len = (uint16_t)len;
 	n->hash = h;
-	n->head = NONE;
 	n->next = x->node_buckets[h & x->node_mask];
 	x->node_buckets[h & x->node_mask] = i;
 	x->st.nodes++;
@@ -216,6 +257,39 @@ static void node_put(struct podindex *x, int32_t i)
 	x->st.nodes--;
 }
 
+/* The node's address table from its members, when they changed: twice
+ * as many slots as addresses, a power of two. 0 or -ENOMEM. */
+static int node_table(struct xnode *n)
+{
+	uint32_t want = 16;
+
+	if (!n->dirty)
+		return 0;
+	while (want < n->pods * KUBEPOD_MAX_IPS * 2)
+		want *= 2;
+	if (!n->tab || n->tab_mask + 1 < want || n->tab_mask + 1 > 4 * want) {
+		struct islot *t = malloc(want * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		free(n->tab);
+		n->tab = t;
+		n->tab_mask = want - 1;
+	}
+	for (uint32_t k = 0; k <= n->tab_mask; k++)
+		n->tab[k].ref = NONE;
+	for (uint32_t i = 0; i < n->pods; i++)
+		for (unsigned k = 0; k < n->m[i].n_ips; k++) {
+			uint32_t h = ip_hash(&n->m[i].ips[k]), at = h & n->tab_mask;
+
+			while (n->tab[at].ref != NONE)
+				at = (at + 1) & n->tab_mask;
+			n->tab[at] = (struct islot){ h, (int32_t)(i * KUBEPOD_MAX_IPS + k) };
+		}
+	n->dirty = false;
+	return 0;
+}
+
 /* ----------------------------------------------------------------- pods */
 
 static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, uint32_t h)
@@ -229,9 +303,9 @@ static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, u
 	return NONE;
 }
 
-static uint32_t ip_hash(const struct report_ip *ip)
+static struct member *member_of(struct podindex *x, const struct xpod *p)
 {
-	return hash32(ip->addr, ip->len <= sizeof(ip->addr) ? ip->len : sizeof(ip->addr));
+	return &x->nodes[p->node].m[p->member];
 }
 
 static void ips_unlink(struct podindex *x, int32_t i)
@@ -273,48 +347,59 @@ static bool same_ips(const struct xpod *p, const struct kubepod *k)
 	return true;
 }
 
-static void set_running(struct podindex *x, struct xpod *p, bool on)
+static void set_running(struct podindex *x, struct xnode *n, struct member *m, bool on)
 {
-	if (p->running == on)
+	if (m->running == on)
 		return;
-	p->running = on;
-	if (p->node != NONE)
-		x->nodes[p->node].running += on ? 1 : (uint32_t)-1;
+	m->running = on;
+	n->running += on ? 1 : (uint32_t)-1;
 	x->st.running += on ? 1 : (size_t)-1;
 }
 
-static void node_detach(struct podindex *x, int32_t i)
+/* Takes pod i off its node: the last member takes its place. */
+static void node_detach(struct podindex *x, int32_t i, uint64_t now)
 {
 	struct xpod *p = &x->pods[i];
 	struct xnode *n;
+	struct member *m;
 
 	if (p->node == NONE)
 		return;
-	set_running(x, p, false);
 	n = &x->nodes[p->node];
-	if (p->node_prev != NONE)
-		x->pods[p->node_prev].node_next = p->node_next;
-	else
-		n->head = p->node_next;
-	if (p->node_next != NONE)
-		x->pods[p->node_next].node_prev = p->node_prev;
+	m = &n->m[p->member];
+	set_running(x, n, m, false);
+	if (m->workload != NONE)
+		workload_unref(x->wl, m->workload, now);
+	if (p->member != n->pods - 1) {
+		*m = n->m[n->pods - 1];
+		x->pods[m->pod].member = p->member;
+	}
 	n->pods--;
+	n->dirty = true;
 	node_put(x, p->node);
 	p->node = NONE;
 }
 
-static void node_attach(struct podindex *x, int32_t i, int32_t node)
+/* Puts pod i on node as a new member; false when memory ran out. */
+static bool node_attach(struct podindex *x, int32_t i, int32_t node)
 {
 	struct xpod *p = &x->pods[i];
 	struct xnode *n = &x->nodes[node];
 
+	if (n->pods == n->cap) {
+		uint32_t cap = n->cap ? n->cap * 2 : 8;
+		struct member *m = realloc(n->m, cap * sizeof(*m));
+
+		if (!m)
+			return false;
+		n->m = m;
+		n->cap = cap;
+	}
+	n->m[n->pods] = (struct member){ .pod = i, .gen = p->gen, .workload = NONE };
 	p->node = node;
-	p->node_prev = NONE;
-	p->node_next = n->head;
-	if (n->head != NONE)
-		x->pods[n->head].node_prev = i;
-	n->head = i;
-	n->pods++;
+	p->member = n->pods++;
+	n->dirty = true;
+	return true;
 }
 
 static void pod_free(struct podindex *x, int32_t i, uint64_t now)
@@ -322,9 +407,7 @@ static void pod_free(struct podindex *x, int32_t i, uint64_t now)
 	struct xpod *p = &x->pods[i];
 
 	ips_unlink(x, i);
-	node_detach(x, i);
-	if (p->workload != NONE)
-		workload_unref(x->wl, p->workload, now);
+	node_detach(x, i, now);
 	for (int32_t *at = &x->pod_buckets[p->hash & x->pod_mask]; *at != NONE;
 	     at = &x->pods[*at].next)
 		if (*at == i) {
@@ -359,17 +442,17 @@ static int32_t pod_alloc(struct podindex *x, const char *uid, size_t len, uint32
 	p->hash = h;
 	p->uid_len = (uint8_t)len;
 	memcpy(p->uid, uid, len);
-	p->node = p->workload = NONE;
+	p->node = NONE;
 	p->next = x->pod_buckets[h & x->pod_mask];
 	x->pod_buckets[h & x->pod_mask] = i;
 	x->st.pods++;
 	return i;
 }
 
-/* The sample key of pod i: unique while the index lives. */
-static uint64_t pod_key(const struct podindex *x, int32_t i)
+/* The sample key of a pod: unique while the index lives. */
+static uint64_t pod_key(const struct member *m)
 {
-	return ((uint64_t)x->pods[i].gen << 32) | (uint64_t)(i + 1);
+	return ((uint64_t)m->gen << 32) | (uint64_t)(m->pod + 1);
 }
 
 static void say(struct podindex *x, uint64_t now, const struct kubepod *p, const char *what)
@@ -395,7 +478,10 @@ static uint64_t started_at(const struct kubepod *p, uint64_t now, uint64_t unix_
 	return ago < now ? now - ago : 1;
 }
 
-static void set_workload(struct podindex *x, struct xpod *q, const struct kubepod *p, uint64_t now)
+/* The member's workload from the pod's owner; owners can change (an
+ * orphan adopted), so it is asked again every event. */
+static void set_workload(struct podindex *x, struct member *m, const struct kubepod *p,
+			 uint64_t now)
 {
 	struct workload_key key;
 	int32_t id = NONE;
@@ -405,17 +491,20 @@ static void set_workload(struct podindex *x, struct xpod *q, const struct kubepo
 		if (id < 0)
 			id = NONE;
 	}
-	if (q->workload != NONE)
-		workload_unref(x->wl, q->workload, now);
-	q->workload = id;
+	if (m->workload != NONE)
+		workload_unref(x->wl, m->workload, now);
+	m->workload = id;
 }
 
 void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_ns,
 		     uint64_t unix_ms)
 {
+	struct member *m;
+	struct xnode *n;
+	struct xpod *q;
+	bool moved = false;
 	uint32_t h;
 	int32_t i, node;
-	struct xpod *q;
 
 	if (!p->uid.len || !p->node.s || !p->node.len || p->node.len > NODENAME_MAX_LEN)
 		return;
@@ -444,27 +533,33 @@ void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_n
 	node = q->node;
 	if (node == NONE || x->nodes[node].len != p->node.len ||
 	    memcmp(x->nodes[node].name, p->node.s, p->node.len)) {
-		node_detach(x, i);
+		node_detach(x, i, now_ns);
 		node = node_get(x, p->node.s, p->node.len);
-		if (node == NONE) {
+		if (node == NONE || !node_attach(x, i, node)) {
+			if (node != NONE)
+				node_put(x, node);
 			pod_free(x, i, now_ns);
 			x->st.full++;
-			say(x, now_ns, p, "the pod index's nodes are all taken");
+			say(x, now_ns, p, "the pod index's nodes are all taken, or memory ran out");
 			goto out;
 		}
-		node_attach(x, i, node);
+		moved = true;
 	}
-	if (p->running && !q->running)
-		q->started_ns = started_at(p, now_ns, unix_ms);
+	n = &x->nodes[node];
+	m = member_of(x, q);
+	if (p->running && !m->running)
+		m->started_ns = started_at(p, now_ns, unix_ms);
 	else if (!p->running)
-		q->started_ns = 0;
-	set_running(x, q, p->running);
-	if (!same_ips(q, p)) {
+		m->started_ns = 0;
+	set_running(x, n, m, p->running);
+	if (moved || !same_ips(q, p)) {
 		ips_unlink(x, i);
 		ips_link(x, i, p->ips, p->n_ips);
+		memcpy(m->ips, q->ips, sizeof(m->ips));
+		m->n_ips = q->n_ips;
+		n->dirty = true;
 	}
-	/* Owners can change (an orphan adopted): asked again every event. */
-	set_workload(x, q, p, now_ns);
+	set_workload(x, m, p, now_ns);
 	if (!q->label[0]) {
 		char ns[64], name[PODINDEX_LABEL_MAX + 1];
 
@@ -517,29 +612,30 @@ enum match {
 	MATCH_POD,
 };
 
-/* The pod on node that owns one of t's addresses: running, the newest
- * start if several claim it (the others' end was missed). */
-static enum match lookup(const struct podindex *x, int32_t node, const struct report_pod *t,
-			 int32_t *pod)
+/* The member of node n that owns one of t's addresses: running, the
+ * newest start if several claim it (the others' end was missed). */
+static enum match lookup_here(const struct xnode *n, const struct report_pod *t, int32_t *member)
 {
 	enum match m = MATCH_UNKNOWN;
 
-	*pod = NONE;
+	*member = NONE;
 	for (unsigned k = 0; k < t->n_ips && k < REPORT_MAX_POD_IPS; k++) {
-		for (int32_t r = x->ip_buckets[ip_hash(&t->ips[k]) & x->ip_mask]; r != NONE;
-		     r = x->pods[IPREF_POD(r)].ip_next[IPREF_K(r)]) {
-			const struct xpod *p = &x->pods[IPREF_POD(r)];
+		uint32_t h = ip_hash(&t->ips[k]);
 
-			if (!report_ip_equal(&p->ips[IPREF_K(r)], &t->ips[k]))
+		for (uint32_t at = h & n->tab_mask; n->tab[at].ref != NONE;
+		     at = (at + 1) & n->tab_mask) {
+			int32_t ref = n->tab[at].ref;
+			const struct member *c = &n->m[ref / (int32_t)KUBEPOD_MAX_IPS];
+
+			if (n->tab[at].hash != h ||
+			    !report_ip_equal(&c->ips[ref % (int32_t)KUBEPOD_MAX_IPS], &t->ips[k]))
 				continue;
-			if (p->node != node || node == NONE) {
-				if (m < MATCH_ELSEWHERE)
-					m = MATCH_ELSEWHERE;
-			} else if (!p->running) {
+			if (!c->running) {
 				if (m < MATCH_NOT_RUNNING)
 					m = MATCH_NOT_RUNNING;
-			} else if (*pod == NONE || p->started_ns > x->pods[*pod].started_ns) {
-				*pod = IPREF_POD(r);
+			} else if (*member == NONE ||
+				   c->started_ns > n->m[*member].started_ns) {
+				*member = ref / (int32_t)KUBEPOD_MAX_IPS;
 				m = MATCH_POD;
 			}
 		}
@@ -547,11 +643,22 @@ static enum match lookup(const struct podindex *x, int32_t node, const struct re
 	return m;
 }
 
-/* Keeps pod i among the node's PODINDEX_TOP by rx + tx, most first. */
-static void top_insert(struct podindex *x, struct xnode *n, int32_t i)
+/* Whether some pod elsewhere has one of t's addresses (the global table:
+ * asked only for entries the node does not own). */
+static bool elsewhere(const struct podindex *x, const struct report_pod *t)
 {
-	const struct xpod *p = &x->pods[i];
-	uint64_t sum = units_add_sat(p->rx, p->tx);
+	for (unsigned k = 0; k < t->n_ips && k < REPORT_MAX_POD_IPS; k++)
+		for (int32_t r = x->ip_buckets[ip_hash(&t->ips[k]) & x->ip_mask]; r != NONE;
+		     r = x->pods[IPREF_POD(r)].ip_next[IPREF_K(r)])
+			if (report_ip_equal(&x->pods[IPREF_POD(r)].ips[IPREF_K(r)], &t->ips[k]))
+				return true;
+	return false;
+}
+
+/* Keeps member m among the node's PODINDEX_TOP by rx + tx, most first. */
+static void top_insert(struct xnode *n, const struct member *m)
+{
+	uint64_t sum = units_add_sat(m->rx, m->tx);
 	unsigned at = n->n_top;
 
 	while (at > 0 && units_add_sat(n->top[at - 1].rx, n->top[at - 1].tx) < sum)
@@ -561,43 +668,41 @@ static void top_insert(struct podindex *x, struct xnode *n, int32_t i)
 	if (n->n_top < PODINDEX_TOP)
 		n->n_top++;
 	memmove(&n->top[at + 1], &n->top[at], (n->n_top - 1 - at) * sizeof(n->top[0]));
-	n->top[at] = (struct top){ i, p->gen, p->rx, p->tx };
+	n->top[at] = (struct top){ m->pod, m->gen, m->rx, m->tx };
 }
 
-/* Whether pod p had run its start-up before a window of covered_ms
+/* Whether the pod had run its start-up before a window of covered_ms
  * ending now began: the window holds only what it moves once started. */
-static bool settled(const struct xpod *p, uint64_t covered_ms, uint64_t now)
+static bool settled(const struct member *m, uint64_t covered_ms, uint64_t now)
 {
 	uint64_t need = PODINDEX_STARTUP_NS + covered_ms * NS_PER_MS;
 
-	return p->started_ns && now > p->started_ns && now - p->started_ns >= need;
+	return m->started_ns && now > m->started_ns && now - m->started_ns >= need;
 }
 
 /* When every listed entry matched: the running pods the list left out,
  * if they are exactly the rest the agent counted, each at the rest's
  * average (the agent lists the busiest; these are lighter). */
 static void sample_unlisted(struct podindex *x, struct xnode *n, const struct report *r,
-			    uint64_t now)
+			    size_t matched, uint64_t now)
 {
 	const struct report_pod *rest = &r->pods_rest;
-	size_t left = 0;
+	size_t left = n->running > matched ? n->running - matched : 0;
 	uint64_t rx, tx;
 
-	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next)
-		left += x->pods[i].running && x->pods[i].joined != n->stamp;
 	if (!left || r->pods_seen < r->n_pods || left != r->pods_seen - r->n_pods)
 		return;
 	rx = rest->rx.average / left;
 	tx = rest->tx.average / left;
-	for (int32_t i = n->head; i != NONE; i = x->pods[i].node_next) {
-		struct xpod *p = &x->pods[i];
+	for (uint32_t i = 0; i < n->pods; i++) {
+		struct member *m = &n->m[i];
 
-		if (!p->running || p->joined == n->stamp)
+		if (!m->running || m->joined == n->stamp)
 			continue;
-		p->rx = rx;
-		p->tx = tx;
-		if (p->workload != NONE && settled(p, rest->covered_ms, now))
-			workload_sample(x->wl, p->workload, pod_key(x, i), rx, tx, now);
+		m->rx = rx;
+		m->tx = tx;
+		if (m->workload != NONE && settled(m, rest->covered_ms, now))
+			workload_sample(x->wl, m->workload, pod_key(m), rx, tx, now);
 	}
 }
 
@@ -612,44 +717,45 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		return;
 	pthread_mutex_lock(&x->lock);
 	node = find_node(x, r->node, len, hash32(r->node, len));
-	if (node != NONE) {
+	if (node != NONE && node_table(&x->nodes[node]) == 0) {
 		n = &x->nodes[node];
 		n->stamp++;
 		n->n_top = 0;
 	}
 	for (uint32_t e = 0; e < r->n_pods && e < REPORT_MAX_PODS; e++) {
 		const struct report_pod *t = &r->pods[e];
-		int32_t i;
-		struct xpod *p;
+		enum match how = MATCH_UNKNOWN;
+		int32_t i = NONE;
+		struct member *m;
 
 		sum_rx = units_add_sat(sum_rx, t->rx.average);
 		sum_tx = units_add_sat(sum_tx, t->tx.average);
-		switch (lookup(x, node, t, &i)) {
-		case MATCH_UNKNOWN:
-			x->st.unknown_ip++;
-			continue;
-		case MATCH_ELSEWHERE:
-			x->st.wrong_node++;
-			continue;
-		case MATCH_NOT_RUNNING:
+		if (n)
+			how = lookup_here(n, t, &i);
+		if (how == MATCH_NOT_RUNNING) {
 			x->st.not_running++;
 			continue;
-		case MATCH_POD:
-			break;
+		}
+		if (how == MATCH_UNKNOWN) {
+			if (elsewhere(x, t))
+				x->st.wrong_node++;
+			else
+				x->st.unknown_ip++;
+			continue;
 		}
 		x->st.matched++;
 		matched++;
-		p = &x->pods[i];
-		p->rx = t->rx.average;
-		p->tx = t->tx.average;
-		p->joined = n->stamp;
-		top_insert(x, n, i);
-		if (p->workload != NONE && settled(p, t->covered_ms, now_ns))
-			workload_sample(x->wl, p->workload, pod_key(x, i), p->rx, p->tx, now_ns);
+		m = &n->m[i];
+		m->rx = t->rx.average;
+		m->tx = t->tx.average;
+		m->joined = n->stamp;
+		top_insert(n, m);
+		if (m->workload != NONE && settled(m, t->covered_ms, now_ns))
+			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
 	}
 	if (n) {
 		if (matched == r->n_pods)
-			sample_unlisted(x, n, r, now_ns);
+			sample_unlisted(x, n, r, matched, now_ns);
 		n->reported_ns = now_ns ? now_ns : 1;
 		n->pod_rx = sum_rx;
 		n->pod_tx = sum_tx;
@@ -693,13 +799,15 @@ size_t podindex_node_top(struct podindex *x, const char *name, size_t len,
 	for (unsigned j = 0; node != NONE && j < x->nodes[node].n_top; j++) {
 		const struct top *t = &x->nodes[node].top[j];
 		const struct xpod *p = &x->pods[t->pod];
+		int32_t wl;
 
 		/* Gone since, or the slot reused: not that pod any more. */
 		if (!p->used || p->gen != t->gen || p->node != node)
 			continue;
 		memcpy(out[k].pod, p->label, sizeof(out[k].pod));
-		if (p->workload != NONE)
-			workload_label_of(x->wl, p->workload, out[k].workload, sizeof(out[k].workload));
+		wl = x->nodes[node].m[p->member].workload;
+		if (wl != NONE)
+			workload_label_of(x->wl, wl, out[k].workload, sizeof(out[k].workload));
 		else
 			out[k].workload[0] = '\0';
 		out[k].rx_bytes_per_second = t->rx;
