@@ -99,6 +99,12 @@ has_rates() {
 }
 wait_for 40 "Prometheus to have rates from the scorer and both agents, and pods" has_rates
 echo "ok: Prometheus scrapes the scorer and both agents; node-0's pods are joined"
+# Those pods have run for an hour: Deployment feed/d0's one pod moves 4 kB/s in.
+d0() { curl -s "http://127.0.0.1:$HTTP_PORT/v1/workloads" |
+	jq '[.workloads[] | select(.workload == "feed/Deployment/d0") | .rxBytesPerSecond][0] // 0'; }
+d0_learned() { [ "$(d0)" = 4000 ]; }
+wait_for 10 "feed/Deployment/d0 learned at 4000 B/s (it says $(d0))" d0_learned
+echo "ok: /v1/workloads: feed/Deployment/d0 learned what its pod moves"
 # scrape_health: each target's health and last error, said when a check fails.
 scrape_health() {
 	curl -s "http://127.0.0.1:$PROM/api/v1/targets" | jq -r '.data.activeTargets[] |
