@@ -84,31 +84,38 @@ static int set_drop_threshold(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
-static int set_max_utilization(void *ctx, const char *v, char *why, size_t len)
+/* "80" or "80%" from 0 to 100 into *out; "off" is 0. 0 or -EINVAL. */
+static int parse_pct(const char *v, unsigned *out)
 {
-	struct scorer_options *o = OPTS(ctx);
 	size_t n = strlen(v);
 	char digits[8];
 	uint64_t pct;
 
-	/* "80" or "80%"; 0 or "off" turns the rule off. */
 	if (strcmp(v, "off") == 0) {
-		o->filter.max_utilization_pct = 0;
+		*out = 0;
 		return 0;
 	}
 	if (n && v[n - 1] == '%')
 		n--;
 	if (n == 0 || n >= sizeof(digits))
-		goto bad;
+		return -EINVAL;
 	memcpy(digits, v, n);
 	digits[n] = '\0';
 	if (units_parse_u64(digits, 100, &pct))
-		goto bad;
-	o->filter.max_utilization_pct = (unsigned)pct;
+		return -EINVAL;
+	*out = (unsigned)pct;
 	return 0;
-bad:
-	snprintf(why, len, "expected a percentage of the link from 1 to 100, such as 80%%, or off");
-	return -EINVAL;
+}
+
+static int set_max_utilization(void *ctx, const char *v, char *why, size_t len)
+{
+	/* 0 or "off" turns the rule off. */
+	if (parse_pct(v, &OPTS(ctx)->filter.max_utilization_pct)) {
+		snprintf(why, len, "expected a percentage of the link from 1 to 100, such as 80%%, "
+			 "or off");
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int set_filter_margin(void *ctx, const char *v, char *why, size_t len)
@@ -287,28 +294,13 @@ static int set_inflight_estimate(void *ctx, const char *v, char *why, size_t len
  * rate ("10M", the old form) is refused: it vanishes on fast links. */
 static int set_inflight_penalty(void *ctx, const char *v, char *why, size_t len)
 {
-	size_t n = strlen(v);
-	char digits[8];
-	uint64_t pct;
-
-	if (strcmp(v, "off") == 0) {
-		OPTS(ctx)->inflight_penalty_pct = 0;
-		return 0;
+	if (parse_pct(v, &OPTS(ctx)->inflight_penalty_pct)) {
+		snprintf(why, len, "expected a share of the node's free link from 0 to 100, such as "
+			 "10%%, or off (a rate such as 10M is no longer taken: it vanishes on fast "
+			 "links)");
+		return -EINVAL;
 	}
-	if (n && v[n - 1] == '%')
-		n--;
-	if (n == 0 || n >= sizeof(digits))
-		goto bad;
-	memcpy(digits, v, n);
-	digits[n] = '\0';
-	if (units_parse_u64(digits, 100, &pct))
-		goto bad;
-	OPTS(ctx)->inflight_penalty_pct = (unsigned)pct;
 	return 0;
-bad:
-	snprintf(why, len, "expected a share of the node's free link from 0 to 100, such as 10%%, "
-		 "or off (a rate such as 10M is no longer taken: it vanishes on fast links)");
-	return -EINVAL;
 }
 
 static int set_inflight_max_pods(void *ctx, const char *v, char *why, size_t len)

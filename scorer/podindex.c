@@ -186,6 +186,20 @@ void podindex_destroy(struct podindex *x)
 	free(x);
 }
 
+/* A slot from a free list (head, and next: the slot after it), else the
+ * first never used below max (*high); NONE when there is none. Slots are
+ * touched only when first taken. */
+static int32_t take_slot(int32_t *head, int32_t next, size_t *high, size_t max)
+{
+	int32_t i = *head;
+
+	if (i != NONE) {
+		*head = next;
+		return i;
+	}
+	return *high < max ? (int32_t)(*high)++ : NONE;
+}
+
 /* ---------------------------------------------------------------- nodes */
 
 static int32_t find_node(const struct podindex *x, const char *name, size_t len, uint32_t h)
@@ -212,14 +226,10 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 
 	if (i != NONE)
 		return i;
-	if (x->node_free != NONE) {
-		i = x->node_free;
-		x->node_free = x->nodes[i].next;
-	} else if (x->node_high < x->cfg.max_nodes) {
-		i = (int32_t)x->node_high++;
-	} else {
+	i = take_slot(&x->node_free, x->node_free != NONE ? x->nodes[x->node_free].next : NONE,
+		      &x->node_high, x->cfg.max_nodes);
+	if (i == NONE)
 		return NONE;
-	}
 	n = &x->nodes[i];
 	m = n->m;
 	tab = n->tab;
@@ -426,14 +436,10 @@ static int32_t pod_alloc(struct podindex *x, const char *uid, size_t len, uint32
 	struct xpod *p;
 	uint32_t gen;
 
-	if (x->pod_free != NONE) {
-		i = x->pod_free;
-		x->pod_free = x->pods[i].next;
-	} else if (x->pod_high < x->cfg.max_pods) {
-		i = (int32_t)x->pod_high++;
-	} else {
+	i = take_slot(&x->pod_free, x->pod_free != NONE ? x->pods[x->pod_free].next : NONE,
+		      &x->pod_high, x->cfg.max_pods);
+	if (i == NONE)
 		return NONE;
-	}
 	p = &x->pods[i];
 	gen = p->gen + 1;
 	memset(p, 0, sizeof(*p));

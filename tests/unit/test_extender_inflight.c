@@ -3,10 +3,8 @@
  * piling onto the quietest node; declared bandwidth reserves room in the
  * filter, so ten pods asking 30M do not all pass a node with 50M free; a
  * retried pod is not judged against its own assumption; /v1/nodes and
- * /metrics show it all. The "scheduler" here takes the node with the best
- * score and, among ties, the one with the fewest pods (as kube-scheduler's
- * NodeResourcesLeastAllocated plugin does for pods with requests), then
- * the first. */
+ * /metrics show it all. The "scheduler" is fake_scheduler.h's: the best
+ * score, then among ties the node with the fewest pods, then the first. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +24,7 @@
 #include "scorer/scorer.h"
 #include "scorer/status.h"
 #include "scorer/view.h"
+#include "tests/unit/fake_scheduler.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
@@ -112,31 +111,9 @@ static int prioritize(struct scorer *s, const char *uid, const char *ingress,
 	char body[1024];
 	size_t len = request(body, sizeof(body), uid, ingress, nodes, n);
 	struct reply out;
-	struct json j = { 0 };
-	char err[128];
-	int best = -1, best_score = -1;
 
 	ext_prioritize(s, body, len, &out);
-	assert_int_equal(out.status, 200);
-	assert_int_equal(json_parse(&j, out.body, out.len, 4096, err, sizeof(err)), 0);
-	assert_int_equal(j.t[0].size, (int)n);
-	/* The elements are objects: token 1 is the first, json_skip() the next. */
-	for (int m = 0, o = 1; m < j.t[0].size; m++, o = json_skip(&j, o)) {
-		size_t hl, sl;
-		const char *host = json_text(&j, json_member(&j, o, "Host", false), &hl);
-		const char *score = json_text(&j, json_member(&j, o, "Score", false), &sl);
-		int idx = node_index(host, hl);
-
-		if (atoi(score) > best_score ||
-		    (atoi(score) == best_score && placed[idx] < placed[best])) {
-			best_score = atoi(score);
-			best = idx;
-		}
-	}
-	json_free(&j);
-	free(out.body);
-	placed[best]++;
-	return best;
+	return fake_scheduler_pick(&out, names, NODES, placed, NULL);
 }
 
 /* Filter: which of nodes[0..n) pass, as a bit mask by node index. */

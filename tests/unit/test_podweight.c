@@ -11,8 +11,7 @@
  *    a node over its link while another has room; a learned light one
  *    packs; thirty pods one second apart, each confirmed by the watch,
  *    never make a quiet node look as busy as a 90% one.
- * The "scheduler" takes the best score, then among ties the node with the
- * fewest pods (kube-scheduler's resource spreading), then the first. */
+ * The "scheduler" is fake_scheduler.h's. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +31,7 @@
 #include "scorer/scorer.h"
 #include "scorer/view.h"
 #include "scorer/workload.h"
+#include "tests/unit/fake_scheduler.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
@@ -220,23 +220,12 @@ static void cluster_free(struct scorer *s)
 	fake_scorer_free(s);
 }
 
-static int node_index(const char *p, size_t len)
-{
-	for (int i = 0; i < NODES; i++)
-		if (strlen(names[i]) == len && memcmp(names[i], p, len) == 0)
-			return i;
-	fail_msg("unknown node %.*s in a reply", (int)len, p);
-	return -1;
-}
-
 /* Prioritize for pod uid, a replica of Deployment deploy (NULL: a bare
  * pod), over every node: the node the scheduler takes. */
 static int prioritize(struct scorer *s, const char *uid, const char *deploy, int scores[NODES])
 {
-	char body[1024], owner[256] = "", err[128];
-	struct json j = { 0 };
+	char body[1024], owner[256] = "";
 	struct reply out;
-	int best = -1, best_score = -1;
 	size_t len;
 
 	if (deploy)
@@ -248,26 +237,7 @@ static int prioritize(struct scorer *s, const char *uid, const char *deploy, int
 			       "\"busy-2\",\"mid\",\"low-1\",\"low-2\",\"idle\"]}", uid, uid, owner);
 	assert_true(len < sizeof(body));
 	ext_prioritize(s, body, len, &out);
-	assert_int_equal(out.status, 200);
-	assert_int_equal(json_parse(&j, out.body, out.len, 4096, err, sizeof(err)), 0);
-	for (int m = 0, o = 1; m < j.t[0].size; m++, o = json_skip(&j, o)) {
-		size_t hl, sl;
-		const char *host = json_text(&j, json_member(&j, o, "Host", false), &hl);
-		const char *score = json_text(&j, json_member(&j, o, "Score", false), &sl);
-		int idx = node_index(host, hl);
-
-		if (scores)
-			scores[idx] = atoi(score);
-		if (atoi(score) > best_score ||
-		    (atoi(score) == best_score && placed[idx] < placed[best])) {
-			best_score = atoi(score);
-			best = idx;
-		}
-	}
-	json_free(&j);
-	free(out.body);
-	placed[best]++;
-	return best;
+	return fake_scheduler_pick(&out, names, NODES, placed, scores);
 }
 
 /* Ten pods one after another, a few ms apart. A burst outruns the watch:
