@@ -209,7 +209,8 @@ class Run:
         if roomier and top == 0 and len(tied) + 1 == len(sc):
             low = min(v[0] or 0 for v in sc.values()) * 8 / self.link
             return (f"tie at 0: netsched saw every node at {low:.0%} of its link or more (the pods just "
-                    f"placed count in flight: 10 Mb/s each if undeclared), so the default plugins chose; "
+                    f"placed count in flight: a tenth of a node's free link each if nothing is known of "
+                    f"them), so the default plugins chose; "
                     f"{roomier[0]} had {mb(room[roomier[0]])} free, {n} {mb(room[n])}")
         if roomier:
             return (f"tie: {n} shared the top score {top} with {', '.join(tied)}; {roomier[0]} had "
@@ -219,8 +220,9 @@ class Run:
                    and q["created"] <= pod["created"] and (q["deleted"] or end) > pod["created"]]
         undeclared = [q for q in earlier if not q["declared"]]
         if undeclared and seen < true - 0.05:
-            return (f"weight: the {len(undeclared)} undeclared pods already placed on {n} counted 10 Mb/s "
-                    f"each in flight, they ask {mb(undeclared[0]['rate'] / self.link)}: netsched saw {n} at "
+            return (f"weight: the {len(undeclared)} undeclared pods already placed on {n} counted less in "
+                    f"flight (a share of its free link, or what their workload learned) than they ask, "
+                    f"{mb(undeclared[0]['rate'] / self.link)} each: netsched saw {n} at "
                     f"{seen:.0%} of its link, its demand was {true:.0%}; score {mine} (best {top})")
         return (f"stale view: netsched saw {n} at {seen:.0%} of its link, its demand was {true:.0%}; "
                 f"score {mine}, {best} had {mb(room[best])} free")
