@@ -400,7 +400,7 @@ static const struct cli_opt opts[] = {
 	  .max = 16000000, .help = "pods the pod watch indexes to join their traffic",
 	  .def = "150000" },
 	{ .name = "max-workloads", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
-	  AT(max_workloads), .max = 150000, .help = "workloads whose demand is learned at most",
+	  AT(max_workloads), .max = 50000, .help = "workloads whose demand is learned at most",
 	  .def = "10000" },
 	{ .name = "workload-half-life", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(workload_half_life_ms), .min = 1000, .max = DAY_MS,

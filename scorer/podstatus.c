@@ -11,8 +11,10 @@
 #include "view.h"
 #include "workload.h"
 
-/* /v1/workloads lists every tracked workload (--max-workloads at most). */
-#define PODSTATUS_MAX_BODY (64u * 1024u * 1024u)
+/* /v1/workloads lists every tracked workload: --max-workloads (50,000 at
+ * most) of about 300 bytes; like /v1/nodes, within the status replies'
+ * budget (statusreply.h). */
+#define PODSTATUS_MAX_BODY (16u * 1024u * 1024u)
 
 static void put_u64(struct buf *b, const char *key, uint64_t v)
 {
