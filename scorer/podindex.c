@@ -678,12 +678,27 @@ static void top_insert(struct xnode *n, const struct member *m)
 }
 
 /* Whether the pod had run its start-up before a window of covered_ms
- * ending now began: the window holds only what it moves once started. */
+ * began. The agent reads pods' counters at most every half window and
+ * copies that reading into each report until the next (README.md, "Pods"),
+ * so the window ended up to half its length before now. */
 static bool settled(const struct member *m, uint64_t covered_ms, uint64_t now)
 {
-	uint64_t need = PODINDEX_STARTUP_NS + covered_ms * NS_PER_MS;
+	uint64_t need = PODINDEX_STARTUP_NS + (covered_ms + covered_ms / 2) * NS_PER_MS;
 
 	return m->started_ns && now > m->started_ns && now - m->started_ns >= need;
+}
+
+/* Whether a pod's window of covered_ms is whole: as long as the node's
+ * (its longest interface's, one sample's leeway). A young interface's
+ * window starts when it appeared, with its pod: start-up and all. */
+static bool whole(uint64_t covered_ms, const struct report *r)
+{
+	uint64_t node = 0, slack = r->sample_interval_ms ? r->sample_interval_ms : 1000;
+
+	for (uint32_t i = 0; i < r->n_ifaces && i < REPORT_MAX_INTERFACES; i++)
+		if (r->ifaces[i].traffic.covered_ms > node)
+			node = r->ifaces[i].traffic.covered_ms;
+	return covered_ms + slack >= node;
 }
 
 /* When every listed entry matched: the running pods the list left out,
@@ -707,7 +722,8 @@ static void sample_unlisted(struct podindex *x, struct xnode *n, const struct re
 			continue;
 		m->rx = rx;
 		m->tx = tx;
-		if (m->workload != NONE && settled(m, rest->covered_ms, now))
+		if (m->workload != NONE && whole(rest->covered_ms, r) &&
+		    settled(m, rest->covered_ms, now))
 			workload_sample(x->wl, m->workload, pod_key(m), rx, tx, now);
 	}
 }
@@ -756,7 +772,8 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		m->tx = t->tx.average;
 		m->joined = n->stamp;
 		top_insert(n, m);
-		if (m->workload != NONE && settled(m, t->covered_ms, now_ns))
+		if (m->workload != NONE && whole(t->covered_ms, r) &&
+		    settled(m, t->covered_ms, now_ns))
 			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
 	}
 	if (n) {

@@ -16,8 +16,10 @@
  * runs elsewhere, never owns one; entries that match nothing are counted
  * by why: an address no indexed pod has, one whose pods are all on other
  * nodes, one whose pods here do not run. A matched pod's rate is kept (for
- * /v1/nodes' top pods) and, once the pod has run for its start-up
- * (PODINDEX_STARTUP_NS) before its window began, sampled into its
+ * /v1/nodes' top pods) and, once its window is whole (as long as the
+ * node's: a young interface's window starts with its pod) and the pod had
+ * run for its start-up (PODINDEX_STARTUP_NS) before that window began
+ * (the agent's reading may be half a window old), sampled into its
  * workload. When every entry matched and the running pods the list left
  * out are exactly the rest the agent counted, each of them is sampled at
  * the rest's average: the agent lists the busiest, these are lighter.

@@ -23,8 +23,9 @@
 #define T0 (1000ULL * NS_PER_SEC)
 #define UNIX_MS 1800000000000ULL	/* the wall clock at T0 */
 #define WINDOW_MS 10000u
-/* A pod started at T0 - this has run long enough to be learned from at T0. */
-#define SETTLED_S (PODINDEX_STARTUP_NS / NS_PER_SEC + WINDOW_MS / 1000)
+/* A pod started at T0 - this has run long enough to be learned from at T0:
+ * its start-up, then a window that may be half a window old. */
+#define SETTLED_S (PODINDEX_STARTUP_NS / NS_PER_SEC + WINDOW_MS * 3 / 2 / 1000)
 
 struct fx {
 	struct workload *wl;
@@ -138,6 +139,10 @@ static void join_seen(struct fx *f, const char *node, const struct report_pod *t
 
 	memset(&r, 0, sizeof(r));
 	snprintf(r.node, sizeof(r.node), "%s", node);
+	r.n_ifaces = 1;
+	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
+	report_iface_count(&r.ifaces[0], 0, 0, WINDOW_MS);
+	r.sample_interval_ms = 1000;
 	r.has_pods = true;
 	r.n_pods = (uint32_t)n;
 	r.pods_seen = (uint32_t)n + rest_pods;
@@ -249,8 +254,10 @@ static void test_podindex_reused_address(void **state)
 }
 
 /* Start-up is left out of learning: a pod is sampled once it has run
- * PODINDEX_STARTUP_NS and a whole window; its rate shows in the top pods
- * from the first report. IPv6 alone matches a dual-stack pod. */
+ * PODINDEX_STARTUP_NS and a window and a half (the agent's reading may be
+ * half a window old), and only from a whole window (an interface younger
+ * than the node's window started with its pod); its rate shows in the top
+ * pods from the first report. IPv6 alone matches a dual-stack pod. */
 static void test_podindex_startup(void **state)
 {
 	struct fx *f = *state;
@@ -268,7 +275,12 @@ static void test_podindex_startup(void **state)
 	f->now += (SETTLED_S - 2) * NS_PER_SEC;
 	join(f, "n1", &t, 1, 0);
 	assert_int_equal(learned_rx(f, "web"), UINT64_MAX);
+	/* Old enough, but its interface is 4 s old: a window of its start. */
 	f->now += NS_PER_SEC;
+	t.covered_ms = 4000;
+	join(f, "n1", &t, 1, 0);
+	assert_int_equal(learned_rx(f, "web"), UINT64_MAX);
+	t.covered_ms = WINDOW_MS - 1000; /* a sample short: whole */
 	join(f, "n1", &t, 1, 0);
 	assert_int_equal(learned_rx(f, "web"), 8000);
 }
