@@ -48,7 +48,8 @@ int main(void)
 		.fade_ns = 60ULL * NS_PER_SEC, .expire_ns = 30ULL * NS_PER_SEC,
 	};
 	struct inflight *in = inflight_create(&cfg);
-	struct inflight_pod pod = { 1100, 1100, 0, 0, true, true, "bench/pod" };
+	struct inflight_pod pod = { 1100, 1100, 0, 0, true, true, "bench/pod",
+				    INFLIGHT_GUESSED };
 	struct inflight_name tied[INFLIGHT_TIE_MAX] = { { NULL, 0, 0 } };
 	uint64_t now = 1000ULL * NS_PER_SEC, t0;
 	char uid[32];

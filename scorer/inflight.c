@@ -28,6 +28,7 @@ struct ipod {
 	uint8_t uid_len;
 	uint8_t n;			/* nodes it is counted on */
 	bool unknown_rx, unknown_tx;	/* its demand is a guess (inflight_pod) */
+	uint8_t basis;			/* enum inflight_basis */
 	char uid[POD_UID_MAX];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	int32_t nodes[INFLIGHT_TIE_MAX];
@@ -428,6 +429,7 @@ static void pod_weights(struct ipod *p, const struct inflight_pod *pod, uint64_t
 	}
 	p->unknown_rx = pod->unknown_rx;
 	p->unknown_tx = pod->unknown_tx;
+	p->basis = (uint8_t)pod->basis;
 	/* Else keep the label it has (the watch may not send one). It ends
 	 * up in logs and JSON. */
 	if (pod->label)
@@ -721,6 +723,11 @@ void inflight_stats(struct inflight *in, struct inflight_stats *out)
 	out->confirming = atomic_load(&in->confirming);
 }
 
+const char *inflight_basis_name(enum inflight_basis b)
+{
+	return b == INFLIGHT_DECLARED ? "declared" : b == INFLIGHT_LEARNED ? "learned" : "guessed";
+}
+
 static int by_node_label(const void *a, const void *b)
 {
 	const struct inflight_entry *x = a, *y = b;
@@ -753,6 +760,7 @@ long inflight_list(struct inflight *in, struct inflight_entry **out)
 			memcpy(e[n].label, p->label, sizeof(e[n].label));
 			e[n].bound = p->bound;
 			e[n].load = p->share;
+			e[n].basis = (enum inflight_basis)p->basis;
 		}
 	}
 	pthread_rwlock_unlock(&in->lock);

@@ -84,6 +84,14 @@ struct inflight_config {
 	uint64_t expire_ns;			/* unconfirmed, watch in sync: dropped */
 };
 
+/* What a pod's weight rests on, for /v1/nodes: guessed when a direction
+ * is (podweight.h's fallback), else learned when one is, else declared. */
+enum inflight_basis {
+	INFLIGHT_GUESSED,
+	INFLIGHT_LEARNED,
+	INFLIGHT_DECLARED,
+};
+
 /* What a pod weighs, per direction, bytes per second (podweight.h), and a
  * label for /v1/nodes and logs (copied, truncated; may be NULL). */
 struct inflight_pod {
@@ -94,6 +102,7 @@ struct inflight_pod {
 	bool unknown_rx;			/* its demand is a guess: it counts in the doubt */
 	bool unknown_tx;
 	const char *label;
+	enum inflight_basis basis;
 };
 
 /* A node name as it arrives in a request: not NUL-terminated; and its
@@ -135,8 +144,12 @@ struct inflight_entry {
 	char node[NODENAME_MAX_LEN + 1];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	bool bound;			/* the watch says it is here */
+	enum inflight_basis basis;
 	struct inflight_load load;	/* what it adds to this node now */
 };
+
+/* "guessed" | "learned" | "declared" */
+const char *inflight_basis_name(enum inflight_basis b);
 
 struct inflight;
 

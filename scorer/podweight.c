@@ -80,6 +80,9 @@ void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
 		out->tx_bytes_per_second = avg_tx;
 		out->unknown_tx = true;
 	}
+	out->basis = rs == PODWEIGHT_FALLBACK || ts == PODWEIGHT_FALLBACK ? INFLIGHT_GUESSED :
+		     rs == PODWEIGHT_LEARNED || ts == PODWEIGHT_LEARNED ? INFLIGHT_LEARNED :
+									 INFLIGHT_DECLARED;
 	if (rx_from)
 		*rx_from = rs;
 	if (tx_from)

@@ -55,6 +55,8 @@ static void put_inflight(struct buf *b, const char *name, const struct view_node
 		buf_puts(b, first ? "{\"pod\":" : ",{\"pod\":");
 		first = false;
 		buf_json_cstr(b, e[*k].label);
+		buf_puts(b, ",\"weighs\":");
+		buf_json_cstr(b, inflight_basis_name(e[*k].basis));
 		buf_puts(b, e[*k].bound ? ",\"bound\":true,\"share\":" : ",\"bound\":false,\"share\":");
 		put_milli(b, e[*k].load.milli_pods);
 		buf_puts(b, "}");

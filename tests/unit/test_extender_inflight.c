@@ -100,7 +100,8 @@ static int node_index(const char *p, size_t len)
 }
 
 /* What podweight.h makes of a pod declaring 30M in (3.75 MB/s). */
-static const struct inflight_pod declared_30m = { 3750000, 0, 3750000, 0, false, true, NULL };
+static const struct inflight_pod declared_30m = { 3750000, 0, 3750000, 0, false, true, NULL,
+						     INFLIGHT_GUESSED };
 
 static unsigned placed[NODES];	/* pods per node so far, for the tie-break */
 
@@ -323,8 +324,8 @@ static void test_inflight_visible(void **state)
 				      "\"txBytesPerSecond\":2500000,\"reservedRxBytesPerSecond\":0,"
 				      "\"reservedTxBytesPerSecond\":0,\"unknownPods\":1.000,"
 				      "\"doubtRxBytesPerSecond\":0,\"doubtTxBytesPerSecond\":0,"
-				      "\"list\":[{\"pod\":\"default/vis-1\",\"bound\":false,"
-				      "\"share\":1.000}]}"));
+				      "\"list\":[{\"pod\":\"default/vis-1\",\"weighs\":\"guessed\","
+				      "\"bound\":false,\"share\":1.000}]}"));
 	assert_non_null(strstr(out.body, "\"inflight\":{\"pods\":0.000,\"rxBytesPerSecond\":0,"
 				      "\"txBytesPerSecond\":0,\"reservedRxBytesPerSecond\":0,"
 				      "\"reservedTxBytesPerSecond\":0,\"unknownPods\":0.000,"

@@ -53,7 +53,7 @@ static int teardown(void **state)
 }
 
 static const struct inflight_pod plain = { EST + PEN, EST + PEN, 0, 0, true, true,
-					   "default/plain" };
+					   "default/plain", INFLIGHT_GUESSED };
 
 static int assume1(struct inflight *in, const char *uid, const struct inflight_pod *pod,
 		   const char *node, uint64_t now)
@@ -117,7 +117,8 @@ static void test_inflight_declared(void **state)
 {
 	struct inflight *in = *state;
 	/* 10 kB/s in, declared; out unknown. */
-	struct inflight_pod asks = { 10000 + PEN, EST + PEN, 10000, 0, false, true, "default/asks" };
+	struct inflight_pod asks = { 10000 + PEN, EST + PEN, 10000, 0, false, true, "default/asks",
+				     INFLIGHT_GUESSED };
 	struct inflight_load l;
 
 	assert_int_equal(assume1(in, "uid-1", &asks, "a", T0), 0);
@@ -263,7 +264,8 @@ static void test_inflight_fade(void **state)
 static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
-	struct inflight_pod asks = { 1000 + PEN, EST + PEN, 1000, 0, false, true, "default/tied" };
+	struct inflight_pod asks = { 1000 + PEN, EST + PEN, 1000, 0, false, true, "default/tied",
+				     INFLIGHT_GUESSED };
 	struct inflight_name tied[] = { { "a", 1, 0 }, { "b", 1, 0 }, { "c", 1, 0 }, { "d", 1, 0 } };
 	struct inflight_load l;
 
@@ -421,7 +423,7 @@ static void flood(size_t max_pods, size_t max_nodes)
 	struct inflight *in = inflight_create(&c);
 	/* 400G declared each way: weight and reserve. */
 	struct inflight_pod made_up = { 50000000000ULL, 50000000000ULL, 50000000000ULL,
-					50000000000ULL, false, false, "x/made-up" };
+					50000000000ULL, false, false, "x/made-up", INFLIGHT_DECLARED };
 	char uid[32], names[INFLIGHT_TIE_MAX][32];
 	uint64_t now = T0;
 
@@ -476,7 +478,7 @@ static void test_inflight_link_cap(void **state)
 	struct inflight *in = *state;
 	/* 400G declared in: weight and reserve; out a guess. */
 	struct inflight_pod huge = { 50000000000ULL, EST + PEN, 50000000000ULL, 0, false, true,
-				     "x/huge" };
+				     "x/huge", INFLIGHT_GUESSED };
 	struct inflight_name one = { "a", 1, 125000000 };	/* 1 Gb/s */
 	struct inflight_name mixed[] = { { "b", 1, 12500000 }, { "c", 1, 125000000 } };
 	struct inflight_name unknown = { "d", 1, 0 };
@@ -523,7 +525,7 @@ static void test_inflight_bad_input(void **state)
 	assert_int_equal(stats(in).assumed, 0);
 	assert_null(inflight_create(&zero));
 	/* A label with control bytes is made printable. */
-	struct inflight_pod odd = { 0, 0, 0, 0, false, false, "ns/a\nb" };
+	struct inflight_pod odd = { 0, 0, 0, 0, false, false, "ns/a\nb", INFLIGHT_DECLARED };
 	struct inflight_entry *e;
 
 	assert_int_equal(assume1(in, "u", &odd, "a", T0), 0);

@@ -131,6 +131,23 @@ static void test_podweight_order(void **state)
 				 (unsigned long long)fp.ingress_bps, (unsigned long long)fp.egress_bps,
 				 fp.learned_ingress, fp.learned_egress);
 	}
+	/* What the weight rests on, for /v1/nodes: a guess in any direction
+	 * makes it guessed, else a learned one learned. */
+	{
+		struct podweight pw = { .cfg = { 10, 0, false }, .workloads = w };
+		struct podweight_pod both = { 8000, 8000, &ns, &name, &rs, NULL };
+		struct podweight_pod half = { 8000, 0, &ns, &name, &rs, NULL };
+		struct podweight_pod none = { 8000, 0, &ns, &name, &other, NULL };
+		struct inflight_pod out;
+
+		podweight_of(&pw, &both, &out, NULL, NULL);
+		assert_int_equal(out.basis, INFLIGHT_DECLARED);
+		podweight_of(&pw, &half, &out, NULL, NULL);
+		assert_int_equal(out.basis, INFLIGHT_LEARNED);
+		podweight_of(&pw, &none, &out, NULL, NULL);
+		assert_int_equal(out.basis, INFLIGHT_GUESSED);
+		assert_string_equal(inflight_basis_name(INFLIGHT_GUESSED), "guessed");
+	}
 	/* Without any source, only declared figures weigh. */
 	{
 		struct podweight_pod pod = { 8000, 0, NULL, NULL, NULL, NULL };
@@ -363,7 +380,7 @@ static void test_podweight_thirty_quiet(void **state)
 		char uid[32];
 
 		for (int p = 0; p < 30; p++) {
-			struct inflight_pod pod = { 0, 0, 0, 0, true, true, NULL };
+			struct inflight_pod pod = { 0, 0, 0, 0, true, true, NULL, INFLIGHT_GUESSED };
 			int best;
 
 			snprintf(uid, sizeof(uid), "quiet-%d", p);
