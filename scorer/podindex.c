@@ -31,6 +31,8 @@ struct member {
 	struct report_ip ips[KUBEPOD_MAX_IPS];
 	uint64_t started_ns;		/* running since (monotonic); 0: not running */
 	uint64_t rx, tx;		/* its latest window's rates */
+	uint64_t reading;		/* the agent's reading last sampled (fingerprint); 0: none */
+	uint64_t read_ns;		/* when it was first seen */
 };
 
 /* One address of a node's member, in the node's own open-addressed table:
@@ -688,24 +690,60 @@ static bool settled(const struct member *m, uint64_t covered_ms, uint64_t now)
 	return m->started_ns && now > m->started_ns && now - m->started_ns >= need;
 }
 
-/* Whether a pod's window of covered_ms is whole: as long as the node's
- * (its longest interface's, one sample's leeway). A young interface's
- * window starts when it appeared, with its pod: start-up and all. */
-static bool whole(uint64_t covered_ms, const struct report *r)
+/* The node's window: its longest interface's, in ms. */
+static uint64_t node_window_ms(const struct report *r)
 {
-	uint64_t node = 0, slack = r->sample_interval_ms ? r->sample_interval_ms : 1000;
+	uint64_t node = 0;
 
 	for (uint32_t i = 0; i < r->n_ifaces && i < REPORT_MAX_INTERFACES; i++)
 		if (r->ifaces[i].traffic.covered_ms > node)
 			node = r->ifaces[i].traffic.covered_ms;
-	return covered_ms + slack >= node;
+	return node;
+}
+
+/* Whether a pod's window of covered_ms is whole: as long as the node's
+ * (one sample's leeway). A young interface's window starts when it
+ * appeared, with its pod: start-up and all. */
+static bool whole(uint64_t covered_ms, uint64_t node_ms, const struct report *r)
+{
+	uint64_t slack = r->sample_interval_ms ? r->sample_interval_ms : 1000;
+
+	return covered_ms + slack >= node_ms;
+}
+
+/* Whether the figures (covered_ms, bytes each way, and what they are
+ * shared by: 1 for a listed pod) are a new reading of m's interface, and
+ * if so remembers them. The agent reads pods every --pod-interval and
+ * copies the reading into each report until the next (README.md, "Pods"),
+ * so the same figures come again and again: sampled once, a reading is
+ * one measurement, as old as when it was first seen. The agent reads at
+ * least every half window, so the same figures half a window after they
+ * were first seen are a new reading that found them unchanged (an idle
+ * pod's zeros). */
+static bool new_reading(struct member *m, const struct report_pod *t, uint64_t shared,
+			uint64_t node_ms, uint64_t now)
+{
+	/* A multiply-xorshift mix of the figures: a collision (odds 2^-64)
+	 * skips one reading, no more. */
+	uint64_t fp = t->rx_bytes;
+
+	fp = (fp ^ t->tx_bytes) * 0x9e3779b97f4a7c15ULL;
+	fp = (fp ^ (fp >> 29) ^ t->covered_ms) * 0xbf58476d1ce4e5b9ULL;
+	fp = (fp ^ (fp >> 31) ^ shared) * 0x94d049bb133111ebULL;
+	fp = (fp ^ (fp >> 32)) | 1;
+
+	if (fp == m->reading && now >= m->read_ns && now - m->read_ns < node_ms / 2 * NS_PER_MS)
+		return false;
+	m->reading = fp;
+	m->read_ns = now;
+	return true;
 }
 
 /* When every listed entry matched: the running pods the list left out,
  * if they are exactly the rest the agent counted, each at the rest's
  * average (the agent lists the busiest; these are lighter). */
 static void sample_unlisted(struct podindex *x, struct xnode *n, const struct report *r,
-			    size_t matched, uint64_t now)
+			    size_t matched, uint64_t node_ms, uint64_t now)
 {
 	const struct report_pod *rest = &r->pods_rest;
 	size_t left = n->running > matched ? n->running - matched : 0;
@@ -722,8 +760,8 @@ static void sample_unlisted(struct podindex *x, struct xnode *n, const struct re
 			continue;
 		m->rx = rx;
 		m->tx = tx;
-		if (m->workload != NONE && whole(rest->covered_ms, r) &&
-		    settled(m, rest->covered_ms, now))
+		if (m->workload != NONE && whole(rest->covered_ms, node_ms, r) &&
+		    settled(m, rest->covered_ms, now) && new_reading(m, rest, left, node_ms, now))
 			workload_sample(x->wl, m->workload, pod_key(m), rx, tx, now);
 	}
 }
@@ -732,6 +770,7 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 {
 	size_t len = strnlen(r->node, sizeof(r->node)), matched = 0;
 	uint64_t sum_rx = r->pods_rest.rx.average, sum_tx = r->pods_rest.tx.average;
+	uint64_t node_ms = node_window_ms(r);
 	struct xnode *n = NULL;
 	int32_t node;
 
@@ -772,13 +811,13 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		m->tx = t->tx.average;
 		m->joined = n->stamp;
 		top_insert(n, m);
-		if (m->workload != NONE && whole(t->covered_ms, r) &&
-		    settled(m, t->covered_ms, now_ns))
+		if (m->workload != NONE && whole(t->covered_ms, node_ms, r) &&
+		    settled(m, t->covered_ms, now_ns) && new_reading(m, t, 1, node_ms, now_ns))
 			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
 	}
 	if (n) {
 		if (matched == r->n_pods)
-			sample_unlisted(x, n, r, matched, now_ns);
+			sample_unlisted(x, n, r, matched, node_ms, now_ns);
 		n->reported_ns = now_ns ? now_ns : 1;
 		n->pod_rx = sum_rx;
 		n->pod_tx = sum_tx;

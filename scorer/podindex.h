@@ -20,7 +20,10 @@
  * node's: a young interface's window starts with its pod) and the pod had
  * run for its start-up (PODINDEX_STARTUP_NS) before that window began
  * (the agent's reading may be half a window old), sampled into its
- * workload. When every entry matched and the running pods the list left
+ * workload, once per reading: the agent copies a reading into each report
+ * until its next (every --pod-interval, at most half a window), so the
+ * same figures within half a window of their first sighting are the same
+ * reading, not sampled again (its age runs from that sighting). When every entry matched and the running pods the list left
  * out are exactly the rest the agent counted, each of them is sampled at
  * the rest's average: the agent lists the busiest, these are lighter.
  * (report_decode() already dropped and counted reports whose pod list is
@@ -36,7 +39,7 @@
  * max_nodes nodes with pods; per node the PODINDEX_TOP pods that moved the
  * most. A pod whose addresses or owner references are absurd (kubepod.h)
  * is not indexed: counted, and logged at most once a second. Memory: about
- * 250 bytes a pod and 450 a node, touched only when used.
+ * 270 bytes a pod and 450 a node, touched only when used.
  *
  * Thread-safe: one mutex, held per event and per report. Time is passed in
  * (monotonic ns; the pod's start, a wall time, is converted on update). */

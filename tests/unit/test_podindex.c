@@ -285,6 +285,58 @@ static void test_podindex_startup(void **state)
 	assert_int_equal(learned_rx(f, "web"), 8000);
 }
 
+/* One reading of the agent, sampled once: the agent reads pods every
+ * --pod-interval (at most half a window) and copies the reading into each
+ * report until the next. Rows in order, on one pod (WINDOW_MS: 10 s). */
+struct reading_case {
+	const char *name;
+	uint64_t after_ms;	/* since the previous row */
+	uint64_t rx_per_s;
+	uint64_t covered_ms;
+	bool sampled;
+	uint64_t age_ms;	/* of the workload's newest measurement, after */
+};
+
+static const struct reading_case reading_cases[] = {
+	{ "a first reading", 0, 8000, WINDOW_MS, true, 0 },
+	{ "the same reading in the next report", 2000, 8000, WINDOW_MS, false, 2000 },
+	{ "copied until the next reading, under half a window", 2900, 8000, WINDOW_MS, false, 4900 },
+	{ "new bytes: a new reading", 100, 8100, WINDOW_MS, true, 0 },
+	{ "the same bytes over another time: a new reading", 2000, 8100, WINDOW_MS - 500, true, 0 },
+	{ "the same again, in the next report", 2000, 8100, WINDOW_MS - 500, false, 2000 },
+	{ "unchanged half a window after: read anew (idle)", 3000, 8100, WINDOW_MS - 500, true, 0 },
+};
+
+static void test_podindex_readings(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod p = pod("p", "web", "n1", SETTLED_S, "10.0.0.1");
+	uint64_t before, samples = 0;
+	struct workload_stats ws;
+	struct workload_entry *e;
+
+	update(f, &p);
+	for (size_t i = 0; i < sizeof(reading_cases) / sizeof(reading_cases[0]); i++) {
+		const struct reading_case *c = &reading_cases[i];
+		struct report_pod t = entry("10.0.0.1", c->rx_per_s, 0);
+
+		f->now += c->after_ms * NS_PER_MS;
+		report_pod_count(&t, t.rx_bytes, 0, c->covered_ms);
+		before = samples;
+		join(f, "n1", &t, 1, 0);
+		workload_stats(f->wl, &ws);
+		samples = ws.samples;
+		workload_tick(f->wl, f->now);
+		assert_int_equal(workload_list(f->wl, f->now, &e), 1);
+		if ((samples > before) != c->sampled || e[0].age_ns != c->age_ms * NS_PER_MS)
+			fail_msg("%s: %s, age %llu ms; want %s, age %llu ms", c->name,
+				 samples > before ? "sampled" : "not sampled",
+				 (unsigned long long)(e[0].age_ns / NS_PER_MS),
+				 c->sampled ? "sampled" : "not sampled", (unsigned long long)c->age_ms);
+		free(e);
+	}
+}
+
 /* A list without unmatched entries: running pods it leaves out (the
  * agent's top N holds the others) share the rest, if they are as many as
  * the agent counted in it. With an unmatched entry, or another count, the
@@ -296,6 +348,8 @@ static void test_podindex_unlisted(void **state)
 	struct kubepod l1 = pod("l1", "light", "n1", SETTLED_S, "10.0.0.2");
 	struct kubepod l2 = pod("l2", "light", "n1", SETTLED_S, "10.0.0.3");
 	struct report_pod t[2] = { entry("10.0.0.1", 90000, 0), entry("10.0.0.99", 1, 0) };
+	struct workload_stats ws;
+	uint64_t samples;
 
 	(void)state;
 	update(f, &heavy);
@@ -309,6 +363,13 @@ static void test_podindex_unlisted(void **state)
 	join_seen(f, "n1", t, 1, 600, 2);
 	assert_int_equal(learned_rx(f, "big"), 90000);
 	assert_int_equal(learned_rx(f, "light"), 300);
+	/* The same reading in the next report: none of the three again. */
+	workload_stats(f->wl, &ws);
+	samples = ws.samples;
+	f->now += NS_PER_SEC;
+	join_seen(f, "n1", t, 1, 600, 2);
+	workload_stats(f->wl, &ws);
+	assert_int_equal(ws.samples, samples);
 }
 
 /* A relist: the pods it names stay, the others were deleted meanwhile
@@ -444,6 +505,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_podindex_join_cases, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_reused_address, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_startup, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_readings, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_unlisted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_relist, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_updates, setup, teardown),
