@@ -395,20 +395,26 @@ static void test_ingest_forged_sequence(void **state)
 	fake_scorer_free(s);
 }
 
-/* node-1's report with one interface (1 Gb/s, 10 s) and pods[0..n) at
- * 10.0.0.<last byte>, each moving rx bytes per second in; packed by hand:
- * report_encode() refuses what the scorer must count. */
-static size_t with_pods(uint64_t seq, const uint8_t *last, size_t n, uint64_t rx, uint8_t *out)
+/* node-1's report with one interface (1 Gb/s, 10 s) listing n pods (at
+ * most POD_ROWS), pod i at 10.0.0.<last[i]> (0: 127.0.0.1, no pod's)
+ * moving rx bytes per second in,
+ * and saying it measured seen pods; pod 0 with extra more addresses (fd00::1
+ * and on). Packed by hand: report_encode() refuses what the scorer must
+ * count. */
+#define POD_ROWS (REPORT_MAX_PODS + 1)
+#define POD_EXTRA_IPS (REPORT_MAX_POD_IPS + 1)
+static size_t with_pods(uint64_t seq, const uint8_t *last, size_t n, uint64_t rx, uint32_t seen,
+			size_t extra, uint8_t *out)
 {
 	Netsched__Interface eth = NETSCHED__INTERFACE__INIT;
 	Netsched__Interface *ifs[1] = { &eth };
 	Netsched__Report rep = NETSCHED__REPORT__INIT;
-	Netsched__Pod pods[4], *list[4];
-	uint8_t addr[4][4], inner[4096];
-	ProtobufCBinaryData ips[4];
+	static Netsched__Pod pods[POD_ROWS], *list[POD_ROWS];
+	static uint8_t addr[POD_ROWS][4], addr6[POD_EXTRA_IPS][16], inner[REPORT_MAX_BYTES];
+	static ProtobufCBinaryData ips[POD_ROWS], ips0[1 + POD_EXTRA_IPS];
 	size_t len;
 
-	assert_true(n <= 4);
+	assert_true(n <= POD_ROWS && extra <= POD_EXTRA_IPS);
 	eth.name = "eth0";
 	eth.covered_ms = 10000;
 	eth.samples = 10;
@@ -416,13 +422,24 @@ static size_t with_pods(uint64_t seq, const uint8_t *last, size_t n, uint64_t rx
 	eth.link_speed_bps = 1000000000;
 	for (size_t i = 0; i < n; i++) {
 		netsched__pod__init(&pods[i]);
-		memcpy(addr[i], (uint8_t[]){ 10, 0, 0, last[i] }, 4);
+		memcpy(addr[i], last[i] ? (uint8_t[]){ 10, 0, 0, last[i] } : (uint8_t[]){ 127, 0, 0, 1 },
+		       4);
 		ips[i] = (ProtobufCBinaryData){ 4, addr[i] };
 		pods[i].n_ips = 1;
 		pods[i].ips = &ips[i];
 		pods[i].rx_bytes = rx * 10;
 		pods[i].covered_ms = 10000;
 		list[i] = &pods[i];
+	}
+	if (n && extra) {
+		ips0[0] = ips[0];
+		for (size_t k = 0; k < extra; k++) {
+			memcpy(addr6[k], (uint8_t[]){ 0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+						      (uint8_t)(k + 1) }, 16);
+			ips0[1 + k] = (ProtobufCBinaryData){ 16, addr6[k] };
+		}
+		pods[0].n_ips = 1 + extra;
+		pods[0].ips = ips0;
 	}
 	rep.node = "node-1";
 	rep.instance_id = 7;
@@ -434,14 +451,91 @@ static size_t with_pods(uint64_t seq, const uint8_t *last, size_t n, uint64_t rx
 	rep.n_pods = n;
 	rep.pods = list;
 	rep.has_pods_seen = true;
-	rep.pods_seen = (uint32_t)n;
+	rep.pods_seen = seen;
 	len = netsched__report__pack(&rep, inner);
+	assert_true(len <= sizeof(inner));
 	return envelope(REPORT_WIRE_VERSION, inner, len, out);
 }
 
-/* Pod lists: a report whose pods repeat an address, or claim more than
- * twice the node's link, is dropped whole and counted by reason; a good
- * one is applied and its pods joined to the pod index. */
+/* A pod list that lies is dropped whole and counted by its own reason
+ * (proto/report.h's REPORT_EPODS_*), never as malformed; a pod address no
+ * pod can have is malformed. */
+struct pods_case {
+	const char *name;
+	size_t n;		/* pods listed at 10.0.0.1, 2, ... */
+	bool twice;		/* pod 1 repeats pod 0's address */
+	size_t extra;		/* more addresses on pod 0 */
+	uint32_t seen;		/* 0: n */
+	uint64_t rx;		/* each pod, bytes per second */
+	bool bad_ip;		/* pod 0 at 127.0.0.1: no pod's */
+	int want;
+	size_t counter;		/* offsetof(struct registry, ...) counting it */
+};
+
+#define AT(field) offsetof(struct registry, field)
+static const struct pods_case pods_cases[] = {
+	{ "an address twice", 2, true, 0, 0, 1000, false, -REPORT_EPODS_DUPLICATE,
+	  AT(reports_pods_duplicate) },
+	{ "pods over twice the link", 2, false, 0, 0, 150000000, false, -REPORT_EPODS_OVER_LINK,
+	  AT(reports_pods_over_link) },
+	{ "more pods listed than REPORT_MAX_PODS", REPORT_MAX_PODS + 1, false, 0, 0, 1000, false,
+	  -REPORT_EPODS_OVERSIZE, AT(reports_pods_oversize) },
+	{ "more addresses on a pod than REPORT_MAX_POD_IPS", 1, false, REPORT_MAX_POD_IPS, 0, 1000,
+	  false, -REPORT_EPODS_OVERSIZE, AT(reports_pods_oversize) },
+	{ "more pods seen than REPORT_MAX_PODS_SEEN", 1, false, 0, REPORT_MAX_PODS_SEEN + 1, 1000,
+	  false, -REPORT_EPODS_OVERSIZE, AT(reports_pods_oversize) },
+	{ "a pod at no pod's address", 1, false, 0, 0, 1000, true, -EBADMSG,
+	  AT(reports_malformed) },
+};
+
+static unsigned long counted(struct scorer *s, size_t at)
+{
+	return atomic_load((atomic_ulong *)((char *)&s->counters + at));
+}
+
+static void test_ingest_pod_reasons(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} all[] = { { "accepted", AT(reports_accepted) },
+		    { "malformed", AT(reports_malformed) },
+		    { "absurd", AT(reports_absurd) },
+		    { "pods_oversize", AT(reports_pods_oversize) },
+		    { "pods_duplicate", AT(reports_pods_duplicate) },
+		    { "pods_over_link", AT(reports_pods_over_link) } };
+	uint8_t wire[REPORT_MAX_BYTES], last[POD_ROWS];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(pods_cases) / sizeof(pods_cases[0]); i++) {
+		const struct pods_case *c = &pods_cases[i];
+		struct scorer *s = fake_scorer_new(4, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
+		struct ingest_config ic;
+		size_t len;
+		int rc;
+
+		assert_non_null(s);
+		ic = reports_of(s);
+		for (size_t k = 0; k < POD_ROWS; k++)
+			last[k] = (uint8_t)(k + 1);
+		if (c->twice)
+			last[1] = last[0];
+		if (c->bad_ip)
+			last[0] = 0;
+		len = with_pods(1, last, c->n, c->rx, c->seen ? c->seen : (uint32_t)c->n, c->extra,
+				wire);
+		rc = ingest_message(&ic, wire, len);
+		if (rc != c->want)
+			fail_msg("%s: ingest said %d, want %d", c->name, rc, c->want);
+		for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+			if (counted(s, all[k].at) != (all[k].at == c->counter))
+				fail_msg("%s: %s is %lu, want %d", c->name, all[k].name,
+					 counted(s, all[k].at), all[k].at == c->counter);
+		fake_scorer_free(s);
+	}
+}
+
+/* A good pod list is applied and its pods joined to the pod index. */
 static void test_ingest_pods(void **state)
 {
 	struct scorer *s = fake_scorer_new(4, 1000ULL * NS_PER_SEC, 6 * NS_PER_SEC);
@@ -463,15 +557,9 @@ static void test_ingest_pods(void **state)
 	ic = reports_of(s);
 	ic.pods = x;
 	podindex_update(x, &p, fake_now, 1800000000000ULL);
-	len = with_pods(1, (const uint8_t[]){ 1, 1 }, 2, 1000, wire);
-	assert_int_equal(ingest_message(&ic, wire, len), -REPORT_EPODS_DUPLICATE);
-	len = with_pods(2, (const uint8_t[]){ 1, 2 }, 2, 150000000, wire);
-	assert_int_equal(ingest_message(&ic, wire, len), -REPORT_EPODS_OVER_LINK);
-	assert_int_equal(atomic_load(&s->counters.reports_pods_duplicate), 1);
-	assert_int_equal(atomic_load(&s->counters.reports_pods_over_link), 1);
-	assert_int_equal(atomic_load(&s->counters.reports_accepted), 0);
-	len = with_pods(3, (const uint8_t[]){ 1, 9 }, 2, 1000, wire);
+	len = with_pods(3, (const uint8_t[]){ 1, 9 }, 2, 1000, 2, 0, wire);
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
+	assert_int_equal(atomic_load(&s->counters.reports_accepted), 1);
 	podindex_stats(x, &st);
 	assert_int_equal(st.matched, 1);
 	assert_int_equal(st.unknown_ip, 1);
@@ -578,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_ingest_table_full),
 		cmocka_unit_test(test_ingest_socket),
 		cmocka_unit_test(test_ingest_reasons),
+		cmocka_unit_test(test_ingest_pod_reasons),
 		cmocka_unit_test(test_ingest_pods),
 		cmocka_unit_test(test_ingest_signed),
 		cmocka_unit_test(test_ingest_replay_after_restart),

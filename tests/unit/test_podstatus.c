@@ -135,12 +135,19 @@ static void test_podstatus_metrics(void **state)
 		"workload=\"shop/Deployment/web\",direction=\"rx\"} 5000\n",
 		"netsched_scorer_node_top_pod_bytes_per_second{node=\"n1\",pod=\"shop/b\","
 		"workload=\"shop/Deployment/web\",direction=\"tx\"} 100\n",
-		"netsched_scorer_reports_total{result=\"pods_duplicate\"} 0\n",
+		/* Each reason a pod list is dropped for: its own count. */
+		"netsched_scorer_reports_total{result=\"pods_oversize\"} 3\n",
+		"netsched_scorer_reports_total{result=\"pods_duplicate\"} 4\n",
+		"netsched_scorer_reports_total{result=\"pods_over_link\"} 5\n",
+		"netsched_scorer_reports_total{result=\"malformed\"} 0\n",
 	};
 	struct scorer *s = scorer_with_pods();
 	struct reply out;
 
 	(void)state;
+	atomic_store(&s->counters.reports_pods_oversize, 3);
+	atomic_store(&s->counters.reports_pods_duplicate, 4);
+	atomic_store(&s->counters.reports_pods_over_link, 5);
 	metrics_render(s, &out);
 	assert_int_equal(out.status, 200);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
