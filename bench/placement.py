@@ -90,7 +90,7 @@ def run(args):
     w = model.WORKLOADS[args.workload]
     link = speed_bps(args.speed)
     api = kapi.Client.from_kubeconfig(args.kubeconfig)
-    ns = f"{w.key}-{args.placement}"
+    ns = args.namespace or f"{w.key}-{args.placement}"
     assign = model.oracle(w) if args.placement == "oracle" else {}
     api.create("/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
 
@@ -202,6 +202,7 @@ def main():
     r.add_argument("--kubelet-state", required=True)
     r.add_argument("--run-for", type=float, default=0,
                    help="after the timeline, until every pod has run this long (tests)")
+    r.add_argument("--namespace", help="the run's namespace (default WORKLOAD-PLACEMENT)")
     rep = sub.add_parser("report")
     rep.add_argument("dir")
     rep.add_argument("--plots")

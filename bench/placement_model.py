@@ -96,6 +96,22 @@ def _demo():
                     "at once, declaring nothing")
 
 
+def _learned():
+    """tests/k8s/test_k8s_weight.sh: two replicas of each Deployment run
+    long enough for netsched to learn what they move (with the test's short
+    agent window), then both are scaled up at once."""
+    heavy = Group("heavy", 500, 0.20, False, 1.0)
+    light = Group("light", 100, 0.02, False, 1.0)
+    scale = 30.0
+    pods = [PodPlan(i, heavy, 0.0) for i in range(2)] + [PodPlan(2 + i, light, 0.0) for i in range(2)]
+    pods += [PodPlan(4 + i, heavy, scale) for i in range(8)]
+    pods += [PodPlan(12 + i, light, scale + 1.0) for i in range(8)]
+    return Workload("learned", "tests/k8s/test_k8s_weight.sh: Deployments scaled up once learned", GRADED,
+                    pods, scale + 8.0,
+                    "graded background; 2 heavy pods (20% each) and 2 light ones (2%) running, then "
+                    f"+8 of each at {scale:g} s, declaring nothing")
+
+
 def _outcome():
     heavy = Group("heavy", 500, 0.20, False, 1.0)
     pods = [PodPlan(i, heavy, 0.0) for i in range(6)]
@@ -106,7 +122,7 @@ def _outcome():
 
 WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare nothing", False),
                                 _burst("declared", "the same burst, bandwidth declared", True),
-                                _steps(), _churn(), _demo(), _outcome())}
+                                _steps(), _churn(), _demo(), _outcome(), _learned())}
 
 
 # ------------------------------------------------------------------ model

@@ -26,7 +26,8 @@
 #                               apiserver
 #   lab_netsched_up SPEED       a fresh scorer with deploy/scorer.yaml's args
 #                               and an agent per node with deploy/agent.yaml's
-#                               (+ --netns, --link-speed eth0=SPEED), signed
+#                               (+ --netns, --link-speed eth0=SPEED, and
+#                               LAB_AGENT_ARGS: --option=value words), signed
 #                               reports; waits for every node's data
 #   lab_netsched_down           stops them (the scorer's log stays)
 #
@@ -288,7 +289,7 @@ lab_netsched_up() {
 	for n in "${LAB_NODES[@]}"; do
 		mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args agent -- \
 			"--scorer=tcp://127.0.0.1:$LAB_SC_LISTEN" "--metrics=drop" "--key-file=$WORK/report.key" \
-			"--node=$n" "--netns=$LAB_P-$n" "--link-speed=eth0=$speed")
+			"--node=$n" "--netns=$LAB_P-$n" "--link-speed=eth0=$speed" ${LAB_AGENT_ARGS:-})
 		start "agent-$n" "$BIN/netsched-agent" "${args[@]}"
 		LAB_AGENTS+=("$LAST_PID")
 	done
