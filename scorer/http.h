@@ -57,9 +57,9 @@ struct http_server;
 
 /* Listens on addr (an IPv4 or IPv6 literal) and port (0 picks a free one)
  * and serves from internal threads until http_stop(): the verbs, /healthz
- * and /readyz, and with serve_status also /metrics and /v1/nodes (false
- * when http_start_health() serves them: then only the scheduler, with its
- * client certificate, has anything to ask here). s and tls (NULL for plain
+ * and /readyz, and with serve_status also /metrics, /v1/nodes and
+ * /v1/workloads (false when http_start_health() serves them: then only the
+ * scheduler, with its client certificate, has anything to ask here). s and tls (NULL for plain
  * HTTP) must outlive the server. Sizes s->request_memory and points
  * s->limits.request.budget at it before serving. NULL on failure, with err
  * holding one line such as "bind 0.0.0.0:8470: Address already in use". */
@@ -67,10 +67,10 @@ struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port
 			       const struct tls_files *tls, bool serve_status, char *err,
 			       size_t errlen);
 
-/* Plain HTTP serving GET /healthz, /readyz, /metrics and /v1/nodes (404 for
- * any other path, the verbs included): read-only, for the kubelet's probes
- * and Prometheus whatever the main port's TLS mode (neither presents a
- * client certificate). Same ownership as above. */
+/* Plain HTTP serving GET /healthz, /readyz, /metrics, /v1/nodes and
+ * /v1/workloads (404 for any other path, the verbs included): read-only,
+ * for the kubelet's probes and Prometheus whatever the main port's TLS
+ * mode (neither presents a client certificate). Same ownership as above. */
 struct http_server *http_start_health(struct scorer *s, const char *addr, uint16_t port, char *err,
 				      size_t errlen);
 
