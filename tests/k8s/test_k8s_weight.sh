@@ -57,7 +57,7 @@ rates_ok() {
 scorer_ok() {
 	local node rate streams got
 	while read -r node rate streams; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" |
+		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
 			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
 		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
 	done < <(python3 "$PY" background burst "$1")
@@ -92,7 +92,7 @@ check() {
 }
 # weighed HOW: distinct pods in flight that weigh HOW (/v1/nodes).
 weighed() {
-	curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/nodes" |
+	curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
 		jq "[.nodes[].inflight.list[] | select(.weighs == \"$1\") | .pod] | unique | length"
 }
 scaled_up_learned() { [ "$(weighed learned)" -ge 16 ]; }
@@ -120,10 +120,10 @@ for speed in 50M 500M; do
 	guessed=$(weighed guessed)
 	wait "$RUN" || fail "the learned run at $speed failed"
 	# The workloads as learned from the two pods each and the scaled-up ones.
-	learned=$(curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/workloads" |
+	learned=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/workloads" |
 		jq -r --arg ns "learned-${speed,,}" '[.workloads[] | select(.namespace == $ns) |
 			"\(.name) \(.rxBytesPerSecond * 8 / 1000000 | floor) Mb/s"] | join(", ")')
-	heavy_bps=$(curl -s "http://127.0.0.1:$LAB_SC_HTTP/v1/workloads" |
+	heavy_bps=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/workloads" |
 		jq --arg ns "learned-${speed,,}" '[.workloads[] | select(.namespace == $ns and .name == "heavy") | .rxBytesPerSecond * 8][0] // 0 | floor')
 	link=$(lab_bps "$speed")
 	[ "$heavy_bps" -ge $((link / 10)) ] && [ "$heavy_bps" -le $((link * 3 / 10)) ] ||
