@@ -23,7 +23,8 @@
 #   lab_netsched_scheduler      a second kube-scheduler, deploy/'s v1beta1
 #                               config (profile netsched-scheduler, the extender
 #                               on the scorer's fixed port), for the running
-#                               apiserver
+#                               apiserver; its httpTimeout LAB_HTTP_TIMEOUT
+#                               when set
 #   lab_netsched_up SPEED       a fresh scorer with deploy/scorer.yaml's args
 #                               and an agent per node with deploy/agent.yaml's
 #                               (+ --netns, --link-speed eth0=SPEED, and
@@ -257,6 +258,13 @@ lab_netsched_scheduler() {
 	python3 "$LAB_DIR/shipped.py" scheduler-config "$WORK/netsched-scheduler.yaml" "$WORK/kubeconfig" \
 		"https://127.0.0.1:$LAB_SC_HTTP" "127.0.0.1:$LAB_NS_SCHED_PORT" "$WORK/tls" ||
 		fail "cannot localize deploy/'s scheduler config"
+	# A test that judges where netsched puts pods, not how fast it answers
+	# on a loaded machine, may give the extender longer (LAB_HTTP_TIMEOUT).
+	if [ -n "${LAB_HTTP_TIMEOUT:-}" ]; then
+		sed -i "s/httpTimeout: .*/httpTimeout: $LAB_HTTP_TIMEOUT/" "$WORK/netsched-scheduler.yaml"
+		grep -q "httpTimeout: $LAB_HTTP_TIMEOUT" "$WORK/netsched-scheduler.yaml" ||
+			fail "no httpTimeout in deploy/'s scheduler config to set to $LAB_HTTP_TIMEOUT"
+	fi
 	start "nsched-$K8S_RUN" "$K8S_BIN/kube-scheduler" --config "$WORK/netsched-scheduler.yaml" \
 		--secure-port 0 --v 2
 	K8S_PIDS+=("$LAST_PID")

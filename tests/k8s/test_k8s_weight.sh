@@ -39,6 +39,11 @@ PY=bench/placement.py
 # learned from 10 s of start-up and a window and a half after it started.
 LAB_AGENT_ARGS="--window=6s --pod-interval=3s"
 SCORER_ARGS=(--inflight-hold=16s --inflight-fade=6s)
+# Where netsched puts pods, not whether it answers within deploy/'s 100 ms
+# while other work loads the 2 cores: an extender that times out is skipped
+# (ignorable) and the default scheduler places that pod alone.
+# test_k8s_deploy.sh and test_k8s_failures.sh hold the shipped timeout.
+LAB_HTTP_TIMEOUT=2s
 k8s_init
 
 P="nsw$$"
@@ -72,7 +77,7 @@ run() {
 # node over its link while another has room for a heavy pod (20%); each
 # node's load is its background plus 20 (heavy) or 2 (light) a pod.
 check() {
-	local n bg heavy light load over=0 room=0 busy=0 placed loads=""
+	local n bg heavy light load over=0 room=0 busy=0 placed loads="" skipped
 	placed=$(jq '[.pods[] | select(.node != null)] | length' "$WORK/$1-$2/run.json")
 	for n in n1 n2 n3 n4 n5 n6; do
 		heavy=$(jq "[.pods[] | select(.node == \"$n\" and .group == \"heavy\")] | length" "$WORK/$1-$2/run.json")
@@ -84,6 +89,9 @@ check() {
 		[ $((load + 20)) -le 100 ] && room=$((room + 1))
 		case $n in n1 | n2) busy=$((busy + heavy)) ;; esac
 	done
+	# Placed without netsched's answers, if the scheduler skipped it.
+	skipped=$(grep -c 'Skipping extender' "$WORK/nsched-$K8S_RUN.log")
+	[ "$skipped" -eq 0 ] || loads+="(the scheduler skipped netsched $skipped times so far) "
 	[ "$placed" = "$3" ] || fail "$1 at $2: only $placed of $3 pods were placed: $loads"
 	[ "$busy" -eq 0 ] || fail "$1 at $2: netsched put $busy heavy pods on the 85% links: $loads"
 	[ "$over" -eq 0 ] || [ "$room" -eq 0 ] ||
