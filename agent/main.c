@@ -157,9 +157,14 @@ static void send_report(struct sender *snd, struct signer *sg, const struct repo
 				      &len);
 
 	if (rc) {
-		/* Our own report breaking our own limits is a bug worth shouting about. */
+		char why[256];
+
+		/* Our own report breaking our own limits is a bug worth shouting
+		 * about, with the limit it broke (at most once a report). */
+		if (report_validate(r, why, sizeof(why)) == 0)
+			snprintf(why, sizeof(why), "%s", strerror(-rc));
 		log_error("agent", "%s: report %llu not encoded: %s", r->node,
-			  (unsigned long long)r->seq, strerror(-rc));
+			  (unsigned long long)r->seq, why);
 		return;
 	}
 	sender_send(snd, wire, len);
