@@ -177,6 +177,10 @@ static int run_once(const struct agent_options *o, struct sampler *sm, uint64_t 
 	uint64_t now;
 
 	sampler_tick(sm, clock_mono_ns());
+	/* Said so that whoever measures alongside knows where the interval
+	 * begins (a loaded machine may start us late). */
+	log_info("agent", "%s: --once: first reading taken, the second in %u ms", o->node,
+		 (unsigned)o->sample_interval_ms);
 	sleep_until(clock_mono_ns() + o->sample_interval_ms * NS_PER_MS);
 	if (stop_signal)
 		return 0;

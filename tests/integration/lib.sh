@@ -86,6 +86,13 @@ wait_for() {
 	done
 }
 
+# once_reading LOG: waits until an agent started with --once (its stderr in
+# LOG) has taken its first reading: traffic sent after this falls inside its
+# interval however late a loaded machine started it.
+once_reading() {
+	wait_for 20 "the agent's first reading ($1)" grep -q -- "--once: first reading taken" "$1"
+}
+
 # start NAME CMD...: runs a daemon in the background, logging to $WORK/NAME.log;
 # its pid is in LAST_PID.
 start() {

@@ -40,7 +40,8 @@ for src in netlink sysfs; do
 		--sample-interval 2s >"$WORK/$src.json" 2>"$WORK/$src.log" &
 	eval "pid_$src=$!"
 done
-sleep 0.5 # inside both 2 s intervals; a late start shows up as a byte mismatch
+once_reading "$WORK/netlink.log"
+once_reading "$WORK/sysfs.log"
 ip netns exec "$P-hub" ping -c 20 -i 0.01 -s 1000 -q 10.231.1.2 >/dev/null || fail "ping failed"
 wait "$pid_netlink" || fail "--source netlink exited non-zero"
 wait "$pid_sysfs" || fail "--source sysfs exited non-zero"
