@@ -100,7 +100,7 @@ rss_back() { [ "$(rss_mib "$PARTIAL_PID")" -lt $((rss_before + (rss_held - rss_b
 if ldd "$BIN/netsched-scorer" | grep -q libasan; then
 	echo "(sanitizer build: the memory given back is not checked)"
 else
-	wait_for 8 "the memory back" rss_back
+	wait_for 20 "the memory back" rss_back
 fi
 kill "$PARTIAL"
 echo "ok: $silent part-sent messages closed after $(($(date +%s) - partial_start)) s; RSS now $(rss_mib "$PARTIAL_PID") MiB"
