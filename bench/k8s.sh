@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
 # Throughput of a real kube-scheduler v1.20.2 (+ kube-apiserver + etcd on
 # 127.0.0.1, tests/k8s/lib.sh) with netsched as its extender, against the
-# same scheduler with no extender, in one run, as ratios:
-#   none        no extender
-#   names       filter + prioritize, node names (deploy/'s configuration)
-#   full        filter + prioritize, full Node objects (nodeCacheCapable: false)
-#   prioritize  prioritize only (deploy/*prioritize-only*)
-# Each run: a fresh etcd and apiserver, K8S_NODES Node objects (the scorer
-# has fresh reports for all of them from the feed tool), K8S_PODS pending
-# pods created first; then the scheduler starts and its pods/s is measured
-# from its own log, first binding to last (startup excluded). Median of
-# K8S_RUNS runs per mode, modes interleaved so drift hits all alike.
-# Then: a hung scorer's cost per pod at httpTimeout 100ms, and how many
-# calls timed out at 100ms under full load (names mode).
-# K8S_NICE (default -10): the scheduler and the scorer run at this nice
-# level, so the apiserver and etcd (which the benchmark also loads) do not
-# starve them on a small machine; K8S_NICE=0 to compare. K8S_GOGC sets the
-# scheduler's GOGC (Go's default 100 when unset).
-# Needs root (creating the control plane's state is not privileged, but
-# negative nice levels are); builds the control plane once (cached).
+# same scheduler with no extender and with the *floor* (bench/floor.c: the
+# cheapest correct extender, which echoes the nodes from /filter and answers
+# [] to /prioritize over keep-alive HTTP with TCP_NODELAY), in one run.
+# Variants (K8S_VARIANTS), EXTENDER:CONFIG:
+#   none                    no extender
+#   floor:names             the floor, filter + prioritize, node names
+#   netsched:names          netsched as deploy/ ships it (filter + prioritize,
+#                           node names, its scorer args, the pod watch on)
+#   floor:prioritize        the floor, prioritize only
+#   netsched:prioritize     netsched, prioritize only (deploy/*prioritize-only*)
+#   and on demand: CONFIG full (filter + prioritize, full Node objects), and
+#   EXTENDER netsched-nowatch (the same scorer with --pod-watch off).
+# Each run: a fresh etcd and apiserver, K8S_NODES Node objects, K8S_PODS
+# pending pods created first; for netsched a fresh scorer watching that
+# cluster's pods, with fresh reports for every node from the feed tool (as
+# agents send them: each node once a second); then the scheduler starts and
+# its pods/s is measured from its own log, first binding to last (start-up
+# excluded). K8S_RUNS runs; every run measures every variant, in an order
+# that rotates from run to run, so drift and the machine's other work hit
+# all alike. Nothing is reniced: the scheduler, the apiserver, etcd and the
+# extender share the machine's CPUs as they would on a small control plane.
+# Printed: each variant's median pods/s, its ratio to the floor of its
+# configuration and to no extender (of the medians, and the median and
+# range of the per-run ratios), CPU ms per pod of each process, and the
+# scheduler's own mean scheduling-algorithm time per pod (its metrics:
+# extenders included). Then: a hung scorer's cost per pod.
+# K8S_GOGC sets the scheduler's GOGC (Go's default 100 when unset).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 1
@@ -26,113 +35,179 @@ BIN=${BINDIR:-bin}
 . tests/integration/lib.sh
 . tests/k8s/lib.sh
 FEED=${FEED:-${O:-build}/rel/bench/feed}
+FLOOR=${FLOOR:-${O:-build}/rel/bench/floor}
 NODES=${K8S_NODES:-100}
 PODS=${K8S_PODS:-300}
 RUNS=${K8S_RUNS:-3}
-NICE=${K8S_NICE:--10}
-MODES=${K8S_MODES:-none names full prioritize}
-[ -x "$FEED" ] || fail "feed tool not found at $FEED (make bench-tools builds it)"
-[ "$(id -u)" -eq 0 ] || NICE=0
+VARIANTS=${K8S_VARIANTS:-none floor:names netsched:names floor:prioritize netsched:prioritize}
+for f in "$FEED" "$FLOOR" "$BIN/netsched-scorer"; do
+	[ -x "$f" ] || fail "$f not found (make bench-tools builds it)"
+done
+command -v jq >/dev/null || fail "jq not installed (run .ci/deps bench)"
+python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps bench)"
 k8s_init
 
-echo "== kube-scheduler v1.20.2 throughput with netsched ($NODES nodes, $PODS pending pods, median of $RUNS)"
-echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), load $(cut -d ' ' -f 1-3 /proc/loadavg)"
-echo "scheduler and scorer at nice $NICE${K8S_GOGC:+, scheduler GOGC=$K8S_GOGC}; qps/burst 5000/10000 (the default 50 caps binds at ~50 pods/s)"
+echo "== kube-scheduler v1.20.2 throughput: no extender, the floor, netsched ($NODES nodes, $PODS pending pods, $RUNS runs)"
+echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), load average $(cut -d ' ' -f 1-3 /proc/loadavg) (at start)"
+echo "nothing reniced${K8S_GOGC:+; scheduler GOGC=$K8S_GOGC}; qps/burst 5000/10000 (the default 50 caps binds at ~50 pods/s)"
 
-start_scorer --policy utilization --stale-after 60s --max-utilization 95
-SCORER=$LAST_PID
-renice -n "$NICE" -p "$SCORER" >/dev/null
-start feed "$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes "$NODES" --senders 1 \
-	--rate 1 --duration 3600s
-known() { [ "$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length')" = "$NODES" ]; }
-wait_for 15 "$NODES nodes with data in /v1/nodes" known
+start floor "$FLOOR" --http 127.0.0.1:0
+FLOOR_PID=$LAST_PID
+wait_for 5 "the floor extender" grep -q '^listening on' "$WORK/floor.log"
+FLOOR_URL=http://$(sed -n 's/^listening on //p' "$WORK/floor.log")
 mapfile -t NAMES < <(seq -f 'node-%g' 0 $((NODES - 1)))
 
 # klog time of day (HH:MM:SS.micro) of a log line, in seconds.
 secs() { awk '{ split($2, t, ":"); printf "%.6f\n", t[1] * 3600 + t[2] * 60 + t[3] }'; }
-calls() { curl -s -m 1 "http://127.0.0.1:$HTTP_PORT/metrics" |
-	awk '/^netsched_scorer_requests_total/ { s += $2 } END { print s + 0 }'; }
-
-# cpu PID: user + system CPU time of a process so far, in clock ticks.
+# cpu PID: user + system CPU time of a process (all its threads), in clock ticks.
 cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 TICK=$(getconf CLK_TCK)
-# The scorer's own time answering: sum of its request duration histograms.
-served() { curl -s -m 1 "http://127.0.0.1:$HTTP_PORT/metrics" |
-	awk '/^netsched_scorer_request_duration_seconds_sum/ { s += $2 } END { printf "%.6f\n", s }'; }
+# A Prometheus text metric's value (summed over labels) from URL.
+# The scorer's own time answering (SCORER_URL), seconds: the sum of its
+# request duration histograms.
+served() { metric "$SCORER_URL/metrics" netsched_scorer_request_duration_seconds_sum; }
+metric() { curl -s -m 2 "$1" | awk -v m="$2" '$1 == m || index($1, m "{") == 1 { s += $2 } END { printf "%.6f\n", s }'; }
 
-# one MODE PODS [TIMEOUT]: a fresh cluster, PODS pending pods, the scheduler
-# started; prints "pods/s seconds-per-pod extender-timeouts", and leaves
-# CPU milliseconds per pod of scheduler, apiserver, etcd and scorer
-# (from the scheduler's start to the last binding) in CPU_LINE.
+# netsched_up CONFIG [SCORER-ARGS...]: a scorer as deploy/ ships it on this
+# cluster (pod watch through the cluster's kubeconfig), its table filled by
+# the feed; SCORER_PID, SCORER_URL, FEED_PID.
+netsched_up() {
+	local listen http args
+	listen=$(free_port) http=$(free_port)
+	mapfile -t args < <(python3 tests/k8s/shipped.py args scorer -- \
+		"--listen=tcp://127.0.0.1:$listen" "--http=127.0.0.1:$http" --health-listen=drop \
+		--key-file=drop "--kubeconfig=$WORK/kubeconfig" "$@")
+	start "scorer-$K8S_RUN" "$BIN/netsched-scorer" "${args[@]}"
+	SCORER_PID=$LAST_PID SCORER_URL=http://127.0.0.1:$http
+	wait_for 10 "scorer /healthz" curl -sf "$SCORER_URL/healthz"
+	start "feed-$K8S_RUN" "$FEED" --scorer "tcp://127.0.0.1:$listen" --nodes "$NODES" --senders 1 \
+		--rate 1 --duration 3600s
+	FEED_PID=$LAST_PID
+	wait_for 15 "$NODES nodes with data in /v1/nodes" bench_known
+}
+bench_known() {
+	[ "$(curl -s "$SCORER_URL/v1/nodes" | jq '[.nodes[] | select(.source == "agent")] | length')" = "$NODES" ]
+}
+
+# one VARIANT PODS [TIMEOUT] [URL]: a fresh cluster, PODS pending pods, the
+# scheduler started with the variant's extender; prints "pods/s
+# seconds-per-pod extender-timeouts", and leaves CPU milliseconds per pod of
+# scheduler, apiserver, etcd and the extender (from the scheduler's start to
+# the last binding) and the scheduler's mean algorithm time in CPU_LINE.
+# URL: where the extender is (the hung stub), instead of starting one.
 one() {
-	local mode=$1 n=$2 timeout=${3:-100ms} log first last c_sc c_api c_etcd c_scorer s0
+	local variant=$1 n=$2 timeout=${3:-100ms} url=${4:-} ext=${1%%:*} config=${1#*:}
+	local log first last c_sc c_api c_etcd c_ext=0 ext_pid='' algo srv0=0 srv=0
+	[ "$variant" = none ] && config=none
 	k8s_ports
-	k8s_config "$WORK/bench.yaml" "$mode" "http://127.0.0.1:$HTTP_PORT" "$timeout" 5000
 	k8s_up_api
 	k8s_nodes "${NAMES[@]}"
 	k8s_pods bench "$n"
-	c_api=$(cpu "${K8S_PIDS[1]}") c_etcd=$(cpu "${K8S_PIDS[0]}") c_scorer=$(cpu "$SCORER")
-	s0=$(served)
-	k8s_up_scheduler "$WORK/bench.yaml" env ${K8S_GOGC:+GOGC=$K8S_GOGC} nice -n "$NICE"
+	SCORER_PID='' FEED_PID=''
+	if [ -z "$url" ]; then
+		case $ext in
+		none) ;;
+		floor) url=$FLOOR_URL ext_pid=$FLOOR_PID ;;
+		netsched) netsched_up; url=$SCORER_URL ext_pid=$SCORER_PID ;;
+		netsched-nowatch) netsched_up --pod-watch=off; url=$SCORER_URL ext_pid=$SCORER_PID ;;
+		*) fail "unknown extender $ext in variant $variant" ;;
+		esac
+	fi
+	k8s_config "$WORK/bench.yaml" "$config" "$url" "$timeout" 5000
+	c_api=$(cpu "${K8S_PIDS[1]}") c_etcd=$(cpu "${K8S_PIDS[0]}")
+	[ -n "$ext_pid" ] && c_ext=$(cpu "$ext_pid")
+	[ -n "$SCORER_PID" ] && srv0=$(served)
+	k8s_up_scheduler "$WORK/bench.yaml" env ${K8S_GOGC:+GOGC=$K8S_GOGC}
 	k8s_wait_bound 300 bench "$n"
 	c_sc=$(cpu "${K8S_PIDS[2]}")
+	[ -n "$SCORER_PID" ] && srv=$(awk -v a="$srv0" -v b="$(served)" 'BEGIN { print b - a }')
+	algo=$(awk -v s="$(metric "http://127.0.0.1:$K8S_SCHED_PORT/metrics" scheduler_scheduling_algorithm_duration_seconds_sum)" \
+		-v c="$(metric "http://127.0.0.1:$K8S_SCHED_PORT/metrics" scheduler_scheduling_algorithm_duration_seconds_count)" \
+		'BEGIN { printf "%.3f", (c > 0 ? s * 1000 / c : 0) }')
 	CPU_LINE=$(awk -v n="$n" -v k="$TICK" -v sc="$c_sc" -v api="$(($(cpu "${K8S_PIDS[1]}") - c_api))" \
-		-v etcd="$(($(cpu "${K8S_PIDS[0]}") - c_etcd))" -v sco="$(($(cpu "$SCORER") - c_scorer))" \
-		-v srv="$(awk -v a="$s0" -v b="$(served)" 'BEGIN { print b - a }')" \
-		'BEGIN { f = 1000 / k / n; printf "%.2f %.2f cpu ms/pod: scheduler %.2f, apiserver %.2f, etcd %.2f, scorer %.2f (answering %.3f)", sc * f, (sc + api + etcd + sco) * f, sc * f, api * f, etcd * f, sco * f, srv * 1000 / n }')
+		-v etcd="$(($(cpu "${K8S_PIDS[0]}") - c_etcd))" \
+		-v ext="$([ -n "$ext_pid" ] && echo $(($(cpu "$ext_pid") - c_ext)) || echo 0)" -v algo="$algo" \
+		-v srv="$srv" 'BEGIN { f = 1000 / k / n
+		printf "%.2f %.2f %.3f cpu ms/pod: scheduler %.2f, apiserver %.2f, etcd %.2f, extender %.2f", sc * f, (sc + api + etcd + ext) * f, algo, sc * f, api * f, etcd * f, ext * f
+		if (srv > 0) printf " (answering %.3f)", srv * 1000 / n
+		printf "; scheduler algorithm %.3f ms/pod", algo }')
 	log=$WORK/scheduler-$K8S_RUN.log
 	first=$(grep 'Successfully bound pod' "$log" | head -n 1 | secs)
 	last=$(grep 'Successfully bound pod' "$log" | tail -n 1 | secs)
 	awk -v n="$n" -v a="$first" -v b="$last" -v t="$(grep -c 'Client.Timeout exceeded' "$log")" \
 		'BEGIN { d = b - a; if (d <= 0) d = 1e-6; printf "%.0f %.6f %d\n", (n - 1) / d, d / (n - 1), t }'
 	k8s_down
+	[ -n "$SCORER_PID" ] && stop_pids "$SCORER_PID" "$FEED_PID"
+	return 0
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+med() { tr ' ' '\n' <<<"$1" | grep . | median; }
+# range "a b c": "min-max"
+range() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi }'; }
 
-declare -A R SC ALL
-c0=$(calls)
+read -ra VLIST <<<"$VARIANTS"
+declare -A R SC ALL ALGO RF RN
 timeouts=0
 for ((r = 1; r <= RUNS; r++)); do
-	for m in $MODES; do
-		one "$m" "$PODS" >"$WORK/one.out"
+	declare -A PPS=()
+	# Rotate the order: run r starts at variant r.
+	for ((i = 0; i < ${#VLIST[@]}; i++)); do
+		v=${VLIST[(i + r - 1) % ${#VLIST[@]}]}
+		one "$v" "$PODS" >"$WORK/one.out"
 		read -r pps _ t <"$WORK/one.out"
-		R[$m]+="$pps "
-		read -r sc all rest <<<"$CPU_LINE"
-		SC[$m]+="$sc " ALL[$m]+="$all "
-		[ "$m" = names ] && timeouts=$((timeouts + t))
-		echo "  run $r $m: $pps pods/s; $rest"
+		PPS[$v]=$pps
+		R[$v]+="$pps "
+		read -r sc all algo rest <<<"$CPU_LINE"
+		SC[$v]+="$sc " ALL[$v]+="$all " ALGO[$v]+="$algo "
+		[ "$v" = netsched:names ] && timeouts=$((timeouts + t))
+		echo "  run $r $v: $pps pods/s; $rest (load $(cut -d ' ' -f 1 /proc/loadavg))"
+	done
+	# This run's ratios, each variant against the floor of its configuration
+	# and against no extender measured in the same run.
+	for v in "${VLIST[@]}"; do
+		f=floor:${v#*:}
+		[ -n "${PPS[$f]:-}" ] && [ "$v" != none ] &&
+			RF[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[$f]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
+		[ -n "${PPS[none]:-}" ] &&
+			RN[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[none]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
 	done
 done
-c1=$(calls)
-med() { tr ' ' '\n' <<<"$1" | grep . | median; }
-base=$(med "${R[none]:-}") base_sc=$(med "${SC[none]:-}") base_all=$(med "${ALL[none]:-}")
-echo "medians; the CPU columns are CPU ms per pod (scheduler alone, and scheduler + apiserver"
-echo "+ etcd + scorer); on a CPU-bound machine their ratio predicts throughput, and they are"
-echo "far less disturbed by other work on the machine than pods/s"
-printf '%-11s %7s %6s %9s %12s %10s %6s  %s\n' mode "pods/s" ratio "sched-cpu" "+sched-cpu" "all-cpu" ratio "pods/s of each run"
-for m in $MODES; do
-	awk -v m="$m" -v p="$(med "${R[$m]}")" -v b="${base:-0}" -v sc="$(med "${SC[$m]}")" \
-		-v bsc="${base_sc:-0}" -v all="$(med "${ALL[$m]}")" -v ball="${base_all:-0}" -v runs="${R[$m]}" 'BEGIN {
-		r1 = "-"; d = "-"; r2 = "-"
-		if (b > 0) r1 = sprintf("%.2fx", p / b)
-		if (bsc > 0) d = sprintf("%+.2f", sc - bsc)
-		if (all > 0 && ball > 0) r2 = sprintf("%.2fx", ball / all)
-		printf "%-11s %7.0f %6s %9.2f %12s %10.2f %6s  %s\n", m, p, r1, sc, d, all, r2, runs }'
-done
-echo "targets: names >= 0.80x, full >= 0.25x of no extender (pods/s)"
-echo "httpTimeout 100ms under full load (names mode): $timeouts timeouts; the scorer answered $((c1 - c0)) extender calls in all modes"
 
-# A scorer that accepts connections and never answers (the real scorer is
-# stopped; the stub takes its port): the cost per pod, first bind to last.
-kill "$SCORER"
-wait "$SCORER" 2>/dev/null
-start hung python3 tests/tools/http_stub.py hang "$HTTP_PORT"
-wait_for 5 "the hanging stub" bash -c "exec 3<>/dev/tcp/127.0.0.1/$HTTP_PORT"
+echo "medians of $RUNS runs (load average now $(cut -d ' ' -f 1-3 /proc/loadavg)); vs-floor and"
+echo "vs-none: the ratio of the medians, then the median [range] of the per-run ratios; the CPU"
+echo "columns are CPU ms per pod (scheduler alone; scheduler + apiserver + etcd + extender), far"
+echo "less disturbed by other work on the machine than pods/s; algo: the scheduler's mean"
+echo "scheduling-algorithm time per pod (extender calls included), ms"
+printf '%-20s %7s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs none" "sched-cpu" "all-cpu" algo "pods/s of each run"
+base=$(med "${R[none]:-}")
+for v in "${VLIST[@]}"; do
+	f=floor:${v#*:}
+	fl=$(med "${R[$f]:-}")
+	awk -v v="$v" -v p="$(med "${R[$v]}")" -v f="${fl:-0}" -v b="${base:-0}" \
+		-v rf="$(med "${RF[$v]:-}")" -v rfr="$(range "${RF[$v]:-}")" \
+		-v rn="$(med "${RN[$v]:-}")" -v rnr="$(range "${RN[$v]:-}")" \
+		-v sc="$(med "${SC[$v]}")" -v all="$(med "${ALL[$v]}")" -v algo="$(med "${ALGO[$v]}")" \
+		-v runs="${R[$v]}" -v isfloor="$([ "$v" = "$f" ] && echo 1 || echo 0)" 'BEGIN {
+		a = "-"; b2 = "-"
+		if (isfloor) a = "1"
+		else if (f > 0 && rf != "") a = sprintf("%.2f (%.2f [%s])", p / f, rf, rfr)
+		if (v == "none") b2 = "1"
+		else if (b > 0 && rn != "") b2 = sprintf("%.2f (%.2f [%s])", p / b, rn, rnr)
+		printf "%-20s %7.0f %-24s %-24s %9.2f %8.2f %7.3f  %s\n", v, p, a, b2, sc, all, algo, runs }'
+done
+echo "target: netsched >= 0.90 of the floor in each configuration"
+[ "$timeouts" -gt 0 ] && echo "httpTimeout 100ms: $timeouts extender calls timed out (netsched:names)"
+
+# A scorer that accepts connections and never answers: the cost per pod,
+# first bind to last.
+HUNG_PORT=$(free_port)
+start hung python3 tests/tools/http_stub.py hang "$HUNG_PORT"
+wait_for 5 "the hanging stub" bash -c "exec 3<>/dev/tcp/127.0.0.1/$HUNG_PORT"
 for t in 100ms 1s; do
 	n=20
 	[ "$t" = 1s ] && n=6
-	one names "$n" "$t" >"$WORK/one.out"
+	one hung:names "$n" "$t" "http://127.0.0.1:$HUNG_PORT" >"$WORK/one.out"
 	read -r pps spp _ <"$WORK/one.out"
-	echo "hung scorer, httpTimeout $t: $(awk -v s="$spp" 'BEGIN { printf "%.3f", s }') s per pod ($pps pods/s; $n pods)"
+	echo "hung extender, httpTimeout $t: $(awk -v s="$spp" 'BEGIN { printf "%.3f", s }') s per pod ($pps pods/s; $n pods)"
 done
