@@ -8,7 +8,9 @@
 #   none                    no extender
 #   floor:names             the floor, filter + prioritize, node names
 #   netsched:names          netsched as deploy/ ships it (filter + prioritize,
-#                           node names, its scorer args, the pod watch on)
+#                           node names, its scorer args, the pod watch on),
+#                           but over plain HTTP like the floor: deploy/'s
+#                           mTLS (--tls-*, enableHTTPS) is left out
 #   floor:prioritize        the floor, prioritize only
 #   netsched:prioritize     netsched, prioritize only (deploy/*prioritize-only*)
 #   and on demand: CONFIG full (filter + prioritize, full Node objects), and
@@ -76,7 +78,8 @@ netsched_up() {
 	listen=$(free_port) http=$(free_port)
 	mapfile -t args < <(python3 tests/k8s/shipped.py args scorer -- \
 		"--listen=tcp://127.0.0.1:$listen" "--http=127.0.0.1:$http" --health-listen=drop \
-		--key-file=drop "--kubeconfig=$WORK/kubeconfig" "$@")
+		--key-file=drop --tls-cert=drop --tls-key=drop --tls-client-ca=drop \
+		"--kubeconfig=$WORK/kubeconfig" "$@")
 	start "scorer-$K8S_RUN" "$BIN/netsched-scorer" "${args[@]}"
 	SCORER_PID=$LAST_PID SCORER_URL=http://127.0.0.1:$http
 	wait_for 10 "scorer /healthz" curl -sf "$SCORER_URL/healthz"
@@ -179,7 +182,7 @@ echo "vs-none: the ratio of the medians, then the median [range] of the per-run 
 echo "columns are CPU ms per pod (scheduler alone; scheduler + apiserver + etcd + extender), far"
 echo "less disturbed by other work on the machine than pods/s; algo: the scheduler's mean"
 echo "scheduling-algorithm time per pod (extender calls included), ms"
-printf '%-20s %7s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs none" "sched-cpu" "all-cpu" algo "pods/s of each run"
+printf '%-23s %7s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs none" "sched-cpu" "all-cpu" algo "pods/s of each run"
 base=$(med "${R[none]:-}")
 for v in "${VLIST[@]}"; do
 	f=floor:${v#*:}
@@ -194,7 +197,7 @@ for v in "${VLIST[@]}"; do
 		else if (f > 0 && rf != "") a = sprintf("%.2f (%.2f [%s])", p / f, rf, rfr)
 		if (v == "none") b2 = "1"
 		else if (b > 0 && rn != "") b2 = sprintf("%.2f (%.2f [%s])", p / b, rn, rnr)
-		printf "%-20s %7.0f %-24s %-24s %9.2f %8.2f %7.3f  %s\n", v, p, a, b2, sc, all, algo, runs }'
+		printf "%-23s %7.0f %-24s %-24s %9.2f %8.2f %7.3f  %s\n", v, p, a, b2, sc, all, algo, runs }'
 done
 echo "target: netsched >= 0.90 of the floor in each configuration"
 [ "$timeouts" -gt 0 ] && echo "httpTimeout 100ms: $timeouts extender calls timed out (netsched:names)"
