@@ -182,8 +182,9 @@ bench: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/run
 
-# The real kube-scheduler's throughput with and without netsched (bench/k8s.sh;
-# builds the control plane once, cached).
+# The real kube-scheduler's throughput with no extender, with the floor
+# extender (bench/floor.c) and with netsched, in the same runs (bench/k8s.sh;
+# about 10 minutes; builds the control plane once, cached).
 bench-k8s: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/k8s.sh
