@@ -243,6 +243,8 @@ static bool on_readable(int ep, struct conn *c)
 		if (r < 0)
 			break;
 		c->in_len += (size_t)r;
+		if (c->in_len > FLOOR_MAX_REQUEST + FLOOR_MAX_HEADERS)
+			return false;
 	}
 	if (errno != EAGAIN)
 		return false;
