@@ -56,7 +56,8 @@
  * buys nothing (MHD's own advice). */
 #define HTTP_CONN_MEMORY (128u * 1024u)
 /* Request memory, all connections together (bodies and their JSON tokens,
- * s->request_memory): four bodies of the largest allowed size. The
+ * s->request_memory; the Prometheus fallback's reply and its tokens too,
+ * prom.h): four bodies of the largest allowed size. The
  * largest body with the most tokens allowed (32 MiB, 4 Mi tokens of 20
  * bytes) needs 112 MiB in all, so it fits alone and at most one such
  * request parses at a time; with the table, in-flight pods and connection
@@ -816,11 +817,20 @@ static void retire_daemon(void *ctx, struct MHD_Daemon *d)
 	stop_daemon(ctx, d);
 }
 
+void http_request_budget(struct scorer *s)
+{
+	size_t max = s->limits.max_body_bytes;
+	size_t budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX : max * HTTP_BUDGET_BODIES;
+
+	membudget_init(&s->request_memory, budget, budget / HTTP_BUDGET_RESERVE_DIV,
+		       HTTP_SMALL_REQUEST);
+	s->limits.request.budget = &s->request_memory;
+}
+
 static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
 				 const struct tls_files *tls, bool health_only, bool serves_status,
 				 char *err, size_t errlen)
 {
-	size_t max = s->limits.max_body_bytes;
 	struct tls_pems pems = { 0 };
 	struct http_server *h;
 	int fd;
@@ -836,14 +846,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 	h->serves_status = serves_status;
 	bigq_init(&h->big, h, HTTP_BIG_NICE);
 	bigq_init(&h->status, h, HTTP_STATUS_NICE);
-	if (!health_only) {
-		size_t budget = max > SIZE_MAX / HTTP_BUDGET_BODIES ? SIZE_MAX :
-				max * HTTP_BUDGET_BODIES;
-
-		membudget_init(&s->request_memory, budget, budget / HTTP_BUDGET_RESERVE_DIV,
-			       HTTP_SMALL_REQUEST);
-		s->limits.request.budget = &s->request_memory;
-	}
+	if (!health_only && !s->limits.request.budget)
+		http_request_budget(s);
 	if (tls && tls->cert[0]) {
 		h->tls = tls;
 		if (tls_load(tls, &pems, err, errlen))

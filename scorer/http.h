@@ -18,7 +18,8 @@
  * Bodies buffered across all connections together, and the JSON tokens
  * parsed from them, share one budget (s->request_memory, four bodies of the
  * largest size, an eighth kept for requests under 1 MiB; 503 when full),
- * so no mix of clients can grow memory past it.
+ * so no mix of clients can grow memory past it; the Prometheus fallback's
+ * replies take from it too (prom.h).
  * /v1/nodes and /metrics are rendered on a thread of their own (one at a
  * time, off the scheduler's threads) and shared by every request waiting,
  * within a budget of their own (statusreply.h; 503 when full). Each
@@ -60,12 +61,17 @@ struct http_server;
  * and /readyz, and with serve_status also /metrics, /v1/nodes and
  * /v1/workloads (false when http_start_health() serves them: then only the
  * scheduler, with its client certificate, has anything to ask here). s and tls (NULL for plain
- * HTTP) must outlive the server. Sizes s->request_memory and points
- * s->limits.request.budget at it before serving. NULL on failure, with err
+ * HTTP) must outlive the server. Calls http_request_budget() first unless
+ * s->limits.request.budget is set already. NULL on failure, with err
  * holding one line such as "bind 0.0.0.0:8470: Address already in use". */
 struct http_server *http_start(struct scorer *s, const char *addr, uint16_t port,
 			       const struct tls_files *tls, bool serve_status, char *err,
 			       size_t errlen);
+
+/* Sizes s->request_memory from s->limits.max_body_bytes and points
+ * s->limits.request.budget at it: called before anything else takes from
+ * it (the Prometheus fallback, prom.h), once. */
+void http_request_budget(struct scorer *s);
 
 /* Plain HTTP serving GET /healthz, /readyz, /metrics, /v1/nodes and
  * /v1/workloads (404 for any other path, the verbs included): read-only,

@@ -178,6 +178,8 @@ int main(int argc, char **argv)
 	s.limits.request.max_nodes = o.max_request_nodes;
 	s.limits.connections_per_client = (unsigned)o.connections_per_client;
 	s.limits.request.max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS;
+	/* Sized before the Prometheus fallback starts taking from it. */
+	http_request_budget(&s);
 	s.now_ns = clock_mono_ns;
 	s.started_mono_ns = clock_mono_ns();
 	reports.started_unix_ms = clock_unix_ms();
@@ -304,6 +306,7 @@ int main(int argc, char **argv)
 		if (o.prom.max_age_ms < o.stale_after_ms)
 			o.prom.max_age_ms = o.stale_after_ms;
 		o.prom.max_nodes = o.max_tracked_nodes;
+		o.prom.budget = &s.request_memory;
 		s.prom = prom_start(&o.prom, &s.counters, s.now_ns, err, sizeof(err));
 		if (!s.prom) {
 			log_error("scorer", "%s", err);

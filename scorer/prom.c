@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "registry.h"
 #include "log.h"
+#include "membudget.h"
 #include "worker.h"
 
 /* A failing Prometheus is logged at the first failure, then once a minute. */
@@ -47,13 +48,37 @@ static void snapshot_free(struct snapshot *sn)
 	free(sn);
 }
 
+/* A reply as it arrives, its bytes charged to the budget first. */
+struct reply_body {
+	struct buf b;
+	struct membudget *budget;	/* may be NULL */
+	size_t charged;
+	bool no_room;
+};
+
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
-	struct buf *b = arg;
+	struct reply_body *r = arg;
 
-	buf_append(b, data, size * n);
-	/* Returning less than given aborts the transfer: over the cap, stop. */
-	return buf_failed(b) ? 0 : size * n;
+	/* Returning less than given aborts the transfer: over the cap, or
+	 * no room in the budget, stop. */
+	if (!membudget_take(r->budget, &r->charged, size * n)) {
+		r->no_room = true;
+		return 0;
+	}
+	buf_append(&r->b, data, size * n);
+	return buf_failed(&r->b) ? 0 : size * n;
+}
+
+/* Why a transfer stopped in on_body(). */
+static void write_error(const struct reply_body *r, char *why, size_t len)
+{
+	if (r->no_room)
+		snprintf(why, len, "no room for a reply over %zu bytes in the request memory "
+			 "budget (%zu of %zu bytes in use, the reply's included): dropped",
+			 r->b.len, membudget_used(r->budget), r->budget->limit);
+	else
+		snprintf(why, len, "reply over the size limit (%u bytes)", PROM_MAX_REPLY_BYTES);
 }
 
 /* One refresh: 0 and a new snapshot in *out, or -errno with why. */
@@ -66,10 +91,10 @@ static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 	char *escaped = NULL;
 	long status = 0;
 	CURLcode cc;
-	struct buf b;
+	struct reply_body body = { .budget = p->cfg.budget };
 	int rc = -EIO;
 
-	buf_init(&b, PROM_MAX_REPLY_BYTES);
+	buf_init(&body.b, PROM_MAX_REPLY_BYTES);
 	escaped = curl_easy_escape(p->curl, p->query, 0);
 	if (!escaped || (size_t)snprintf(url, sizeof(url), "%s/api/v1/query?query=%s", p->cfg.url,
 					 escaped) >= sizeof(url)) {
@@ -91,7 +116,7 @@ static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 	}
 	curl_easy_setopt(p->curl, CURLOPT_URL, url);
 	curl_easy_setopt(p->curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &b);
+	curl_easy_setopt(p->curl, CURLOPT_WRITEDATA, &body);
 	sn = calloc(1, sizeof(*sn));
 	if (!sn) {
 		rc = -ENOMEM;
@@ -100,17 +125,22 @@ static int refresh(struct prom *p, struct snapshot **out, char *why, size_t len)
 	}
 	sn->fetched_ns = p->now_ns();
 	cc = curl_easy_perform(p->curl);
+	if (cc == CURLE_WRITE_ERROR) {
+		rc = body.no_room ? -EBUSY : -E2BIG;
+		write_error(&body, why, len);
+		goto out;
+	}
 	if (cc != CURLE_OK) {
 		rc = cc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-		snprintf(why, len, "%s%s", curl_easy_strerror(cc),
-			 cc == CURLE_WRITE_ERROR ? " (reply over the size limit)" : "");
+		snprintf(why, len, "%s", curl_easy_strerror(cc));
 		goto out;
 	}
 	curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
 	/* Prometheus answers errors (bad query, timeout) as JSON with 4xx/5xx:
 	 * parse them for the message, but a non-200 is never data. */
-	rc = promquery_parse(b.data ? b.data : "", b.len, promquery_node_label(&p->cfg.query),
-			     p->cfg.max_nodes, &sn->r, why, len);
+	rc = promquery_parse_budget(body.b.data ? body.b.data : "", body.b.len,
+				    promquery_node_label(&p->cfg.query), p->cfg.max_nodes,
+				    p->cfg.budget, &sn->r, why, len);
 	if (rc == 0 && status != 200) {
 		snprintf(why, len, "HTTP status %ld", status);
 		rc = -EBADMSG;
@@ -127,7 +157,8 @@ out:
 	snapshot_free(sn);
 	curl_slist_free_all(headers);
 	curl_free(escaped);
-	buf_free(&b);
+	buf_free(&body.b);
+	membudget_give(body.budget, &body.charged);
 	return rc;
 }
 

@@ -10,6 +10,13 @@
  * refresh never makes old data look fresh; data older than max_age is not
  * used at all.
  *
+ * The reply's bytes, as they arrive, and its JSON tokens are taken from a
+ * memory budget (cfg->budget: the scorer's request memory, shared with
+ * the extender's bodies) before they are held: a reply at the caps below
+ * needs 112 MiB (32 MiB and 4 Mi tokens of 20 bytes), and outside any
+ * budget that came on top of everything the budgets bound. A reply with
+ * no room is a failed refresh (backed off, logged with the numbers).
+ *
  * Counters (refreshes, failures, dropped values, latency) are the
  * scorer's (registry.h), updated atomically by the thread. */
 #ifndef NETSCHED_PROM_H
@@ -37,8 +44,12 @@ struct prom_config {
 	char ca_file[PROM_PATH_MAX];
 	bool insecure;			/* skip TLS verification: explicit only */
 	size_t max_nodes;
+	/* The reply and its tokens are charged to it while a refresh holds
+	 * them; NULL: no budget. Must outlive the fallback. */
+	struct membudget *budget;
 };
 
+struct membudget;
 struct registry;
 struct prom;
 

@@ -205,16 +205,23 @@ static void quote_error(const struct json *d, int obj, char *out, size_t cap)
 int promquery_parse(const char *body, size_t len, const char *node_label, size_t max_nodes,
 		    struct promquery_result *out, char *err, size_t errlen)
 {
+	return promquery_parse_budget(body, len, node_label, max_nodes, NULL, out, err, errlen);
+}
+
+int promquery_parse_budget(const char *body, size_t len, const char *node_label,
+			   size_t max_nodes, struct membudget *budget,
+			   struct promquery_result *out, char *err, size_t errlen)
+{
 	struct json doc = { 0 };
 	struct promquery_value *vals = NULL;
 	struct promquery_result r = { 0 };
 	int rc, data, res, status, type;
 	char why[160];
 
-	rc = json_parse(&doc, body, len, PROMQUERY_MAX_TOKENS, why, sizeof(why));
+	rc = json_parse_budget(&doc, body, len, PROMQUERY_MAX_TOKENS, budget, why, sizeof(why));
 	if (rc == -ENOMEM)
 		return rc;
-	if (rc == -E2BIG) {
+	if (rc == -E2BIG || rc == -EBUSY) {
 		snprintf(err, errlen, "reply of %zu bytes: %s", len, why);
 		return rc;
 	}

@@ -16,6 +16,8 @@
 #include "nodename.h"
 #include "traffic.h"
 
+struct membudget;
+
 #define PROMQUERY_MAX_LEN 4096
 #define PROMQUERY_DEVICE_MAX 128
 #define PROMQUERY_LABEL_MAX 64
@@ -73,6 +75,12 @@ struct promquery_result {
  * used. */
 int promquery_parse(const char *body, size_t len, const char *node_label, size_t max_nodes,
 		    struct promquery_result *out, char *err, size_t errlen);
+/* promquery_parse(), the token array's memory taken from budget while it
+ * parses (json_parse_budget(); NULL: none): -EBUSY when it has no room,
+ * err saying how much was asked. */
+int promquery_parse_budget(const char *body, size_t len, const char *node_label,
+			   size_t max_nodes, struct membudget *budget,
+			   struct promquery_result *out, char *err, size_t errlen);
 void promquery_result_free(struct promquery_result *r);
 
 #endif

@@ -51,9 +51,10 @@ struct scorer {
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;
-	/* Request bodies and their JSON tokens, all requests together
-	 * (membudget.h); http_start() sizes it and points
-	 * limits.request.budget at it. */
+	/* Request bodies and their JSON tokens, all requests together, and
+	 * the Prometheus fallback's reply (membudget.h);
+	 * http_request_budget() sizes it and points limits.request.budget at
+	 * it. */
 	struct membudget request_memory;
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);

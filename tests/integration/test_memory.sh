@@ -11,8 +11,15 @@
 #     never read it, asking again all the time (it once held 465 MB);
 #   - report connections from many addresses, every one the scorer keeps and
 #     more, each sending the length of a message at NNG's receive limit
-#     (32 KiB, allocated whole at once) and all of it but its last byte.
-# Peak RSS is the kernel's VmHWM for the process.
+#     (32 KiB, allocated whole at once) and all of it but its last byte;
+#   - the Prometheus fallback is asked every 100 ms (--prometheus-refresh's
+#     least) and every reply is at the scorer's caps: 32 MiB and 4 Mi JSON
+#     tokens (80 MiB of them). A stand-in serves it: a real Prometheus
+#     would need about 400,000 series stored to answer that much.
+# Peak RSS is the kernel's VmHWM for the process. First, on its own: while
+# clients hold the request memory budget with bodies, Prometheus replies at
+# the caps must not raise the peak (they once added 112 MiB outside every
+# budget); the kernel's peak is reset for it (/proc/PID/clear_refs).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -40,8 +47,50 @@ while [ $# -gt 1 ]; do
 done
 echo "deploy/: memory limit $((limit / 1048576)) MiB, ${deploy_args:-no limits set}; filling $nodes nodes"
 
+# The Prometheus stand-in: every query answered with a success of one
+# series; while $WORK/prom.big exists, padded to the caps (scorer/prom.h,
+# scorer/promquery.c) with one array of 1-byte numbers and one long
+# string: the most memory a reply may make the scorer hold. Counts the
+# replies at the caps it sent in $WORK/prom.count.
+PROM_PORT=$(free_port)
+cat >"$WORK/prom_standin.py" <<'PY'
+import http.server, os, sys
+MAX_BYTES, MAX_TOKENS = 32 << 20, 4 << 20
+series = b'{"metric":{"instance":"node-0","netsched_dir":"rx"},"value":[1,"1"]}'
+head = b'{"status":"success","data":{"resultType":"vector","result":[' + series + b']}'
+small = head + b'}'
+n = MAX_TOKENS - 64
+big = head + b',"pad":[' + b",".join([b"1"] * n) + b'],"text":"'
+big += b"a" * (MAX_BYTES - 16 - len(big)) + b'"}'
+assert len(big) <= MAX_BYTES
+flag = os.path.join(os.path.dirname(sys.argv[2]), "prom.big")
+count = 0
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        global count
+        body = big if os.path.exists(flag) else small
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except OSError:
+            return
+        if body is big:
+            count += 1
+            open(sys.argv[2], "w").write("%d\n" % count)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+PY
+start prom-standin python3 "$WORK/prom_standin.py" "$PROM_PORT" "$WORK/prom.count"
+wait_for 20 "the Prometheus stand-in" bash -c "exec 3<>/dev/tcp/127.0.0.1/$PROM_PORT"
+prom_count() { cat "$WORK/prom.count" 2>/dev/null || echo 0; }
+
 # shellcheck disable=SC2086
-start_scorer --stale-after 1h $deploy_args
+start_scorer --stale-after 1h $deploy_args --prometheus "http://127.0.0.1:$PROM_PORT" \
+	--prometheus-refresh 100ms --prometheus-timeout 10s
 SCORER=$LAST_PID
 "$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes "$nodes" --senders 4 --once \
 	>"$WORK/feed.log" 2>&1 || fail "feed: $(cat "$WORK/feed.log")"
@@ -83,6 +132,50 @@ hwm_under_limit() {
 	[ "$((hwm + queued))" -lt "$limit" ] ||
 		fail "after $1, $(((hwm + queued) / 1048576)) MiB is over the deploy limit $((limit / 1048576)) MiB"
 }
+
+prom_ok() { [ "$(metric 'netsched_scorer_prometheus_refreshes_total{result="ok"}')" -gt 0 ]; }
+wait_for 10 "a Prometheus reply used" prom_ok
+
+# Clients hold the request budget (4 x max-body, of which 7/8 for holders of
+# more than 1 MiB) with bodies of half the largest size, sent but for the
+# last byte: seven fill it, an eighth is refused. Then the peak is reset and
+# Prometheus replies at the caps come in; the budget has no room for them.
+# The rise allowed is for libcurl and the allocator, not for any reply.
+rise_max=$((8 << 20))
+python3 - "$HTTP_PORT" "$max_body" "$WORK/bodies.ready" <<'PY' &
+import socket, sys, time
+port, M = int(sys.argv[1]), int(sys.argv[2])
+held = []
+for _ in range(8):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(b"POST /prioritize HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % (M // 2 + 1) + b" " * (M // 2))
+    held.append(s)
+open(sys.argv[3], "w").write("ready\n")
+time.sleep(8)
+PY
+BODIES=$!
+PIDS+=("$BODIES")
+wait_for 20 "bodies holding the request budget" test -s "$WORK/bodies.ready"
+# The scorer has read all the kernel queued for it.
+queues_empty() {
+	[ -z "$(ss -Htn state established "( sport = :$HTTP_PORT or dport = :$HTTP_PORT )" |
+		awk '$1 + $2 > 0')" ]
+}
+wait_for 20 "the scorer reading the bodies" queues_empty
+echo 5 >"/proc/$SCORER/clear_refs" || fail "cannot reset the peak RSS (clear_refs)"
+rss0=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$SCORER/status")
+asked=$(prom_count)
+touch "$WORK/prom.big"
+wait_for 20 "3 Prometheus replies at the caps" bash -c "[ \$(cat $WORK/prom.count) -ge $((asked + 3)) ]"
+hwm=$(awk '/^VmHWM:/ { print $2 * 1024 }' "/proc/$SCORER/status")
+echo "Prometheus replies at the caps while bodies hold the budget: peak RSS $((rss0 / 1048576)) -> $((hwm / 1048576)) MiB" \
+	"($(($(prom_count) - asked)) replies)"
+[ "$((hwm - rss0))" -le "$rise_max" ] ||
+	fail "Prometheus replies raised the peak RSS by $(((hwm - rss0) / 1048576)) MiB with the request budget full (at most $((rise_max / 1048576)) MiB: they must take from the budget)"
+grep -q "no room for" "$WORK/scorer.log" ||
+	fail "the scorer did not say the reply found no room in the request budget"
+stop_pids "$BODIES"
 
 echo "RSS before the mix: $(awk "/^VmRSS:/ { print int(\$2 / 1024) }" /proc/$SCORER/status) MiB"
 # The mix below, in parts (MIX: status, all); each part runs 10 s.

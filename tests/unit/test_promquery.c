@@ -11,6 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "common/membudget.h"
 #include "scorer/promquery.h"
 
 static struct promquery_config base(enum promquery_preset preset)
@@ -135,11 +136,48 @@ static void test_promquery_parse(void **state)
 	}
 }
 
+/* The tokens come from the budget while the reply is parsed and go back
+ * after: a budget without room for them refuses the reply and is left as
+ * it was; one with room parses it and is empty again. */
+static void test_promquery_parse_budget(void **state)
+{
+	static const char body[] = VECTOR(SERIES("n1", "rx", "1") "," SERIES("n2", "tx", "2"));
+	const struct {
+		const char *name;
+		size_t limit;	/* bytes; the reply has 31 tokens of 20 */
+		int rc;
+	} cases[] = {
+		{ "no room", 64, -EBUSY },
+		{ "room", 4096, 0 },
+	};
+
+	(void)state;
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		struct promquery_result res = { 0 };
+		struct membudget b;
+		char err[256] = "";
+		int rc;
+
+		membudget_init(&b, cases[c].limit, 0, 0);
+		rc = promquery_parse_budget(body, strlen(body), "instance", 4, &b, &res, err,
+					    sizeof(err));
+		if (rc != cases[c].rc)
+			fail_msg("%s: rc %d (%s), want %d", cases[c].name, rc, err, cases[c].rc);
+		assert_int_equal(membudget_used(&b), 0);
+		if (rc)
+			assert_non_null(strstr(err, "no room"));
+		else
+			assert_int_equal(res.n, 2);
+		promquery_result_free(&res);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_promquery_build),
 		cmocka_unit_test(test_promquery_parse),
+		cmocka_unit_test(test_promquery_parse_budget),
 	};
 	return cmocka_run_group_tests_name("promquery", tests, NULL, NULL);
 }
