@@ -20,22 +20,41 @@ and clients that keep the server busy rather than hold it:
   one-byte       connect, send one byte, close, again
   deep           POST a 400 KB body nested 200,000 deep, read the answer, again
   big            POST a 32 MiB body of one-byte tokens ([1,1,...]), read the answer, again
+  made-up-pod    POST --body FILE (a prioritize request for a pod nobody made) to
+                 /prioritize, read the answer, again; counts the answers by status
+
+--tls: every connection starts with a TLS handshake, without a client
+certificate and without checking the server's (what anyone who reaches an
+mTLS port can do); silent stays silent (TLS without a ClientHello).
 
 SIGTERM ends it early. ADDRS is FIRST-LAST of 127.x.y.z addresses (127.0.0.10-127.0.0.18), or a count
 N for N addresses from 127.1.0.1 on. Prints one line of counts when done (and to
 --stats FILE): connections opened, closed by the server, refused.
 
 usage: hostile_clients.py --port P --kind KIND --addrs ADDRS --per N --seconds S
-                          [--every 2] [--stats FILE] [--no-reopen]
+                          [--every 2] [--stats FILE] [--no-reopen] [--tls] [--body FILE]
 """
 import argparse
 import ipaddress
 import signal
 import socket
+import ssl
 import struct
 import sys
 import threading
 import time
+
+# SIGTERM: stop now, and still say what was done, even when it comes
+# before any client started (a slow start on a loaded machine).
+stop = None
+
+
+def finish(*_):
+    global stop
+    stop = 0
+
+
+signal.signal(signal.SIGTERM, finish)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--port", type=int, required=True)
@@ -46,7 +65,22 @@ ap.add_argument("--seconds", type=float, required=True)
 ap.add_argument("--every", type=float, default=2.0)
 ap.add_argument("--stats")
 ap.add_argument("--no-reopen", action="store_true", help="open PER once, never again")
+ap.add_argument("--tls", action="store_true", help="a TLS handshake first, no client certificate")
+ap.add_argument("--body", help="made-up-pod: the request body")
 a = ap.parse_args()
+TLS = None
+if a.tls:
+    TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    TLS.check_hostname = False
+    TLS.verify_mode = ssl.CERT_NONE
+
+
+def wrap(s):
+    """s with TLS on it if asked (the handshake done here, s blocking)."""
+    if TLS is None or a.kind == "silent":
+        return s
+    s.settimeout(5)
+    return TLS.wrap_socket(s)
 
 if "-" in a.addrs:
     lo, hi = (int(ipaddress.IPv4Address(x)) for x in a.addrs.split("-"))
@@ -55,14 +89,15 @@ else:
     base = int(ipaddress.IPv4Address("127.1.0.1"))
     addrs = [str(ipaddress.IPv4Address(base + i)) for i in range(int(a.addrs))]
 
-stop = time.monotonic() + a.seconds
+if stop is None:
+    stop = time.monotonic() + a.seconds
 counts = {"opened": 0, "closed by the server": 0, "refused": 0}
 lock = threading.Lock()
 
 
 def count(k):
     with lock:
-        counts[k] += 1
+        counts[k] = counts.get(k, 0) + 1
 
 
 def opening(kind):
@@ -90,6 +125,7 @@ def connect(src):
     s.settimeout(0.5)	# a full backlog: try again soon
     s.bind((src, 0))
     s.connect(("127.0.0.1", a.port))
+    s = wrap(s)
     s.sendall(opening(a.kind))
     if a.kind == "idle":
         s.recv(65536)
@@ -103,13 +139,13 @@ def connect(src):
 def closed(s):
     try:
         return s.recv(1 << 16) == b""
-    except BlockingIOError:
+    except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
         return False
     except OSError:
         return True
 
 
-BUSY = ("status-loop", "one-byte", "deep", "big")
+BUSY = ("status-loop", "one-byte", "deep", "big", "made-up-pod")
 BODIES = {}
 
 
@@ -119,14 +155,16 @@ def post(body):
 
 
 def read_reply(s):
-    """Reads one HTTP reply with a Content-Length; False if the server closed."""
+    """Reads one HTTP reply with a Content-Length: its status, or 0 if the
+    server closed."""
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = s.recv(65536)
         if not chunk:
-            return False
+            return 0
         data += chunk
     head, _, rest = data.partition(b"\r\n\r\n")
+    status = int(head.split(b" ")[1])
     n = 0
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
@@ -134,9 +172,9 @@ def read_reply(s):
     while len(rest) < n:
         chunk = s.recv(1 << 20)
         if not chunk:
-            return False
+            return 0
         rest += chunk
-    return True
+    return status
 
 
 def busy(src):
@@ -150,11 +188,15 @@ def busy(src):
                 count("opened")
                 continue
             if s is None or a.kind != "status-loop":
-                s = socket.create_connection(("127.0.0.1", a.port), timeout=30, source_address=(src, 0))
+                s = wrap(socket.create_connection(("127.0.0.1", a.port), timeout=30,
+                                                  source_address=(src, 0)))
                 count("opened")
             s.sendall(b"GET /v1/nodes HTTP/1.1\r\nHost: x\r\n\r\n" if a.kind == "status-loop"
                       else post(BODIES[a.kind]))
-            if not read_reply(s) or a.kind != "status-loop":
+            status = read_reply(s)
+            if a.kind == "made-up-pod":
+                count("answered %d" % status if status else "closed by the server")
+            if not status or a.kind != "status-loop":
                 s.close()
                 s = None
         except OSError:
@@ -199,16 +241,12 @@ def hold(src):
         s.close()
 
 
-def finish(*_):
-    global stop
-    stop = 0	# SIGTERM: stop now, and still say what was done
-
-
-signal.signal(signal.SIGTERM, finish)
 if a.kind == "deep":
     BODIES["deep"] = b'{"NodeNames":' + b"[" * 200000 + b"]" * 200000 + b"}"
 if a.kind == "big":
     BODIES["big"] = (b'{"NodeNames":[' + b"1," * (16 * 1024 * 1024 - 8))[:32 * 1024 * 1024 - 2] + b"]}"
+if a.kind == "made-up-pod":
+    BODIES["made-up-pod"] = open(a.body, "rb").read()
 threads = [threading.Thread(target=busy if a.kind in BUSY else hold, args=(src,), daemon=True)
            for src in addrs for _ in range(a.per if a.kind in BUSY else 1)]
 for t in threads:
