@@ -54,7 +54,7 @@ SCORER_OBJ := $(call obj,$(SCORER_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
-.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s bench-podwatch clean \
+.PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s bench-podwatch bench-k8s-hostile clean \
 	fuzz fuzz-smoke fuzz-ci load coverage bench-placement demo-cluster
 all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
 
@@ -195,6 +195,13 @@ bench-k8s: deps-bench
 bench-podwatch: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/podwatch.sh
+
+# Scheduling latency through the real kube-scheduler and netsched as deploy/
+# ships it, quiet and under every hostile client at once (bench/k8s-hostile.sh;
+# root; about 4 minutes once the control plane is cached).
+bench-k8s-hostile: deps-bench
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bench/k8s-hostile.sh
 
 # What pods get on a shaped cluster whose pods run, placed by the stock
 # scheduler, by netsched as deploy/ ships it, and by an oracle
