@@ -62,7 +62,8 @@ PROBE_PORT=$(free_port)
 # shellcheck disable=SC2086
 start_scorer --stale-after 1h --log-level warn --health-listen "127.0.0.1:$PROBE_PORT" $deploy_args
 scorer_pid=$LAST_PID http_port=$HTTP_PORT
-bench_fill_table "$FEED" "$nodes" --senders 4 --once
+# /v1/nodes is on the status port alone (--health-listen).
+HTTP_PORT=$PROBE_PORT bench_fill_table "$FEED" "$nodes" --senders 4 --once
 
 rc=0
 real() {
