@@ -136,6 +136,8 @@ size_t connfair_addr_count(const struct connfair *f, const struct connfair_addr 
 static bool worse(size_t count_a, const struct connfair_conn *a, size_t count_b,
 		  const struct connfair_conn *b)
 {
+	if (a->proven != b->proven)
+		return b->proven;
 	if (count_a != count_b)
 		return count_a > count_b;
 	if (a->idle != b->idle)

@@ -12,7 +12,12 @@
  *      connection that has sent nothing yet), so work in progress is kept;
  *   3. the one waiting longest (idle, or in its current request, the
  *      longest).
- * The connection just accepted is never the victim.
+ * The connection just accepted is never the victim, and a proven one (a
+ * client that showed a verified certificate: the scheduler, under mTLS) is
+ * closed only when every other is proven too: attackers from more
+ * addresses than there are slots squeeze each address to about one
+ * connection, and the scheduler's one keep-alive connection must not be
+ * the one "held by the busiest address".
  *
  * Not thread-safe: the owner locks. Entries are the caller's memory
  * (embedded in its own per-connection struct); the set links and counts
@@ -39,6 +44,7 @@ struct connfair_conn {
 	bool in_set;
 	/* Kept up to date by the owner, read by connfair_victim(). */
 	bool idle;
+	bool proven;		/* set once, never cleared */
 	uint64_t since_ns;	/* idle since, or in its current state since */
 };
 

@@ -341,6 +341,17 @@ void httpguard_request_done(struct MHD_Connection *c)
 	step(c, PHASE_IDLE, 0);
 }
 
+void httpguard_proven(struct MHD_Connection *c)
+{
+	struct guarded *e = entry_of(c);
+
+	if (!e)
+		return;
+	pthread_mutex_lock(&e->g->lock);
+	e->fair.proven = true;
+	pthread_mutex_unlock(&e->g->lock);
+}
+
 void httpguard_mhd_log(void *module, const char *fmt, va_list ap)
 {
 	static struct log_limit limit;

@@ -83,6 +83,9 @@ void httpguard_headers_done(struct MHD_Connection *c, uint64_t body_bytes);
 void httpguard_processing(struct MHD_Connection *c);
 void httpguard_replying(struct MHD_Connection *c, uint64_t reply_bytes);
 void httpguard_request_done(struct MHD_Connection *c);
+/* c showed a verified client certificate: closed to make room only when
+ * every other connection has too (connfair.h). */
+void httpguard_proven(struct MHD_Connection *c);
 
 /* MHD_OPTION_EXTERNAL_LOGGER, httpguard_mhd_log, "module": a client can make
  * libmicrohttpd warn at will (every aborted connection, the per-address

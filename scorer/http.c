@@ -618,6 +618,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 			rq->forbidden = true;
 			return answer(h, conn, rq);
 		}
+		httpguard_proven(conn);
 	}
 
 	if (is_post_route(rq->route) && rq->method_ok) {

@@ -42,7 +42,7 @@ k8s_init
 
 hostile_lab_up "nsx$$"
 hostile_lab_made_up "$WORK/made-up.json"
-HOSTILE_NICE=19
+HOSTILE_NICE=${HOSTILE_NICE:-19}
 p0=$(hostile_lab_prioritized)
 hostile_mix "$LAB_SC_HTTP" "$LAB_SC_HEALTH" "$LAB_SC_LISTEN" tls "$WORK/made-up.json"
 wait_for 60 "the mix to fill the scorer's slots and reach its verbs" hostile_lab_attacked

@@ -38,25 +38,32 @@ struct victim_row {
 	size_t n;
 	int spare;		/* index never chosen, or -1 */
 	int want;		/* index of the victim, -1: none */
+	unsigned proven;	/* bit i: connection i showed a verified certificate */
 };
 
 static const struct victim_row victim_rows[] = {
-	{ "empty set: no victim", { { 0 } }, 0, -1, -1 },
-	{ "only the new connection: no victim", { { 2, false, 9 } }, 1, 0, -1 },
+	{ "empty set: no victim", { { 0 } }, 0, -1, -1, 0 },
+	{ "only the new connection: no victim", { { 2, false, 9 } }, 1, 0, -1, 0 },
 	{ "the address holding the most loses, though its are busy and newer",
-	  { { 1, true, 1 }, { 2, false, 5 }, { 2, false, 6 }, { 3, true, 2 } }, 4, -1, 1 },
+	  { { 1, true, 1 }, { 2, false, 5 }, { 2, false, 6 }, { 3, true, 2 } }, 4, -1, 1, 0 },
 	{ "within that address an idle one goes first",
-	  { { 2, false, 1 }, { 2, true, 8 }, { 3, false, 2 } }, 3, -1, 1 },
+	  { { 2, false, 1 }, { 2, true, 8 }, { 3, false, 2 } }, 3, -1, 1, 0 },
 	{ "among idle ones the longest idle",
-	  { { 2, true, 7 }, { 2, true, 3 }, { 2, true, 5 } }, 3, -1, 1 },
+	  { { 2, true, 7 }, { 2, true, 3 }, { 2, true, 5 } }, 3, -1, 1, 0 },
 	{ "equal counts: idle before busy across addresses",
-	  { { 1, false, 1 }, { 2, true, 9 }, { 3, false, 2 } }, 3, -1, 1 },
+	  { { 1, false, 1 }, { 2, true, 9 }, { 3, false, 2 } }, 3, -1, 1, 0 },
 	{ "equal counts, all busy: the oldest in its state",
-	  { { 1, false, 4 }, { 2, false, 2 }, { 3, false, 3 } }, 3, -1, 1 },
+	  { { 1, false, 4 }, { 2, false, 2 }, { 3, false, 3 } }, 3, -1, 1, 0 },
 	{ "the new connection's own address counts, but never itself",
-	  { { 5, false, 1 }, { 5, false, 9 }, { 6, true, 0 } }, 3, 1, 0 },
+	  { { 5, false, 1 }, { 5, false, 9 }, { 6, true, 0 } }, 3, 1, 0, 0 },
 	{ "a newcomer from a fresh address takes from the busiest, not the scheduler",
-	  { { 1, false, 0 }, { 7, true, 3 }, { 7, true, 4 }, { 8, false, 9 } }, 4, 3, 1 },
+	  { { 1, false, 0 }, { 7, true, 3 }, { 7, true, 4 }, { 8, false, 9 } }, 4, 3, 1, 0 },
+	{ "a proven connection stays though its address holds the most and it idles longest",
+	  { { 1, true, 0 }, { 1, true, 1 }, { 2, false, 5 }, { 3, true, 6 } }, 4, -1, 1, 1u << 0 },
+	{ "a proven one alone at an address stays, every unproven goes first",
+	  { { 1, true, 0 }, { 2, false, 5 }, { 3, false, 6 } }, 3, 2, 1, 1u << 0 },
+	{ "all proven: the usual rules among them",
+	  { { 1, true, 4 }, { 1, true, 2 }, { 2, false, 1 } }, 3, -1, 1, 7u },
 };
 
 static void test_connfair_victim_rows(void **state)
@@ -74,6 +81,7 @@ static void test_connfair_victim_rows(void **state)
 			c[i].addr = v4(row->conns[i].addr);
 			c[i].idle = row->conns[i].idle;
 			c[i].since_ns = row->conns[i].since;
+			c[i].proven = row->proven >> i & 1u;
 			assert_int_equal(connfair_add(&f, &c[i]), 0);
 		}
 		got = connfair_victim(&f, row->spare >= 0 ? &c[row->spare] : NULL);
