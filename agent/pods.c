@@ -382,6 +382,7 @@ void pods_sample(struct pods *p, uint64_t now_ns, uint64_t link_bytes_per_second
 		with_ips += f->n_ips > 0;
 	}
 	p->n_listed = pods_select(p->scratch, p->n, p->cfg.reported, p->listed, &p->rest);
+	p->n_seen = (uint32_t)p->n;
 	p->have_figures = true;
 	p->gen++;
 	p->health.measured = p->n;
@@ -394,7 +395,7 @@ void pods_sample(struct pods *p, uint64_t now_ns, uint64_t link_bytes_per_second
 static void put_figures(const struct pods *p, struct report *r)
 {
 	r->has_pods = true;
-	r->pods_seen = (uint32_t)p->n;
+	r->pods_seen = p->n_seen;
 	r->n_pods = p->n_listed;
 	memcpy(r->pods, p->listed, p->n_listed * sizeof(p->listed[0]));
 	r->pods_rest = p->rest;

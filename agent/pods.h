@@ -118,6 +118,10 @@ struct pods {
 	bool have_figures;
 	uint64_t gen, judged_gen, judged_link;
 	bool fit;
+	/* Interfaces measured at that reading: pods_sync() may forget some
+	 * before the next one, and a report saying fewer seen than listed is
+	 * refused whole, uplinks and all. */
+	uint32_t n_seen;
 	uint32_t n_listed;
 	struct report_pod listed[REPORT_MAX_PODS];
 	struct report_pod rest;
