@@ -36,6 +36,11 @@ struct ipod {
 	uint64_t assumed_ns;
 	uint64_t w_rx, w_tx;		/* full weight, bytes per second */
 	uint64_t r_rx, r_tx;		/* reserved, bytes per second */
+	/* What the agents' window has measured of it (inflight_measured()):
+	 * the share of its weight left, FULL when unmeasured, only ever
+	 * lower; and the figures it came from, for /v1/nodes. */
+	uint32_t measured_f;
+	uint32_t measured_ms, window_ms;
 	struct inflight_load share;	/* what it adds to each of its nodes now */
 };
 
@@ -302,6 +307,15 @@ static uint32_t factor(const struct inflight *in, const struct ipod *p, uint64_t
 	return FULL - (uint32_t)mul_div(since, FULL, in->cfg.fade_ns);
 }
 
+/* The share left at now: the hold and fade's, and never more than what
+ * the agents' window has not measured yet. */
+static uint32_t factor_now(const struct inflight *in, const struct ipod *p, uint64_t now)
+{
+	uint32_t f = factor(in, p, now);
+
+	return f < p->measured_f ? f : p->measured_f;
+}
+
 /* Its share on each of its nodes at factor f: all of it on each tied
  * node (see the header). */
 static struct inflight_load share_at(const struct ipod *p, uint32_t f)
@@ -407,7 +421,7 @@ static bool pod_attach(struct inflight *in, struct ipod *p, const struct infligh
 			p->nodes[p->n++] = idx;
 	}
 	memset(&p->share, 0, sizeof(p->share));
-	pod_set_share(in, p, factor(in, p, now));
+	pod_set_share(in, p, factor_now(in, p, now));
 	return true;
 }
 
@@ -437,6 +451,14 @@ static void pod_weights(struct ipod *p, const struct inflight_pod *pod, uint64_t
 			      sizeof(p->label));
 }
 
+/* Nothing of it measured (yet, or any more: it went elsewhere). */
+static void measure_reset(struct ipod *p)
+{
+	p->measured_f = FULL;
+	p->measured_ms = 0;
+	p->window_ms = 0;
+}
+
 static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint32_t h)
 {
 	int32_t i;
@@ -449,6 +471,7 @@ static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint3
 	in->pod_free = p->next;
 	memset(p, 0, sizeof(*p));
 	p->older = p->newer = NONE;
+	p->measured_f = FULL;
 	p->used = true;
 	p->hash = h;
 	p->uid_len = (uint8_t)len;
@@ -492,12 +515,15 @@ static void tick_locked(struct inflight *in, uint64_t now)
 			pod_free(in, (int32_t)i);
 			continue;
 		}
+		/* A pod measured whole stays, weighing nothing, until its
+		 * fade ends: a later event of the watch must find it, not
+		 * observe it anew at its whole weight. */
 		f = factor(in, p, now);
 		if (!f) {
 			in->st.faded++;
 			pod_free(in, (int32_t)i);
-		} else if (f != FULL) {
-			pod_set_share(in, p, f);
+		} else if (f != FULL || p->measured_f != FULL) {
+			pod_set_share(in, p, f < p->measured_f ? f : p->measured_f);
 		}
 	}
 	atomic_store(&in->next_tick_ns, now + INFLIGHT_TICK_NS);
@@ -581,6 +607,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 	p = &in->pods[i];
 	pod_detach(in, p);
 	pod_weights(p, pod, widest_link(nodes, n));
+	measure_reset(p);
 	p->t0_ns = now_ns;
 	p->assumed_ns = now_ns;
 	if (!pod_attach(in, p, nodes, n, now_ns)) {
@@ -643,6 +670,8 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 	p = &in->pods[i];
 	pod_detach(in, p);
 	pod_weights(p, pod, 0);
+	if (!here)
+		measure_reset(p); /* measured on the node it left, if at all */
 	p->bound = true;
 	p->t0_ns = bound_ns;
 	if (!pod_attach(in, p, &name, 1, now_ns)) {
@@ -653,6 +682,56 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 out:
 	pthread_rwlock_unlock(&in->lock);
 	return rc;
+}
+
+/* Whether p is counted on node idx alone. */
+static bool only_on(const struct ipod *p, int32_t idx)
+{
+	return p->n == 1 && p->nodes[0] == idx;
+}
+
+size_t inflight_measured(struct inflight *in, const char *node, size_t node_len,
+			 uint64_t window_ms, const struct inflight_measure *m, size_t n,
+			 uint64_t now_ns)
+{
+	size_t gave = 0;
+	int32_t idx;
+
+	if (!in || !n || !window_ms || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
+	    !valid_name(node, node_len, NODENAME_MAX_LEN))
+		return 0;
+	pthread_rwlock_wrlock(&in->lock);
+	idx = find_node(in, node, node_len, hash(node, node_len));
+	for (size_t k = 0; idx != NONE && k < n; k++) {
+		uint64_t ms = m[k].measured_ms < window_ms ? m[k].measured_ms : window_ms;
+		uint32_t f = (uint32_t)(FULL - mul_div(ms, FULL, window_ms));
+		int32_t i;
+		struct ipod *p;
+
+		if (!valid_name(m[k].uid, m[k].uid_len, POD_UID_MAX) || !ms)
+			continue;
+		i = find_pod(in, m[k].uid, m[k].uid_len, hash(m[k].uid, m[k].uid_len));
+		if (i == NONE)
+			continue;
+		p = &in->pods[i];
+		/* Tied on several nodes: wait for the watch to say which. */
+		if (!only_on(p, idx) || f >= p->measured_f)
+			continue;
+		if (!f)
+			in->st.measured++;
+		p->measured_f = f;
+		p->measured_ms = (uint32_t)ms;
+		p->window_ms = window_ms < UINT32_MAX ? (uint32_t)window_ms : UINT32_MAX;
+		pod_set_share(in, p, factor_now(in, p, now_ns));
+		gave++;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return gave;
+}
+
+uint64_t inflight_horizon_ns(const struct inflight *in)
+{
+	return in ? in->cfg.hold_ns + in->cfg.fade_ns : 0;
 }
 
 void inflight_drop(struct inflight *in, const char *uid, size_t uid_len)
@@ -761,6 +840,8 @@ long inflight_list(struct inflight *in, struct inflight_entry **out)
 			e[n].bound = p->bound;
 			e[n].load = p->share;
 			e[n].basis = (enum inflight_basis)p->basis;
+			e[n].measured_ms = p->measured_ms;
+			e[n].window_ms = p->window_ms;
 		}
 	}
 	pthread_rwlock_unlock(&in->lock);

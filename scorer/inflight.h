@@ -39,6 +39,18 @@
  *    weight for hold_ns after binding (start-up plus one agent window, so
  *    the window has measured it), then fades linearly to zero over fade_ns
  *    and is forgotten: its traffic is never counted twice for long.
+ *  - measured (inflight_measured(), from the join of the agents' per-pod
+ *    traffic, podindex.h): once the agent of the one node a pod is counted
+ *    on has measured the pod's own traffic for measured_ms of its window_ms
+ *    window, that much of the pod is in the node's measured rates, so its
+ *    weight gives way: it weighs weight x max(0, 1 - measured_ms /
+ *    window_ms), never more than the hold and fade leave, and never comes
+ *    back (a reading that covers less is an older one, or a re-created
+ *    interface whose earlier traffic is still in the node's window). A pod
+ *    measured whole weighs nothing but stays until its fade ends, so a
+ *    later watch event finds it rather than observing it anew. A pod tied
+ *    on several nodes, or one the agents do not measure (no per-pod
+ *    counters), keeps the hold and fade alone.
  *
  * What a pod weighs, per direction, is decided by podweight.h (its
  * declared bandwidth, else its workload's learned demand, else a fallback)
@@ -133,6 +145,7 @@ struct inflight_stats {
 	uint64_t expired;	/* never bound within expire_ns */
 	uint64_t displaced;	/* unconfirmed, the oldest, gave way to a newer pod: slots full */
 	uint64_t faded;		/* measured by now: forgotten */
+	uint64_t measured;	/* the agents' window covered it whole: weighs nothing */
 	uint64_t cap_hits;	/* not tracked: max_pods or max_nodes reached */
 	size_t pods;		/* tracked now */
 	size_t nodes;		/* with at least one in-flight pod now */
@@ -146,6 +159,15 @@ struct inflight_entry {
 	bool bound;			/* the watch says it is here */
 	enum inflight_basis basis;
 	struct inflight_load load;	/* what it adds to this node now */
+	uint32_t measured_ms;		/* of window_ms, by the agents (0: not measured) */
+	uint32_t window_ms;
+};
+
+/* One pod's traffic as its node's agent measured it (inflight_measured()). */
+struct inflight_measure {
+	const char *uid;
+	size_t uid_len;
+	uint64_t measured_ms;		/* how long the agent has measured it */
 };
 
 /* "guessed" | "learned" | "declared" */
@@ -196,6 +218,20 @@ void inflight_tick(struct inflight *in, uint64_t now_ns, bool force);
  * costs one atomic read. */
 bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
 		  size_t except_len, struct inflight_load *out);
+
+/* The join: node's agent, whose window is window_ms long, has measured
+ * each pod m[k] for m[k].measured_ms of it. A pod counted on that node
+ * alone gives way (above: "measured"); unknown uids, pods counted
+ * elsewhere or on several tied nodes, and a measured_ms of 0 change
+ * nothing. How many pods gave way further. Takes the write lock only when
+ * pods are tracked at all. */
+size_t inflight_measured(struct inflight *in, const char *node, size_t node_len,
+			 uint64_t window_ms, const struct inflight_measure *m, size_t n,
+			 uint64_t now_ns);
+
+/* hold_ns + fade_ns (0 when in is NULL): a pod bound longer ago than this
+ * is never in flight, so the join need not ask about it. */
+uint64_t inflight_horizon_ns(const struct inflight *in);
 
 /* Counters and sizes. */
 void inflight_stats(struct inflight *in, struct inflight_stats *out);

@@ -59,6 +59,11 @@ static void put_inflight(struct buf *b, const char *name, const struct view_node
 		buf_json_cstr(b, inflight_basis_name(e[*k].basis));
 		buf_puts(b, e[*k].bound ? ",\"bound\":true,\"share\":" : ",\"bound\":false,\"share\":");
 		put_milli(b, e[*k].load.milli_pods);
+		/* How much of it the node's window holds: its share gives way. */
+		if (e[*k].window_ms) {
+			put_u64(b, "measuredMs", e[*k].measured_ms);
+			put_u64(b, "windowMs", e[*k].window_ms);
+		}
 		buf_puts(b, "}");
 	}
 	buf_puts(b, "]}");

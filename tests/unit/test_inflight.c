@@ -258,6 +258,137 @@ static void test_inflight_fade(void **state)
 	assert_int_equal(stats(in).nodes, 0);
 }
 
+/* The join tells how long a node's agent measured a pod's own traffic of
+ * its window: the pod's weight gives way in proportion, never more than
+ * the hold and fade leave, never back. WIN is the node's window. */
+#define WIN 10000u
+#define W (EST + PEN)
+
+struct measure_case {
+	const char *name;
+	unsigned ties;			/* prioritize named "a" (and "b", ... when > 1) */
+	const char *bound;		/* the watch's node; NULL: not heard yet */
+	const char *measured_on;	/* the node whose agent measured it */
+	uint64_t measured_ms[2];	/* successive readings; 0: none */
+	uint64_t at;			/* since the assumption */
+	const char *on;			/* the node then looked at */
+	uint64_t rx;			/* what the pod adds there */
+	uint32_t milli;
+	uint64_t measured;		/* stats().measured */
+};
+
+static const struct measure_case measure_cases[] = {
+	{ "half a window: half the weight", 1, "a", "a", { WIN / 2, 0 }, 1, "a", W / 2, 500, 0 },
+	{ "a whole window: none", 1, "a", "a", { WIN, 0 }, 1, "a", 0, 0, 1 },
+	{ "more than the window: none", 1, "a", "a", { 3 * WIN, 0 }, 1, "a", 0, 0, 1 },
+	{ "a quarter, assumed and not bound yet", 1, NULL, "a", { WIN / 4, 0 }, 1, "a",
+	  W * 3 / 4, 750, 0 },
+	{ "measured on another node than it is on: unchanged", 1, "a", "b", { WIN, 0 }, 1, "a",
+	  W, 1000, 0 },
+	{ "bound elsewhere than assumed, measured where assumed: unchanged", 1, "b", "a",
+	  { WIN, 0 }, 1, "b", W, 1000, 0 },
+	{ "tied on two nodes, not bound yet: unchanged", 2, NULL, "a", { WIN, 0 }, 1, "a", W,
+	  1000, 0 },
+	{ "unmeasured (no pod counters): unchanged", 1, "a", "a", { 0, 0 }, 1, "a", W, 1000, 0 },
+	{ "never back: a shorter reading after a longer one", 1, "a", "a", { WIN / 2, WIN / 4 }, 1,
+	  "a", W / 2, 500, 0 },
+	{ "further: a longer reading after a shorter one", 1, "a", "a", { WIN / 4, WIN * 3 / 4 }, 1,
+	  "a", W / 4, 250, 0 },
+	{ "never more than the fade leaves", 1, "a", "a", { WIN / 4, 0 }, HOLD + FADE / 2, "a",
+	  W / 2, 500, 0 },
+	{ "measured below the fade: the measurement", 1, "a", "a", { WIN * 3 / 4, 0 },
+	  HOLD + FADE / 2, "a", W / 4, 250, 0 },
+};
+
+static void test_inflight_measured(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(measure_cases) / sizeof(measure_cases[0]); c++) {
+		const struct measure_case *mc = &measure_cases[c];
+		struct inflight_config cfg = config(8, 8);
+		struct inflight *in = inflight_create(&cfg);
+		struct inflight_name tied[2] = { { "a", 1, 0 }, { "b", 1, 0 } };
+		struct inflight_measure m = { "uid-1", 5, 0 };
+		struct inflight_entry *e;
+		struct inflight_load l;
+		long n;
+
+		print_message("case: %s\n", mc->name);
+		assert_non_null(in);
+		assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, mc->ties, T0), 0);
+		if (mc->bound)
+			assert_int_equal(bound(in, "uid-1", mc->bound, T0, T0), 0);
+		for (size_t k = 0; k < 2 && (k == 0 || mc->measured_ms[k]); k++) {
+			m.measured_ms = mc->measured_ms[k];
+			inflight_measured(in, mc->measured_on, 1, WIN, &m, 1, T0 + k);
+		}
+		inflight_tick(in, T0 + mc->at, true);
+		inflight_get(in, mc->on, 1, NULL, 0, &l);
+		assert_int_equal(l.rx_bytes_per_second, mc->rx);
+		assert_int_equal(l.tx_bytes_per_second, mc->rx);
+		assert_int_equal(l.milli_pods, mc->milli);
+		assert_int_equal(l.unknown_rx_milli, mc->milli);
+		assert_int_equal(stats(in).measured, mc->measured);
+		/* Measured whole, it weighs nothing yet stays: a later event of
+		 * the watch finds it rather than observing it anew. */
+		assert_int_equal(stats(in).pods, 1);
+		if (mc->bound) {
+			assert_int_equal(bound(in, "uid-1", mc->bound, T0, T0 + mc->at + 1), 0);
+			assert_int_equal(load(in, mc->on).milli_pods, mc->milli);
+		}
+		n = inflight_list(in, &e);
+		assert_true(n >= 1);
+		for (long k = 0; k < n; k++)
+			if (strcmp(e[k].node, mc->on) == 0)
+				assert_int_equal(e[k].load.milli_pods, mc->milli);
+		free(e);
+		inflight_destroy(in);
+	}
+}
+
+/* Moved after being measured: what the old node measured is not the new
+ * node's; a re-assumption starts over; /v1/nodes' figures. */
+static void test_inflight_measured_moves(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_measure m = { "uid-1", 5, WIN / 2 };
+	struct inflight_entry *e;
+
+	assert_int_equal(assume1(in, "uid-1", &plain, "a", T0), 0);
+	assert_int_equal(inflight_measured(in, "a", 1, WIN, &m, 1, T0 + 1), 1);
+	/* The same reading again: nothing further. */
+	assert_int_equal(inflight_measured(in, "a", 1, WIN, &m, 1, T0 + 2), 0);
+	assert_int_equal(inflight_list(in, &e), 1);
+	assert_int_equal(e[0].measured_ms, WIN / 2);
+	assert_int_equal(e[0].window_ms, WIN);
+	assert_int_equal(e[0].load.milli_pods, 500);
+	free(e);
+	assert_int_equal(assume1(in, "uid-1", &plain, "b", T0 + 3), 0);
+	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(inflight_measured(in, "b", 1, WIN, &m, 1, T0 + 4), 1);
+	assert_int_equal(bound(in, "uid-1", "a", T0 + 5, T0 + 5), 0);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(inflight_list(in, &e), 1);
+	assert_int_equal(e[0].measured_ms, 0);
+	assert_int_equal(e[0].window_ms, 0);
+	free(e);
+	/* Bad input changes nothing: an unknown uid, a window of 0, an
+	 * empty or oversized name. */
+	m.uid = "nobody";
+	m.uid_len = 6;
+	assert_int_equal(inflight_measured(in, "a", 1, WIN, &m, 1, T0 + 6), 0);
+	m.uid = "uid-1";
+	m.uid_len = 5;
+	assert_int_equal(inflight_measured(in, "a", 1, 0, &m, 1, T0 + 6), 0);
+	assert_int_equal(inflight_measured(in, "", 0, WIN, &m, 1, T0 + 6), 0);
+	m.uid_len = POD_UID_MAX + 1;
+	assert_int_equal(inflight_measured(in, "a", 1, WIN, &m, 1, T0 + 6), 0);
+	assert_int_equal(inflight_measured(NULL, "a", 1, WIN, &m, 1, T0 + 6), 0);
+	assert_int_equal(load(in, "a").milli_pods, 1000);
+	assert_int_equal(inflight_horizon_ns(in), HOLD + FADE);
+	assert_int_equal(inflight_horizon_ns(NULL), 0);
+}
+
 /* Ties: the whole weight and reservation on each tied node (wherever the
  * pod went, that node counts it); confirmation collapses it onto the real
  * node, and a pod bound to a node outside the tie counts as moved. */
@@ -633,6 +764,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_expire, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_fade, setup, teardown),
+		cmocka_unit_test(test_inflight_measured),
+		cmocka_unit_test_setup_teardown(test_inflight_measured_moves, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_ties, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_many_ties, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_reassume, setup, teardown),
