@@ -236,6 +236,7 @@ int main(int argc, char **argv)
 			.max_pods = o.max_pods,
 			.max_nodes = o.max_tracked_nodes,
 			.stale_ns = s.stale_after_ns,
+			.inflight = s.inflight,
 		};
 
 		s.weights.workloads = workload_create(&wc);

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "hash.h"
+#include "inflight.h"
 #include "log.h"
 #include "report.h"
 #include "units.h"
@@ -766,8 +767,33 @@ static void sample_unlisted(struct podindex *x, struct xnode *n, const struct re
 	}
 }
 
+/* The listed pods of a report that may still be in flight, copied out of
+ * the index so they are told to the in-flight pods without its lock. */
+struct measured {
+	size_t n;
+	struct inflight_measure m[REPORT_MAX_PODS];
+	char uid[REPORT_MAX_PODS][POD_UID_MAX];
+};
+
+/* Adds member m, measured for covered_ms, if it may still be in flight:
+ * it has run for less than horizon (it was bound before it ran). */
+static void measured_add(struct measured *out, const struct podindex *x, const struct member *m,
+			 uint64_t covered_ms, uint64_t horizon, uint64_t now)
+{
+	const struct xpod *p = &x->pods[m->pod];
+
+	if (!horizon || !covered_ms || out->n >= REPORT_MAX_PODS || !m->started_ns ||
+	    (now > m->started_ns && now - m->started_ns >= horizon))
+		return;
+	memcpy(out->uid[out->n], p->uid, p->uid_len);
+	out->m[out->n] = (struct inflight_measure){ out->uid[out->n], p->uid_len, covered_ms };
+	out->n++;
+}
+
 void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 {
+	struct measured seen;
+	uint64_t horizon = x ? inflight_horizon_ns(x->cfg.inflight) : 0;
 	size_t len = strnlen(r->node, sizeof(r->node)), matched = 0;
 	uint64_t sum_rx = r->pods_rest.rx.average, sum_tx = r->pods_rest.tx.average;
 	uint64_t node_ms = node_window_ms(r);
@@ -776,6 +802,7 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 
 	if (!x || !r->has_pods)
 		return;
+	seen.n = 0;
 	pthread_mutex_lock(&x->lock);
 	node = find_node(x, r->node, len, hash32(r->node, len));
 	if (node != NONE && node_table(&x->nodes[node]) == 0) {
@@ -811,6 +838,7 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		m->tx = t->tx.average;
 		m->joined = n->stamp;
 		top_insert(n, m);
+		measured_add(&seen, x, m, t->covered_ms, horizon, now_ns);
 		if (m->workload != NONE && whole(t->covered_ms, node_ms, r) &&
 		    settled(m, t->covered_ms, now_ns) && new_reading(m, t, 1, node_ms, now_ns))
 			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
@@ -824,6 +852,8 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		n->pods_seen = r->pods_seen;
 	}
 	pthread_mutex_unlock(&x->lock);
+	if (seen.n)
+		inflight_measured(x->cfg.inflight, r->node, len, node_ms, seen.m, seen.n, now_ns);
 }
 
 void podindex_tick(struct podindex *x, uint64_t now_ns)

@@ -29,6 +29,13 @@
  * (report_decode() already dropped and counted reports whose pod list is
  * oversized, repeats an address or claims over twice the link.)
  *
+ * The listed pods that matched and may still be in flight (running for
+ * less than the in-flight hold and fade: inflight_horizon_ns()) are then
+ * told to the in-flight pods with how long the agent measured them (their
+ * covered_ms) and the node's window, after the index's lock is let go:
+ * the two locks are never held together. Pods in the rest are not: the
+ * rest's covered_ms is its longest, not theirs.
+ *
  * The cluster's average traffic per running pod (the fallback weight of a
  * pod nothing is known of: podweight.h) is what the nodes whose agents
  * report pods measured for their pods, over the pods running there;
@@ -60,10 +67,16 @@
 /* After its start, a pod's traffic is not yet what it moves. */
 #define PODINDEX_STARTUP_NS (10ULL * 1000 * 1000 * 1000)
 
+struct inflight;
+
 struct podindex_config {
 	size_t max_pods;	/* > 0 */
 	size_t max_nodes;	/* > 0 */
 	uint64_t stale_ns;	/* a node's pod traffic counts this long */
+	/* Told which of its pods each report measured, and for how long, so
+	 * their in-flight weight gives way (inflight_measured()); NULL: none.
+	 * Must outlive the index. */
+	struct inflight *inflight;
 };
 
 struct podindex_stats {

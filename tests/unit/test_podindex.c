@@ -4,7 +4,8 @@
  * on another node, a pod that does not run; an address reused by a new pod;
  * start-up left out of learning; pods below the agent's top N; a relist
  * sweeping pods deleted meanwhile; the
- * cluster's average per running pod; the bounds. Time by hand. */
+ * cluster's average per running pod; the bounds; the in-flight weight of
+ * a measured pod giving way. Time by hand. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
+#include "scorer/inflight.h"
 #include "scorer/podindex.h"
 #include "scorer/workload.h"
 
@@ -29,19 +31,31 @@
 
 struct fx {
 	struct workload *wl;
+	struct inflight *in;
 	struct podindex *x;
 	uint64_t now;
 };
+
+/* In flight: held 10 s, faded over 4 s; a pod running longer is never in
+ * flight. */
+#define HOLD_S 10u
+#define FADE_S 4u
 
 static int setup_n(void **state, size_t max_pods)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	struct workload_config wc = { .max_workloads = 16, .half_life_ns = 600 * NS_PER_SEC };
+	struct inflight_config ic = { .max_pods = 16, .max_nodes = 8,
+				      .hold_ns = HOLD_S * NS_PER_SEC,
+				      .fade_ns = FADE_S * NS_PER_SEC,
+				      .expire_ns = 30 * NS_PER_SEC };
 	struct podindex_config xc = { .max_pods = max_pods, .max_nodes = 8,
 				      .stale_ns = 6 * NS_PER_SEC };
 
 	if (!f)
 		return -1;
+	f->in = inflight_create(&ic);
+	xc.inflight = f->in;
 	f->wl = workload_create(&wc);
 	f->x = f->wl ? podindex_create(&xc, f->wl) : NULL;
 	f->now = T0;
@@ -64,6 +78,7 @@ static int teardown(void **state)
 	struct fx *f = *state;
 
 	podindex_destroy(f->x);
+	inflight_destroy(f->in);
 	workload_destroy(f->wl);
 	free(f);
 	return 0;
@@ -337,6 +352,74 @@ static void test_podindex_readings(void **state)
 	}
 }
 
+/* The join tells the in-flight pods how long the agent measured each
+ * listed pod of its node's window (WINDOW_MS): a pod in flight on that
+ * node weighs the part the window does not hold yet. */
+struct measured_case {
+	const char *name;
+	const char *inflight_on;	/* where prioritize assumed it */
+	const char *bound_to;		/* the watch's node (the index's) */
+	int started_s;			/* running since (< 0: not) */
+	bool has_pods;			/* the agent measures pods */
+	bool listed;			/* ... and lists this one (else: in the rest) */
+	uint64_t covered_ms;
+	uint32_t milli;			/* what it weighs after, on inflight_on */
+};
+
+static const struct measured_case measured_cases[] = {
+	{ "measured for half a window: half the weight", "n1", "n1", 2, true, true,
+	  WINDOW_MS / 2, 500 },
+	{ "measured for a whole window: none", "n1", "n1", 2, true, true, WINDOW_MS, 0 },
+	{ "on another node than assumed: unchanged", "n2", "n1", 2, true, true, WINDOW_MS, 1000 },
+	{ "unmeasured (no pod counters): unchanged", "n1", "n1", 2, false, false, WINDOW_MS,
+	  1000 },
+	{ "in the agent's rest, not listed: unchanged", "n1", "n1", 2, true, false, WINDOW_MS,
+	  1000 },
+	{ "not running: unchanged", "n1", "n1", -1, true, true, WINDOW_MS, 1000 },
+	{ "running past the in-flight horizon: not asked", "n1", "n1", HOLD_S + FADE_S, true,
+	  true, WINDOW_MS, 1000 },
+};
+
+static void test_podindex_inflight(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(measured_cases) / sizeof(measured_cases[0]); c++) {
+		const struct measured_case *mc = &measured_cases[c];
+		void *st = NULL;
+		struct fx *f;
+		struct kubepod p;
+		struct report_pod t = entry("10.0.0.1", 8000, 0);
+		struct inflight_name on = { mc->inflight_on, strlen(mc->inflight_on), 0 };
+		struct inflight_pod w = { 1000, 1000, 0, 0, true, true, "shop/p", INFLIGHT_GUESSED };
+		struct inflight_load l;
+
+		print_message("case: %s\n", mc->name);
+		assert_int_equal(setup(&st), 0);
+		f = st;
+		p = pod("p", "web", mc->bound_to, mc->started_s, "10.0.0.1");
+		update(f, &p);
+		assert_int_equal(inflight_assume(f->in, "p", 1, &w, &on, 1, f->now), 0);
+		report_pod_count(&t, t.rx_bytes, 0, mc->covered_ms);
+		if (!mc->has_pods) {
+			static struct report r;
+
+			memset(&r, 0, sizeof(r));
+			snprintf(r.node, sizeof(r.node), "%s", mc->bound_to);
+			r.n_ifaces = 1;
+			report_iface_count(&r.ifaces[0], 0, 0, WINDOW_MS);
+			podindex_join(f->x, &r, f->now);
+		} else if (mc->listed) {
+			join(f, mc->bound_to, &t, 1, 0);
+		} else {
+			join(f, mc->bound_to, &t, 0, 8000);
+		}
+		inflight_get(f->in, mc->inflight_on, 2, NULL, 0, &l);
+		assert_int_equal(l.milli_pods, mc->milli);
+		assert_int_equal(l.rx_bytes_per_second, 1000ULL * mc->milli / 1000);
+		teardown(&st);
+	}
+}
+
 /* A list without unmatched entries: running pods it leaves out (the
  * agent's top N holds the others) share the rest, if they are as many as
  * the agent counted in it. With an unmatched entry, or another count, the
@@ -494,8 +577,8 @@ static void test_podindex_full(void **state)
 		update(f, &p);
 	}
 	assert_int_equal(stats(f).pods, 4);
-	assert_null(podindex_create(&(struct podindex_config){ 0, 1, 1 }, f->wl));
-	assert_null(podindex_create(&(struct podindex_config){ 1, 1, 1 }, NULL));
+	assert_null(podindex_create(&(struct podindex_config){ 0, 1, 1, NULL }, f->wl));
+	assert_null(podindex_create(&(struct podindex_config){ 1, 1, 1, NULL }, NULL));
 	podindex_destroy(NULL);
 }
 
@@ -511,6 +594,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_podindex_updates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_average, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_full, setup_small, teardown),
+		cmocka_unit_test(test_podindex_inflight),
 	};
 	return cmocka_run_group_tests_name("podindex", tests, NULL, NULL);
 }
