@@ -9,6 +9,11 @@
  *    report a new reading of the pods (the worst case), and the same
  *    reports again (what 14 of 15 are with the agent's 30 s readings);
  *  - the memory the pod index and workloads take, per node (RSS growth);
+ *  - the same with every pod just started and in flight (a scale-up of
+ *    every node at once, the worst case for the join telling the in-flight
+ *    pods what it measured: inflight_measured() for each report's 64 listed
+ *    pods); with pods that have run an hour (the figures above) the join
+ *    tells it nothing;
  *  - the learned-demand lookup prioritize makes once per request
  *    (podweight_of() for a replica of a learned workload, 10,000 workloads
  *    tracked), beside a declared pod and a pod of no known workload.
@@ -23,6 +28,7 @@
 #include "bench/podfeed.h"
 #include "common/clock.h"
 #include "proto/report.h"
+#include "scorer/inflight.h"
 #include "scorer/ingest.h"
 #include "scorer/podindex.h"
 #include "scorer/podweight.h"
@@ -134,13 +140,13 @@ static uint64_t fake_clock(void)
 	return fake_now;
 }
 
-/* The pods of node n, as the watch reports them: running for an hour. */
-static void index_node(struct podindex *x, uint64_t n, uint64_t unix_ms)
+/* The pods of node n, as the watch reports them: running for age_s. */
+static void index_node(struct podindex *x, uint64_t n, uint64_t unix_ms, int64_t age_s)
 {
 	char uid[32], name[32], rs[16];
 
 	for (uint64_t j = 0; j < PODS; j++) {
-		struct kubepod p = { .ns = { "feed", 4 }, .running = true, .n_ips = 1 };
+		struct kubepod p = { .ns = { "feed", 4 }, .running = age_s >= 0, .n_ips = 1 };
 		char node[32];
 
 		snprintf(uid, sizeof(uid), "feed-%llu-%llu", (unsigned long long)n,
@@ -154,11 +160,32 @@ static void index_node(struct podindex *x, uint64_t n, uint64_t unix_ms)
 		p.name = (struct kubepod_str){ name, strlen(name) };
 		p.node = (struct kubepod_str){ node, strlen(node) };
 		p.ips[0] = podfeed_ip(n, j);
-		p.started_unix_s = (int64_t)(unix_ms / 1000) - 3600;
+		p.started_unix_s = (int64_t)(unix_ms / 1000) - age_s;
 		p.owner.kind = (struct kubepod_str){ "ReplicaSet", 10 };
 		p.owner.name = (struct kubepod_str){ rs, strlen(rs) };
 		p.owner.template_hash = (struct kubepod_str){ "abc12", 5 };
 		podindex_update(x, &p, fake_now, unix_ms);
+	}
+}
+
+/* Every pod of every node started anew age_s ago (it stopped running,
+ * then ran again) and bound to its node, in flight, weighing 1 MB/s. */
+static void restart_all(struct podindex *x, struct inflight *in, uint64_t unix_ms, int64_t age_s)
+{
+	struct inflight_pod w = { 1000000, 1000000, 0, 0, false, false, "feed/p",
+				  INFLIGHT_LEARNED };
+	char uid[32], node[32];
+
+	for (uint64_t n = 0; n < NODES; n++) {
+		for (uint64_t j = 0; j < PODS; j++) {
+			snprintf(uid, sizeof(uid), "feed-%llu-%llu", (unsigned long long)n,
+				 (unsigned long long)j);
+			snprintf(node, sizeof(node), "node-%llu", (unsigned long long)n);
+			inflight_bound(in, uid, strlen(uid), node, strlen(node), &w, fake_now,
+				       fake_now);
+		}
+		index_node(x, n, unix_ms, -1);
+		index_node(x, n, unix_ms, age_s);
 	}
 }
 
@@ -181,6 +208,12 @@ int main(void)
 	struct workload_config wc = { .max_workloads = 10000, .half_life_ns = 600 * NS_PER_SEC };
 	struct podindex_config xc = { .max_pods = NODES * PODS, .max_nodes = NODES,
 				      .stale_ns = 6 * NS_PER_SEC };
+	/* deploy/'s hold and fade, room for every pod. */
+	struct inflight_config fc = { .max_pods = NODES * PODS, .max_nodes = NODES,
+				      .hold_ns = 70 * NS_PER_SEC, .fade_ns = 60 * NS_PER_SEC,
+				      .expire_ns = 30 * NS_PER_SEC };
+	struct inflight *in = inflight_create(&fc);
+	struct inflight_stats is;
 	static struct registry counters;
 	struct ingest_config ic = { .counters = &counters, .now_ns = fake_clock };
 	struct workload *wl = workload_create(&wc);
@@ -189,19 +222,20 @@ int main(void)
 	struct workload_stats ws;
 	uint64_t seq = 0, unix_ms = clock_unix_ms(), t0;
 	long rss0, rss1;
-	double plain, joined, repeated, decode, per_node_kb, fill_s;
+	double plain, joined, repeated, decode, per_node_kb, fill_s, young;
 	char model[128];
 
 	machine_cpu_model(model, sizeof(model));
 	printf("pods in the scorer, machine: %ld cpus, %s\n", sysconf(_SC_NPROCESSORS_ONLN), model);
 	ic.table = table_create(NODES);
-	if (!wl || !ic.table) {
+	if (!wl || !ic.table || !in) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
 	}
 	/* Without pods first: the baseline the join adds to. */
 	plain = ingest_rounds(&ic, false, true, &seq);
 	rss0 = rss_kb();
+	xc.inflight = in;
 	x = podindex_create(&xc, wl);
 	if (!x) {
 		fprintf(stderr, "out of memory for %u pods\n", NODES * PODS);
@@ -209,7 +243,7 @@ int main(void)
 	}
 	t0 = machine_cpu_ns();
 	for (uint64_t n = 0; n < NODES; n++)
-		index_node(x, n, unix_ms);
+		index_node(x, n, unix_ms, 3600);
 	fill_s = (double)(machine_cpu_ns() - t0) / 1e9;
 	ic.pods = x;
 	joined = ingest_rounds(&ic, true, true, &seq);
@@ -233,6 +267,13 @@ int main(void)
 	       "samples; indexing the %u pods took %.2f s)\n", (unsigned long long)st.matched,
 	       (unsigned long long)(st.unknown_ip + st.wrong_node + st.not_running), st.pods,
 	       ws.tracked, (unsigned long long)ws.samples, NODES * PODS, fill_s);
+	restart_all(x, in, unix_ms, 5);
+	young = ingest_rounds(&ic, true, true, &seq);
+	inflight_stats(in, &is);
+	printf("the same, every pod started 5 s ago and in flight (each report tells the in-flight "
+	       "pods of its 64 listed): %.1f us CPU per report: %.1f%% of a core (%zu pods in "
+	       "flight, %llu measured whole)\n", young / 1000, young * NODES / REPORT_INTERVAL_S / 1e7,
+	       is.pods, (unsigned long long)is.measured);
 	printf("memory of the pod index and workloads:  %.1f kB per node (%u pods a node; RSS "
 	       "%ld -> %ld kB)\n", per_node_kb, PODS, rss0, rss1);
 
@@ -272,6 +313,7 @@ int main(void)
 		workload_destroy(many);
 	}
 	podindex_destroy(x);
+	inflight_destroy(in);
 	workload_destroy(wl);
 	table_destroy(ic.table);
 	return 0;
