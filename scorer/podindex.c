@@ -838,7 +838,10 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		m->tx = t->tx.average;
 		m->joined = n->stamp;
 		top_insert(n, m);
-		measured_add(&seen, x, m, t->covered_ms, horizon, now_ns);
+		/* Within a sample of the node's window is all of it, as for
+		 * learning (whole()). */
+		measured_add(&seen, x, m, whole(t->covered_ms, node_ms, r) ? node_ms : t->covered_ms,
+			     horizon, now_ns);
 		if (m->workload != NONE && whole(t->covered_ms, node_ms, r) &&
 		    settled(m, t->covered_ms, now_ns) && new_reading(m, t, 1, node_ms, now_ns))
 			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);

@@ -32,7 +32,9 @@
  * The listed pods that matched and may still be in flight (running for
  * less than the in-flight hold and fade: inflight_horizon_ns()) are then
  * told to the in-flight pods with how long the agent measured them (their
- * covered_ms) and the node's window, after the index's lock is let go:
+ * covered_ms; within a sample of the node's window: all of it, as whole
+ * windows are for learning) and the node's window, after the index's lock
+ * is let go:
  * the two locks are never held together. Pods in the rest are not: the
  * rest's covered_ms is its longest, not theirs.
  *
