@@ -18,7 +18,8 @@
 # Each time no node is pushed over its link while another still has room
 # for a heavy pod, and no heavy pod lands on the 85% links; in run 2 the
 # scaled-up pods weighed what was learned (/v1/nodes says so of each pod in
-# flight) and the light ones brought no doubt, so they may pack. Run 1 fails
+# flight) and the light ones brought no doubt, so they may pack, and the
+# pods that ran gave way to their agents' measurement (/metrics). Run 1 fails
 # with the old flat 10 Mb/s weight at 500 Mb/s (5 pods on the 5% node).
 # A placement outcome with a margin, not a timing; what the pods got is
 # make bench-placement's to say.
@@ -138,7 +139,14 @@ for speed in 50M 500M; do
 		fail "learned at $speed: heavy learned $heavy_bps b/s, asked 20% of $link ($learned)"
 	[ "$guessed" -le 4 ] || fail "learned at $speed: $guessed pods in flight weighed a guess; only the first 4 may"
 	check learned "$speed" 20
-	echo "ok: learned at $speed: $learned; the scaled-up pods weighed it, $guessed earlier ones a guess"
+	# The pods that ran were measured by their agents, so their weight
+	# gave way to it (README.md, "Pods in flight"): at least the four
+	# that ran before the scale-up, measured whole within their hold.
+	measured=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/metrics" |
+		awk '$1 == "netsched_scorer_inflight_total{event=\"measured\"}" { print $2 }')
+	[ "${measured:-0}" -ge 4 ] ||
+		fail "learned at $speed: ${measured:-no} pods in flight gave way to their agents' measurement; the 4 that ran first must"
+	echo "ok: learned at $speed: $learned; the scaled-up pods weighed it, $guessed earlier ones a guess; $measured measured whole"
 	lab_netsched_down
 	lab_background_stop
 done
