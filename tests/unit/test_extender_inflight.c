@@ -307,8 +307,8 @@ static void test_inflight_made_up_pod(void **state)
 	scorer_free(s);
 }
 
-/* /v1/nodes shows each node's in-flight pods and weight; /metrics counts
- * the assumptions. */
+/* /v1/nodes shows each node's in-flight pods and weight, and how much of
+ * one its agent measured; /metrics counts the assumptions. */
 static void test_inflight_visible(void **state)
 {
 	static const uint64_t rx[NODES] = { 0, 10 * MBIT, 20 * MBIT, 40 * MBIT };
@@ -341,6 +341,23 @@ static void test_inflight_visible(void **state)
 	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"confirmed\"} 0\n"));
 	assert_non_null(strstr(out.body, "netsched_scorer_inflight_pods 1\n"));
 	assert_non_null(strstr(out.body, "netsched_scorer_inflight_cap_hits_total 0\n"));
+	free(out.body);
+	/* Its agent measured it for a quarter of the window: it shows, and
+	 * weighs three quarters; measured whole, it is counted. */
+	assert_int_equal(inflight_measured(s->inflight, "b", 1, 10000,
+					   &(struct inflight_measure){ "vis-1", 5, 2500 }, 1, fake_now),
+			 1);
+	inflight_tick(s->inflight, fake_now, true);
+	status_nodes(s, &out);
+	assert_non_null(strstr(out.body, "\"list\":[{\"pod\":\"default/vis-1\",\"weighs\":\"guessed\","
+				      "\"bound\":true,\"share\":0.750,\"measuredMs\":2500,"
+				      "\"windowMs\":10000}]"));
+	free(out.body);
+	assert_int_equal(inflight_measured(s->inflight, "b", 1, 10000,
+					   &(struct inflight_measure){ "vis-1", 5, 10000 }, 1, fake_now),
+			 1);
+	metrics_render(s, &out);
+	assert_non_null(strstr(out.body, "netsched_scorer_inflight_total{event=\"measured\"} 1\n"));
 	free(out.body);
 	scorer_free(s);
 }
