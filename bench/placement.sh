@@ -34,9 +34,7 @@ BIN=${BINDIR:-bin}
 . tests/k8s/lib.sh
 . tests/k8s/lab.sh
 . bench/lib.sh
-need_root bench-placement
-command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps bench)"
-python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps bench)"
+lab_need bench-placement bench
 SPEEDS=${PLACEMENT_SPEEDS:-50M 500M}
 WORKLOADS=${PLACEMENT_WORKLOADS:-burst declared steps churn}
 WAYS=${PLACEMENT_WAYS:-stock netsched oracle}

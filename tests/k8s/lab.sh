@@ -3,6 +3,8 @@
 # with pod CIDRs, and the kubelet stand-in (kubelet.py) that wires, reports
 # and runs the pods bound to them.
 #
+#   lab_need NAME GROUP         root (else skip NAME), iperf3 and python3-yaml
+#                               (else fail: run .ci/deps GROUP)
 #   lab_nodes PREFIX SPEED STYLE...  a hub and one node per STYLE (routed or
 #                               bridged): namespaces PREFIX-hub, PREFIX-n1..
 #   lab_shape SPEED             every uplink shaped to SPEED, both directions
@@ -52,6 +54,13 @@ LAB_NODES=()
 LAB_BG=()
 LAB_FAR4=10.231.0.1
 LAB_FAR6=fd00:231::1
+
+# lab_need NAME GROUP: what every lab script needs, checked before anything starts.
+lab_need() {
+	need_root "$1"
+	command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps $2)"
+	python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps $2)"
+}
 
 # lab_tc_rate SPEED: tc's spelling of 50M, 1G, 500000k (bits per second).
 lab_tc_rate() {

@@ -35,9 +35,7 @@ cd "$ROOT" || exit 1
 . tests/k8s/lab.sh
 . tests/k8s/hostile_lab.sh
 . tests/tools/hostile_mix.sh
-need_root k8s-hostile
-command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
-python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
+lab_need k8s-hostile test
 k8s_init
 
 hostile_lab_up "nsx$$"

@@ -25,8 +25,7 @@ cd "$ROOT" || exit 1
 . tests/integration/lib.sh
 . tests/k8s/lib.sh
 . tests/k8s/lab.sh
-need_root k8s-kubelet
-command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
+lab_need k8s-kubelet test
 k8s_init
 
 P="nsl$$"

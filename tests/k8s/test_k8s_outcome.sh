@@ -19,9 +19,7 @@ cd "$ROOT" || exit 1
 . tests/integration/lib.sh
 . tests/k8s/lib.sh
 . tests/k8s/lab.sh
-need_root k8s-outcome
-command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
-python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
+lab_need k8s-outcome test
 k8s_init
 
 P="nso$$"

@@ -29,9 +29,7 @@ cd "$ROOT" || exit 1
 . tests/integration/lib.sh
 . tests/k8s/lib.sh
 . tests/k8s/lab.sh
-need_root k8s-weight
-command -v iperf3 >/dev/null || fail "iperf3 not installed (run .ci/deps test)"
-python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
+lab_need k8s-weight test
 PY=bench/placement.py
 # Learned within the run: the agents' window is deploy/'s 60 s scaled to
 # the lab's 6 s, and the scorer's in-flight hold and fade with it (deploy/:
