@@ -6,15 +6,44 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scratch.h"
+
 void buf_init(struct buf *b, size_t max)
 {
 	memset(b, 0, sizeof(*b));
 	b->max = max;
 }
 
+void buf_start(struct buf *b, size_t hint)
+{
+	size_t cap;
+	char *d;
+
+	if (b->data || b->failed)
+		return;
+	if (hint > b->max)
+		hint = b->max;
+	d = scratch_take(hint + 1, &cap);
+	if (!d)
+		return;
+	d[0] = '\0';
+	b->data = d;
+	b->cap = cap;
+	b->scratch = true;
+}
+
+/* Frees or gives back the buffer's memory. */
+static void let_go(char *d, bool scratch)
+{
+	if (scratch)
+		scratch_give(d);
+	else
+		free(d);
+}
+
 void buf_free(struct buf *b)
 {
-	free(b->data);
+	let_go(b->data, b->scratch);
 	buf_init(b, b->max);
 }
 
@@ -36,7 +65,7 @@ char *buf_release(struct buf *b, size_t *len)
 	char *d = b->data;
 
 	if (b->failed || !d) {
-		free(d);
+		let_go(d, b->scratch);
 		d = NULL;
 	} else if (len) {
 		*len = b->len;

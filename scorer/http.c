@@ -25,6 +25,7 @@
 #include "metrics.h"
 #include "reply.h"
 #include "scorer.h"
+#include "scratch.h"
 #include "status.h"
 #include "statusreply.h"
 #include "tls.h"
@@ -142,6 +143,7 @@ struct request {
 	enum route route;
 	bool method_ok;
 	struct buf body;
+	size_t declared;	/* its Content-Length; 0: none (chunked) */
 	size_t charged;		/* bytes of h->buffered this request holds */
 	bool too_large;		/* over max_body_bytes: discard, answer 413 */
 	bool forbidden;		/* mTLS: no acceptable client certificate, answer 403 */
@@ -231,9 +233,11 @@ static enum MHD_Result respond(struct MHD_Connection *conn, struct reply *reply,
 	size_t len = reply->body ? reply->len : sizeof(oom) - 1;
 
 	if (reply->body) {
-		resp = MHD_create_response_from_buffer(reply->len, reply->body, MHD_RESPMEM_MUST_FREE);
+		/* Sent, a kept block goes back to scratch.h for the next reply. */
+		resp = MHD_create_response_from_buffer_with_free_callback(reply->len, reply->body,
+									  reply->scratch ? scratch_give : free);
 		if (!resp)
-			free(reply->body);
+			reply_free_body(reply);
 	} else {
 		status = 500;
 		type = "application/json";
@@ -622,6 +626,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	}
 
 	if (is_post_route(rq->route) && rq->method_ok) {
+		rq->declared = has_length && declared <= max ? (size_t)declared : 0;
 		if (has_length && declared > max) {
 			rq->too_large = true;
 			return answer(h, conn, rq);
@@ -652,6 +657,10 @@ static void receive(struct http_server *h, struct request *rq, const char *data,
 		drop_body(h, rq);
 		return;
 	}
+	/* The whole announced body at once, in a kept block if one is large
+	 * enough (scratch.h); only its bytes as they arrive are charged. */
+	if (!len)
+		buf_start(&rq->body, rq->declared && rq->declared <= SCRATCH_BLOCK_MAX ? rq->declared : n);
 	buf_append(&rq->body, data, n);
 }
 
@@ -684,7 +693,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (!rq)
 		return;
 	drop_body(h, rq);
-	free(rq->reply.body);	/* a big request's reply that was never sent */
+	reply_free_body(&rq->reply);	/* a big request's reply that was never sent */
 	statusreply_put(rq->status);
 	free(rq);
 	*con_cls = NULL;

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "errmsg.h"
+#include "scratch.h"
 
 /* The parse in progress. */
 struct ctx {
@@ -263,7 +264,7 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 	if (!membudget_take(c->budget, &c->charged, cap * sizeof(*t)))
 		return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
 			    "hold the request memory budget; retry", cap, cap * sizeof(*t));
-	t = malloc(cap * sizeof(*t));
+	t = scratch_take(cap * sizeof(*t), NULL);
 	if (!t) {
 		membudget_give(c->budget, &c->charged);
 		return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
@@ -271,7 +272,7 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 	jsmn_init(&p);
 	r = jsmn_parse(&p, c->js, c->len, t, (unsigned)cap);
 	if (r <= 0) {
-		free(t);
+		scratch_give(t);
 		membudget_give(c->budget, &c->charged);
 		return r < 0 ? jsmn_fail(c, r, p.pos) : no_tokens(c, p.pos);
 	}
@@ -479,7 +480,7 @@ int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_t
 		return rc;
 	rc = validate(&c);
 	if (rc) {
-		free(tokens);
+		scratch_give(tokens);
 		membudget_give(budget, &c.charged);
 		return rc;
 	}
@@ -492,7 +493,7 @@ void json_free(struct json *doc)
 {
 	if (!doc)
 		return;
-	free(doc->t);
+	scratch_give(doc->t);
 	membudget_give(doc->budget, &doc->charged);
 	doc->t = NULL;
 	doc->n = 0;

@@ -25,6 +25,7 @@
 #include "podwatch.h"
 #include "prom.h"
 #include "scorer.h"
+#include "scratch.h"
 #include "tls.h"
 #include "view.h"
 #include "worker.h"
@@ -40,13 +41,15 @@ static uint64_t inflight_round(void *ctx)
 }
 
 /* The learned demands and the cluster's average per pod, recomputed off
- * the request path. */
+ * the request path; and request buffers no request took for a while go
+ * back to the kernel (scratch.h). */
 #define LEARN_TICK_MS 1000u
 static uint64_t learn_round(void *ctx)
 {
 	struct scorer *s = ctx;
 	uint64_t now = clock_mono_ns();
 
+	scratch_trim(now);
 	view_reference_refresh(s, now);
 	if (s->weights.pods) {
 		podindex_tick(s->weights.pods, now);
@@ -265,12 +268,10 @@ int main(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (s.inflight) {
-		learner = worker_start("learning", learn_round, &s, 0, err, sizeof(err));
-		if (!learner) {
-			log_error("scorer", "%s", err);
-			goto out;
-		}
+	learner = worker_start("learning", learn_round, &s, 0, err, sizeof(err));
+	if (!learner) {
+		log_error("scorer", "%s", err);
+		goto out;
 	}
 	if ((o.prom.url[0] || !watch_rc) && curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		log_error("scorer", "libcurl cannot initialise");
@@ -373,6 +374,7 @@ out:
 	workload_destroy(s.weights.workloads);
 	table_destroy(s.table);
 	anchors_destroy(reports.anchors);
+	scratch_trim(UINT64_MAX);
 	if (!watch_rc)
 		kubeaccess_free(&access); /* empty once podwatch_start() took it */
 	log_stop();

@@ -1,16 +1,28 @@
 #include "reply.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "scratch.h"
 
 void reply_take(struct buf *b, struct reply *out)
 {
 	out->content_type = NULL;
+	out->scratch = b->scratch;
 	out->body = buf_release(b, &out->len);
 	out->status = out->body ? 200 : 500;
 	if (!out->body)
 		out->len = 0;
+}
+
+void reply_free_body(struct reply *r)
+{
+	if (r->scratch)
+		scratch_give(r->body);
+	else
+		free(r->body);
+	r->body = NULL;
 }
 
 void reply_error(unsigned status, const char *msg, struct reply *out)

@@ -4,11 +4,12 @@
  * same: {"error":"<message>"}.
  *
  * Ownership: body is malloc'd and belongs to whoever holds the reply; the
- * HTTP server frees it once sent, tests free() it. A 500 may come without a
- * body (memory ran out). */
+ * HTTP server frees it once sent (reply_free_body()), tests free() it. A 500
+ * may come without a body (memory ran out). */
 #ifndef NETSCHED_REPLY_H
 #define NETSCHED_REPLY_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct buf;
@@ -19,11 +20,15 @@ struct reply {
 	size_t len;
 	/* NULL means application/json; a static string otherwise. */
 	const char *content_type;
+	bool scratch;	/* body is a block of scratch.h's, to be given back */
 };
 
 /* Turns a finished buffer into a 200 reply, or a 500 without a body when the
  * buffer failed. Takes the buffer's memory; b is left empty. */
 void reply_take(struct buf *b, struct reply *out);
+
+/* Frees the body, or gives it back to scratch.h; body is NULL after. */
+void reply_free_body(struct reply *r);
 
 /* A JSON error body {"error":"<msg>"} with the given status (msg is escaped,
  * so it may hold anything). 500 without a body if memory ran out. */

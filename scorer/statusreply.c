@@ -28,7 +28,7 @@ void statusreply_put(void *reply)
 
 	if (!r || atomic_fetch_sub(&r->refs, 1) != 1)
 		return;
-	free(r->reply.body);
+	reply_free_body(&r->reply);
 	membudget_give(r->budget, &r->charged);
 	free(r);
 }
