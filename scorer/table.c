@@ -1,6 +1,7 @@
 #include "table.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -329,7 +330,13 @@ bool table_get(struct table *t, const char *name, size_t len, struct table_node 
 	pthread_rwlock_rdlock(&t->lock);
 	e = find_slot(t, name, len);
 	if (*e) {
-		*out = t->nodes[*e - 1];
+		/* The figures, and the name from the caller: it is the one
+		 * found, and the rest of its 254 bytes are zeros in lines no
+		 * lookup needs to fetch (a prioritize looks up thousands of
+		 * nodes; the whole-node copy was a tenth of its CPU, perf). */
+		memcpy(out, &t->nodes[*e - 1], offsetof(struct table_node, name));
+		memcpy(out->name, name, len);
+		out->name[len] = '\0';
 		found = true;
 	}
 	pthread_rwlock_unlock(&t->lock);
