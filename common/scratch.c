@@ -8,6 +8,18 @@
 
 #include "clock.h"
 
+/* Under AddressSanitizer a kept block is poisoned, and a taken one open only
+ * for what was asked: a use after scratch_give() or a write past the need
+ * is reported as it would be for malloc()'s own memory. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SCRATCH_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define SCRATCH_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define SCRATCH_POISON(p, n) ((void)(p), (void)(n))
+#define SCRATCH_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #define SCRATCH_PAGE 4096u
 
 struct kept {
@@ -70,14 +82,16 @@ static bool better(const struct kept *a, const struct kept *b)
 
 static void free_all(void **blocks, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		SCRATCH_UNPOISON(blocks[i], malloc_usable_size(blocks[i]));
 		free(blocks[i]);
+	}
 }
 
 void *scratch_take(size_t need, size_t *cap)
 {
 	void *old[SCRATCH_BLOCKS], *p = NULL;
-	size_t best = SIZE_MAX, m;
+	size_t best = SIZE_MAX, got = 0, m;
 
 	if (need == 0)
 		need = 1;
@@ -88,11 +102,15 @@ void *scratch_take(size_t need, size_t *cap)
 			if (pool.k[i].cap >= need && (best == SIZE_MAX || better(&pool.k[i], &pool.k[best])))
 				best = i;
 		if (best != SIZE_MAX)
-			p = remove_at(best, cap);
+			p = remove_at(best, &got);
 		pthread_mutex_unlock(&pool.lock);
 		free_all(old, m);
-		if (p)
+		if (p) {
+			SCRATCH_UNPOISON(p, cap ? got : need);
+			if (cap)
+				*cap = got;
 			return p;
+		}
 	}
 	p = malloc(need);
 	if (p && cap)
@@ -124,6 +142,7 @@ void scratch_give(void *p)
 	 * follows the sizes requests need now. */
 	while (pool.n && (pool.n == SCRATCH_BLOCKS || pool.bytes + cap > SCRATCH_KEPT_MAX))
 		old[m++] = remove_at(oldest(), NULL);
+	SCRATCH_POISON(p, cap);
 	pool.k[pool.n++] = (struct kept){ p, cap, now };
 	pool.bytes += cap;
 	pthread_mutex_unlock(&pool.lock);

@@ -10,6 +10,10 @@
 #include "common/clock.h"
 #include "common/scratch.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
+
 static int empty_pool(void **state)
 {
 	(void)state;
@@ -104,12 +108,35 @@ static void test_scratch_idle_blocks_freed(void **state)
 	assert_int_equal(kept_bytes(), 0);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* The sanitizer build (make test runs it) sees a kept block as freed memory
+ * and a taken one as only as large as asked. */
+static void test_scratch_poisoned(void **state)
+{
+	char *p, *q;
+
+	(void)state;
+	p = scratch_take(200 * 1024, NULL);
+	scratch_give(p);
+	assert_true(__asan_address_is_poisoned(p));
+	q = scratch_take(100 * 1024, NULL);
+	assert_ptr_equal(p, q);
+	assert_false(__asan_address_is_poisoned(q));
+	assert_false(__asan_address_is_poisoned(q + 100 * 1024 - 1));
+	assert_true(__asan_address_is_poisoned(q + 100 * 1024 + 8));
+	scratch_give(q);
+}
+#endif
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_scratch_reused, empty_pool, empty_pool),
 		cmocka_unit_test_setup_teardown(test_scratch_bounded, empty_pool, empty_pool),
 		cmocka_unit_test_setup_teardown(test_scratch_idle_blocks_freed, empty_pool, empty_pool),
+#if defined(__SANITIZE_ADDRESS__)
+		cmocka_unit_test_setup_teardown(test_scratch_poisoned, empty_pool, empty_pool),
+#endif
 	};
 	return cmocka_run_group_tests_name("scratch", tests, NULL, NULL);
 }
