@@ -18,6 +18,7 @@
 #include "reply.h"
 #include "scratch.h"
 #include "scorer.h"
+#include "table.h"
 #include "units.h"
 #include "view.h"
 
@@ -28,6 +29,8 @@
 #define EXT_REPLY_FIXED 1024u
 _Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
 	       "a filter reason (plain ASCII: no escapes) fits a node's share of the reply");
+/* A view takes ~150 ns, a node fetched from memory ~100. */
+#define EXT_PREFETCH_AHEAD 8u
 /* A debug line per node, for this many nodes of a decision. */
 #define EXT_DEBUG_NODES 100u
 
@@ -97,6 +100,15 @@ static void node_view(struct scorer *s, const struct extreq *rq, const struct ex
 	view_get(s, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
+/* Before node i's view: node i + EXT_PREFETCH_AHEAD's table entry is
+ * fetched meanwhile (table_prefetch()). */
+static void prefetch_ahead(struct scorer *s, const struct extreq *rq, size_t i)
+{
+	if (i + EXT_PREFETCH_AHEAD < rq->n)
+		table_prefetch(s->table, rq->nodes[i + EXT_PREFETCH_AHEAD].name,
+			       rq->nodes[i + EXT_PREFETCH_AHEAD].name_len);
+}
+
 /* The policy's input for every requested node (view.h decides where the
  * data comes from, in-flight pods included). Returns how many have data. */
 static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
@@ -107,6 +119,7 @@ static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
 	for (size_t i = 0; i < rq->n; i++) {
 		struct view_node v;
 
+		prefetch_ahead(s, rq, i);
 		node_view(s, rq, &rq->nodes[i], now, &v);
 		view_policy_input(s, &v, &pn[i]);
 		fresh += pn[i].has_data;
@@ -387,6 +400,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		struct view_node v;
 		struct filter_why why;
 
+		prefetch_ahead(s, &rq, i);
 		filter_input(s, &rq, node, now, &v, &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
 			only = (struct inflight_name){ node->name, node->name_len,

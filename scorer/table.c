@@ -102,6 +102,14 @@ static uint32_t *find_slot(const struct table *t, const char *name, size_t len)
 	}
 }
 
+/* Index entries are written under the write lock, but table_prefetch()
+ * reads them without one: both sides atomic (relaxed: only the value
+ * matters), so that read is no data race. */
+static void set_entry(uint32_t *e, uint32_t v)
+{
+	__atomic_store_n(e, v, __ATOMIC_RELAXED);
+}
+
 static size_t home_of(const struct table *t, uint32_t e)
 {
 	const char *name = t->nodes[e - 1].name;
@@ -232,14 +240,14 @@ static void remove_node(struct table *t, size_t pos)
 		/* Entry j may stay if its home k lies cyclically in (i, j]. */
 		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		t->index[i] = t->index[j];
+		set_entry(&t->index[i], t->index[j]);
 		i = j;
 	}
-	t->index[i] = 0;
+	set_entry(&t->index[i], 0);
 	if (pos != last) {
 		const struct table_node *moved = &t->nodes[last];
 
-		*find_slot(t, moved->name, strlen(moved->name)) = (uint32_t)pos + 1;
+		set_entry(find_slot(t, moved->name, strlen(moved->name)), (uint32_t)pos + 1);
 		t->nodes[pos] = *moved;
 	}
 	memset(&t->nodes[last], 0, sizeof(t->nodes[last]));
@@ -303,7 +311,7 @@ enum table_result table_apply_skewed(struct table *t, const struct report *r,
 		}
 		n = &t->nodes[t->count++];
 		memset(n, 0, sizeof(*n)); /* no state from an evicted node */
-		*e = (uint32_t)t->count;
+		set_entry(e, (uint32_t)t->count);
 		memcpy(n->name, r->node, len);
 		n->name[len] = '\0';
 	}
@@ -341,6 +349,17 @@ bool table_get(struct table *t, const char *name, size_t len, struct table_node 
 	}
 	pthread_rwlock_unlock(&t->lock);
 	return found;
+}
+
+void table_prefetch(const struct table *t, const char *name, size_t len)
+{
+	uint32_t e = __atomic_load_n(&t->index[hash_name(name, len) & t->mask], __ATOMIC_RELAXED);
+
+	/* Without the lock the entry may be stale or another name's (a probe
+	 * run moved): a wasted fetch, never a wrong answer, and always within
+	 * the nodes array. */
+	if (e && e <= t->max_nodes)
+		__builtin_prefetch(&t->nodes[e - 1]);
 }
 
 size_t table_snapshot(struct table *t, struct table_node *out, size_t cap)
