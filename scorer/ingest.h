@@ -26,7 +26,8 @@ struct ingest_config {
 	/* --key-file: reports must be signed by one of these (keys.n == 0:
 	 * unsigned reports are accepted). With key_file set, the thread
 	 * re-reads them when the file changes (a Secret update), by the
-	 * reload policy of common/filestamp.h. */
+	 * reload policy of common/filestamp.h, checked as a report arrives
+	 * (so the first after a quiet spell already sees a new key). */
 	const char *key_file;
 	struct keyfile keys;
 	/* Our wall clock at start: a signed report whose window ends before
@@ -49,8 +50,8 @@ struct ingest_config {
 struct ingest *ingest_start(struct ingest_config *cfg, const char *url,
 			    const char *cert_key_file, char *err, size_t errlen);
 
-/* Stops the thread (it notices within INGEST_POLL_MS), then closes the
- * socket; reports still queued are dropped. Accepts NULL. */
+/* Stops the thread (its receive is cancelled), then closes the socket;
+ * reports still queued are dropped. Accepts NULL. */
 void ingest_stop(struct ingest *in);
 
 /* A signed report whose window ends further than this from our wall clock
