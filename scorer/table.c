@@ -373,6 +373,14 @@ size_t table_snapshot(struct table *t, struct table_node *out, size_t cap)
 	return n;
 }
 
+void table_each(struct table *t, void (*fn)(const struct table_node *n, void *ctx), void *ctx)
+{
+	pthread_rwlock_rdlock(&t->lock);
+	for (size_t i = 0; i < t->count; i++)
+		fn(&t->nodes[i], ctx);
+	pthread_rwlock_unlock(&t->lock);
+}
+
 size_t table_count(struct table *t)
 {
 	size_t n;

@@ -93,6 +93,12 @@ bool table_get(struct table *t, const char *name, size_t len, struct table_node 
 
 /* Copies up to cap nodes into out (any order); returns how many. */
 size_t table_snapshot(struct table *t, struct table_node *out, size_t cap);
+/* Calls fn for every node (any order) under the read lock, so fn must be
+ * quick and must not call back into the table: a once-a-second summary
+ * without copying the table (a 5,000-node snapshot was a fresh 3.7 MB
+ * mapping and ~2 ms of CPU each second, which a concurrent request's
+ * latency felt on 2 cores). */
+void table_each(struct table *t, void (*fn)(const struct table_node *n, void *ctx), void *ctx);
 size_t table_count(struct table *t);
 /* How long before now_ns n's latest report arrived; 0 when it arrived after
  * now_ns was read (a reader racing the ingest thread): as fresh as it gets,

@@ -211,27 +211,31 @@ bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh)
 	return *fresh > 0 || up >= s->warmup_ns;
 }
 
+/* The widest link and the busiest rate among fresh nodes. */
+struct reference {
+	uint64_t now_ns, stale_after_ns;
+	uint64_t link, busiest;
+};
+
+static void add_to_reference(const struct table_node *n, void *ctx)
+{
+	struct reference *r = ctx;
+	const struct traffic *t = &n->traffic;
+
+	if (table_node_age_ns(n, r->now_ns) > r->stale_after_ns)
+		return;
+	if (t->link_bytes_per_second > r->link)
+		r->link = t->link_bytes_per_second;
+	r->busiest = t->rx.average > r->busiest ? t->rx.average : r->busiest;
+	r->busiest = t->rx.recent > r->busiest ? t->rx.recent : r->busiest;
+	r->busiest = t->tx.average > r->busiest ? t->tx.average : r->busiest;
+	r->busiest = t->tx.recent > r->busiest ? t->tx.recent : r->busiest;
+}
+
 void view_reference_refresh(struct scorer *s, uint64_t now_ns)
 {
-	size_t cap = table_capacity(s->table), n;
-	struct table_node *nodes = malloc(cap * sizeof(*nodes));
-	uint64_t link = 0, busiest = 0;
+	struct reference r = { .now_ns = now_ns, .stale_after_ns = s->stale_after_ns };
 
-	if (!nodes)
-		return;
-	n = table_snapshot(s->table, nodes, cap);
-	for (size_t i = 0; i < n; i++) {
-		const struct traffic *t = &nodes[i].traffic;
-
-		if (table_node_age_ns(&nodes[i], now_ns) > s->stale_after_ns)
-			continue;
-		if (t->link_bytes_per_second > link)
-			link = t->link_bytes_per_second;
-		busiest = t->rx.average > busiest ? t->rx.average : busiest;
-		busiest = t->rx.recent > busiest ? t->rx.recent : busiest;
-		busiest = t->tx.average > busiest ? t->tx.average : busiest;
-		busiest = t->tx.recent > busiest ? t->tx.recent : busiest;
-	}
-	free(nodes);
-	atomic_store(&s->weights.reference_link, link ? link : busiest);
+	table_each(s->table, add_to_reference, &r);
+	atomic_store(&s->weights.reference_link, r.link ? r.link : r.busiest);
 }

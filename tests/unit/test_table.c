@@ -167,11 +167,19 @@ static void test_table_clock_step_back(void **state)
 	table_destroy(t);
 }
 
+/* table_each()'s visitor: the names it saw, concatenated. */
+static void saw(const struct table_node *n, void *ctx)
+{
+	strcat(ctx, n->name);
+	strcat(ctx, " ");
+}
+
 static void test_table_full(void **state)
 {
 	struct table *t = table_create(2);
 	struct report r;
 	struct table_node all[4];
+	char seen[64] = "";
 
 	(void)state;
 	r = make_report("a", 1, 1, 0, 1000);
@@ -186,6 +194,9 @@ static void test_table_full(void **state)
 	assert_int_equal(table_count(t), 2);
 	assert_int_equal(table_snapshot(t, all, 4), 2);
 	assert_int_equal(table_snapshot(t, all, 1), 1);
+	/* Every node once, and only those. */
+	table_each(t, saw, seen);
+	assert_true(!strcmp(seen, "a b ") || !strcmp(seen, "b a "));
 	table_destroy(t);
 }
 
