@@ -307,13 +307,17 @@ static uint32_t factor(const struct inflight *in, const struct ipod *p, uint64_t
 	return FULL - (uint32_t)mul_div(since, FULL, in->cfg.fade_ns);
 }
 
-/* The share left at now: the hold and fade's, and never more than what
- * the agents' window has not measured yet. */
+/* The hold and fade's share f, never more than what the agents' window
+ * has not measured yet. */
+static uint32_t unmeasured(const struct ipod *p, uint32_t f)
+{
+	return f < p->measured_f ? f : p->measured_f;
+}
+
+/* The share left at now. */
 static uint32_t factor_now(const struct inflight *in, const struct ipod *p, uint64_t now)
 {
-	uint32_t f = factor(in, p, now);
-
-	return f < p->measured_f ? f : p->measured_f;
+	return unmeasured(p, factor(in, p, now));
 }
 
 /* Its share on each of its nodes at factor f: all of it on each tied
@@ -523,7 +527,7 @@ static void tick_locked(struct inflight *in, uint64_t now)
 			in->st.faded++;
 			pod_free(in, (int32_t)i);
 		} else if (f != FULL || p->measured_f != FULL) {
-			pod_set_share(in, p, f < p->measured_f ? f : p->measured_f);
+			pod_set_share(in, p, unmeasured(p, f));
 		}
 	}
 	atomic_store(&in->next_tick_ns, now + INFLIGHT_TICK_NS);

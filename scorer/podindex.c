@@ -815,6 +815,7 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		enum match how = MATCH_UNKNOWN;
 		int32_t i = NONE;
 		struct member *m;
+		bool all;
 
 		sum_rx = units_add_sat(sum_rx, t->rx.average);
 		sum_tx = units_add_sat(sum_tx, t->tx.average);
@@ -839,10 +840,10 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		m->joined = n->stamp;
 		top_insert(n, m);
 		/* Within a sample of the node's window is all of it, as for
-		 * learning (whole()). */
-		measured_add(&seen, x, m, whole(t->covered_ms, node_ms, r) ? node_ms : t->covered_ms,
-			     horizon, now_ns);
-		if (m->workload != NONE && whole(t->covered_ms, node_ms, r) &&
+		 * learning. */
+		all = whole(t->covered_ms, node_ms, r);
+		measured_add(&seen, x, m, all ? node_ms : t->covered_ms, horizon, now_ns);
+		if (m->workload != NONE && all &&
 		    settled(m, t->covered_ms, now_ns) && new_reading(m, t, 1, node_ms, now_ns))
 			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
 	}
