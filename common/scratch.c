@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 
@@ -115,6 +116,20 @@ void *scratch_take(size_t need, size_t *cap)
 	p = malloc(need);
 	if (p && cap)
 		*cap = need;
+	return p;
+}
+
+void *scratch_take_zeroed(size_t n, size_t size)
+{
+	void *p;
+
+	if (n == 0)
+		n = 1;
+	if (size && n > SIZE_MAX / size)
+		return NULL;
+	p = scratch_take(n * size, NULL);
+	if (p)
+		memset(p, 0, n * size);
 	return p;
 }
 

@@ -39,6 +39,10 @@
  * NULL when memory ran out. */
 void *scratch_take(size_t need, size_t *cap);
 
+/* calloc()'s twin: n elements of size bytes, zeroed (n == 0: one). NULL
+ * when n x size overflows or memory ran out. */
+void *scratch_take_zeroed(size_t n, size_t size);
+
 /* Hands block p back (p from scratch_take() or malloc(); NULL is fine): kept
  * if it is within the bounds and there is room, freed otherwise. The
  * signature of libmicrohttpd's free callback, so a reply's body comes back

@@ -312,13 +312,12 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	buf_init(&b, reply_max(len, rq.n));
 	/* {"Host":"","Score":10}, */
 	buf_start(&b, reply_hint(&rq, 24));
-	pn = scratch_take((rq.n ? rq.n : 1) * sizeof(*pn), NULL);
+	pn = scratch_take_zeroed(rq.n, sizeof(*pn));
 	if (!pn) {
 		log_error("ext", "prioritize: out of memory for %zu nodes", rq.n);
 		reply_error(500, "out of memory", out);
 		goto out_free_request;
 	}
-	memset(pn, 0, (rq.n ? rq.n : 1) * sizeof(*pn));
 	now = s->now_ns();
 	fresh = lookup(s, &rq, now, pn);
 	policy_score(s->policy, pn, rq.n);

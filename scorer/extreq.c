@@ -48,10 +48,9 @@ static int alloc_nodes(struct ctx *c, int n, const struct extreq_limits *limits,
 	if ((size_t)n > limits->max_nodes)
 		return fail(c, -E2BIG, "request has %d nodes, limit %zu", n, limits->max_nodes);
 	/* Thousands of names a request: a kept block (scratch.h). */
-	*out = scratch_take((n ? (size_t)n : 1) * sizeof(**out), NULL);
+	*out = scratch_take_zeroed((size_t)n, sizeof(**out));
 	if (!*out)
 		return fail(c, -ENOMEM, "out of memory for %d nodes", n);
-	memset(*out, 0, (n ? (size_t)n : 1) * sizeof(**out));
 	return 0;
 }
 

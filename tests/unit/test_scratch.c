@@ -65,6 +65,14 @@ static void test_scratch_reused(void **state)
 	assert_int_equal(kept_blocks(), 1);
 	assert_int_equal(kept_bytes() >= 300 * 1024, 1);
 	scratch_give(b);
+	/* Zeroed like calloc(), kept block or not, and refused like it when
+	 * the size overflows. */
+	b = scratch_take_zeroed(100, 1024);
+	assert_non_null(b);
+	for (size_t i = 0; i < 100 * 1024; i++)
+		assert_int_equal(b[i], 0);
+	assert_null(scratch_take_zeroed(SIZE_MAX / 8, 16));
+	scratch_give(b);
 }
 
 static void test_scratch_bounded(void **state)
