@@ -18,7 +18,6 @@
 #include "reply.h"
 #include "scratch.h"
 #include "scorer.h"
-#include "table.h"
 #include "units.h"
 #include "view.h"
 
@@ -100,13 +99,13 @@ static void node_view(struct scorer *s, const struct extreq *rq, const struct ex
 	view_get(s, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
-/* Before node i's view: node i + EXT_PREFETCH_AHEAD's table entry is
- * fetched meanwhile (table_prefetch()). */
+/* Before node i's view: node i + EXT_PREFETCH_AHEAD's is fetched
+ * meanwhile (view_prefetch()). */
 static void prefetch_ahead(struct scorer *s, const struct extreq *rq, size_t i)
 {
 	if (i + EXT_PREFETCH_AHEAD < rq->n)
-		table_prefetch(s->table, rq->nodes[i + EXT_PREFETCH_AHEAD].name,
-			       rq->nodes[i + EXT_PREFETCH_AHEAD].name_len);
+		view_prefetch(s, rq->nodes[i + EXT_PREFETCH_AHEAD].name,
+			      rq->nodes[i + EXT_PREFETCH_AHEAD].name_len);
 }
 
 /* The policy's input for every requested node (view.h decides where the

@@ -73,6 +73,11 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 	}
 }
 
+void view_prefetch(const struct scorer *s, const char *name, size_t len)
+{
+	table_prefetch(s->table, name, len);
+}
+
 /* One rate pair in the scorer's direction, with the in-flight pods added. */
 static uint64_t directed(const struct scorer *s, const struct view_node *v, uint64_t rx, uint64_t tx)
 {

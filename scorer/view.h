@@ -56,6 +56,10 @@ struct view_node {
 void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
 	      uint64_t now_ns, struct view_node *out);
 
+/* Says a view_get() of name is coming, so its agent data is fetched into
+ * the cache meanwhile (table_prefetch()). Takes no lock. */
+void view_prefetch(const struct scorer *s, const char *name, size_t len);
+
 /* The policy's input for a view: no data unless some source is fresh; the
  * rates (average, recent, p95) include the in-flight pods' weight; drops
  * count every kind in both directions (either hurts a new pod) and make the
