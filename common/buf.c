@@ -32,18 +32,9 @@ void buf_start(struct buf *b, size_t hint)
 	b->scratch = true;
 }
 
-/* Frees or gives back the buffer's memory. */
-static void let_go(char *d, bool scratch)
-{
-	if (scratch)
-		scratch_give(d);
-	else
-		free(d);
-}
-
 void buf_free(struct buf *b)
 {
-	let_go(b->data, b->scratch);
+	scratch_drop(b->data, b->scratch);
 	buf_init(b, b->max);
 }
 
@@ -65,7 +56,7 @@ char *buf_release(struct buf *b, size_t *len)
 	char *d = b->data;
 
 	if (b->failed || !d) {
-		let_go(d, b->scratch);
+		scratch_drop(d, b->scratch);
 		d = NULL;
 	} else if (len) {
 		*len = b->len;

@@ -164,6 +164,14 @@ void scratch_give(void *p)
 	free_all(old, m);
 }
 
+void scratch_drop(void *p, bool taken)
+{
+	if (taken)
+		scratch_give(p);
+	else
+		free(p);
+}
+
 void scratch_trim(uint64_t now_ns)
 {
 	void *old[SCRATCH_BLOCKS];

@@ -21,6 +21,7 @@
 #ifndef NETSCHED_SCRATCH_H
 #define NETSCHED_SCRATCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -48,6 +49,11 @@ void *scratch_take_zeroed(size_t n, size_t size);
  * signature of libmicrohttpd's free callback, so a reply's body comes back
  * here once sent. */
 void scratch_give(void *p);
+
+/* scratch_give(p) when taken says p came from scratch_take(), free(p)
+ * otherwise: only blocks taken from here are kept, so the pool never
+ * fills with buffers that grew on their own and that no request takes. */
+void scratch_drop(void *p, bool taken);
 
 /* Frees the blocks given back more than SCRATCH_IDLE_NS before now_ns
  * (monotonic; UINT64_MAX: all): the scorer calls it every second, so a

@@ -1,6 +1,5 @@
 #include "reply.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -18,10 +17,7 @@ void reply_take(struct buf *b, struct reply *out)
 
 void reply_free_body(struct reply *r)
 {
-	if (r->scratch)
-		scratch_give(r->body);
-	else
-		free(r->body);
+	scratch_drop(r->body, r->scratch);
 	r->body = NULL;
 }
 
