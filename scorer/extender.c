@@ -296,11 +296,23 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 	       pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth"), now);
 }
 
+/* The lowest of n >= 1 scores, clamped as put_host_score() sends them. */
+static int lowest_score(const struct policy_node *pn, size_t n)
+{
+	int least = POLICY_MAX_SCORE;
+
+	for (size_t i = 0; i < n; i++)
+		if (clamp_score(pn[i].score) < least)
+			least = clamp_score(pn[i].score);
+	return n ? least : 0;
+}
+
 static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct policy_node *pn;
 	struct extreq rq;
-	size_t fresh;
+	size_t fresh, listed = 0;
+	int least;
 	char pod[200];
 	uint64_t now;
 	struct buf b;
@@ -322,16 +334,24 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	policy_score(s->policy, pn, rq.n);
 	assume(s, &rq, pn, now);
 
-	/* HostPriorityList: every requested host once, in request order. */
+	/* HostPriorityList: requested hosts in request order, each once; all of
+	 * them, or (compact) those above the lowest score, less it. */
+	least = s->compact_scores ? lowest_score(pn, rq.n) : 0;
 	buf_puts(&b, "[");
-	for (size_t i = 0; i < rq.n; i++)
-		put_host_score(&b, i == 0, &rq.nodes[i], pn[i].score);
+	for (size_t i = 0; i < rq.n; i++) {
+		int score = clamp_score(pn[i].score);
+
+		if (s->compact_scores && score <= least)
+			continue;
+		put_host_score(&b, listed == 0, &rq.nodes[i], score - least);
+		listed++;
+	}
 	buf_puts(&b, "]");
 	reply_take(&b, out);
-	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s",
-		  pod_id(&rq, pod, sizeof(pod)), rq.n,
+	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s; %zu listed, "
+		  "less %d", pod_id(&rq, pod, sizeof(pod)), rq.n,
 		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
-		  policy_kind_name(s->policy));
+		  policy_kind_name(s->policy), listed, least);
 	if (log_enabled(LOG_LVL_DEBUG))
 		for (size_t i = 0; i < rq.n && i < EXT_DEBUG_NODES; i++)
 			log_debug("ext", "  %.*s: %s %llu B/s, link %llu B/s -> score %d",

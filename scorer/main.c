@@ -170,6 +170,7 @@ int main(int argc, char **argv)
 
 	s.policy = o.policy;
 	s.direction = o.direction;
+	s.compact_scores = o.compact_scores;
 	s.max_drops_per_second = o.max_drops_per_second;
 	s.filter = o.filter;
 	s.stale_after_ns = o.stale_after_ms * NS_PER_MS;
@@ -350,10 +351,10 @@ int main(int argc, char **argv)
 		log_warn("scorer", "no --key-file: reports are not authenticated, and anyone who "
 			 "reaches %s can set any node's traffic and steer scheduling", o.listen);
 	log_info("scorer", "ready: reports on %s, extender on http%s://%s:%u, policy %s, direction %s, "
-		 "stale after %llu ms, up to %llu nodes",
+		 "%s prioritize replies, stale after %llu ms, up to %llu nodes",
 		 o.listen, o.tls.cert[0] ? "s" : "", o.http_addr, http_port(http),
-		 policy_kind_name(o.policy),
-		 policy_direction_name(o.direction), (unsigned long long)o.stale_after_ms,
+		 policy_kind_name(o.policy), policy_direction_name(o.direction),
+		 o.compact_scores ? "compact" : "full", (unsigned long long)o.stale_after_ms,
 		 (unsigned long long)o.max_tracked_nodes);
 
 	while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP)

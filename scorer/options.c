@@ -69,6 +69,18 @@ static int set_direction(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_prioritize_reply(void *ctx, const char *v, char *why, size_t len)
+{
+	struct scorer_options *o = OPTS(ctx);
+
+	if (strcmp(v, "full") && strcmp(v, "compact")) {
+		snprintf(why, len, "expected full or compact");
+		return -EINVAL;
+	}
+	o->compact_scores = !strcmp(v, "compact");
+	return 0;
+}
+
 static int set_drop_threshold(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -330,6 +342,11 @@ static const struct cli_opt opts[] = {
 	  .help = "relative | utilization | pressure", .def = "relative" },
 	{ .name = "direction", .kind = CLI_VALUE, .arg = "DIR", .set = set_direction,
 	  .help = "rx | tx | both | max", .def = "rx" },
+	/* The scheduler decodes every entry of a prioritize reply; a uniform
+	 * offset changes no choice it makes, and a host left out scores 0. */
+	{ .name = "prioritize-reply", .kind = CLI_VALUE, .arg = "FORM", .set = set_prioritize_reply,
+	  .help = "full: every host and its score; compact: scores less the lowest, hosts at 0 left "
+		  "out (the same choices, less for the scheduler to read)", .def = "full" },
 	/* What a NIC counts without any load (frames for an unknown VLAN or
 	 * protocol, an active-backup bond's idle port) is far below 10 packets
 	 * a second; a queue that overflows drops thousands. */

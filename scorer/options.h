@@ -26,6 +26,7 @@ struct scorer_options {
 	uint16_t health_port;
 	enum policy_kind policy;
 	enum policy_direction direction;
+	bool compact_scores;		/* --prioritize-reply compact */
 	uint64_t max_drops_per_second;	/* POLICY_DROPS_IGNORED = off */
 	struct filter_config filter;
 	uint64_t stale_after_ms;

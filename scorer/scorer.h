@@ -44,6 +44,12 @@ struct scorer {
 	struct podweight weights;
 	enum policy_kind policy;
 	enum policy_direction direction;
+	/* --prioritize-reply compact: each score less the request's lowest,
+	 * and hosts left at 0 not listed. The scheduler counts a requested
+	 * host it is not told about as 0 and adds the extender's scores to
+	 * every node alike, so it chooses as from the full list, with less
+	 * JSON to decode: none at all when every node scores the same. */
+	bool compact_scores;
 	/* --drop-threshold: packets a second a node may drop and still be
 	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
 	uint64_t max_drops_per_second;

@@ -863,7 +863,10 @@ while IFS=$'\t' read -r verb path; do
 	expect "$verb $path status" "${r%% *}" 200
 	case $verb in
 	filterVerb) expect "$verb keeps both nodes" "$(jq -c '.NodeNames' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
-	prioritizeVerb) expect "$verb scores both nodes" "$(jq -c '[.[].Host]' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
+	# --prioritize-reply compact: the idle node with data above "other" (no
+	# data, neutral), which is the lowest and so left out.
+	prioritizeVerb) expect "$verb lists the node above the lowest score" \
+		"$(jq -c '[.[] | select(.Score >= 1 and .Score <= 10) | .Host]' <<<"${r#* }")" "[\"$NODE\"]" ;;
 	preemptVerb) expect "$verb keeps both candidates" \
 		"$(jq -c '.NodeNameToMetaVictims | keys' <<<"${r#* }")" "[\"$NODE\",\"other\"]" ;;
 	esac

@@ -13,19 +13,20 @@
 #include "scorer/reply.h"
 
 /* The index in names[0..n) of the node the scheduler takes from reply
- * out (a HostPriorityList naming some of them, each once), counted in
- * placed[]; each listed node's score into scores[] (may be NULL). Frees
- * the reply's body. */
+ * out (a HostPriorityList naming some of them, each once; a node it leaves
+ * out scores 0, as in the scheduler), counted in placed[]; every node's
+ * score into scores[] (may be NULL). Frees the reply's body. */
 static inline int fake_scheduler_pick(struct reply *out, const char *const *names, size_t n,
 				      unsigned *placed, int *scores)
 {
 	struct json j = { 0 };
 	char err[128];
-	int best = -1, best_score = -1;
+	int best = -1, *got = calloc(n, sizeof(*got));
 
+	assert_non_null(got);
 	assert_int_equal(out->status, 200);
 	assert_int_equal(json_parse(&j, out->body, out->len, 4096, err, sizeof(err)), 0);
-	assert_true(j.t[0].size >= 1 && j.t[0].size <= (int)n);
+	assert_true(j.t[0].size >= 0 && j.t[0].size <= (int)n);
 	/* The elements are objects: token 1 is the first, json_skip() the next. */
 	for (int m = 0, o = 1; m < j.t[0].size; m++, o = json_skip(&j, o)) {
 		size_t hl, sl;
@@ -38,15 +39,16 @@ static inline int fake_scheduler_pick(struct reply *out, const char *const *name
 				idx = (int)i;
 		if (idx < 0)
 			fail_msg("unknown node %.*s in a reply", (int)hl, host);
+		got[idx] = atoi(score);
+	}
+	for (size_t i = 0; i < n; i++) {
 		if (scores)
-			scores[idx] = atoi(score);
-		if (atoi(score) > best_score ||
-		    (atoi(score) == best_score && placed[idx] < placed[best])) {
-			best_score = atoi(score);
-			best = idx;
-		}
+			scores[i] = got[i];
+		if (best < 0 || got[i] > got[best] || (got[i] == got[best] && placed[i] < placed[best]))
+			best = (int)i;
 	}
 	json_free(&j);
+	free(got);
 	free(out->body);
 	placed[best]++;
 	return best;

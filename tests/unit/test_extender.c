@@ -355,6 +355,85 @@ static void test_extender_scores(void **state)
 	}
 }
 
+/* NULL when compact is full's compact form: the hosts above full's lowest
+ * score, in request order, each at its score less that lowest. */
+static const char *check_compact(const struct json *rq, const int *full, int n, const char *body,
+				 size_t len)
+{
+	static struct json j;
+	struct span names[MAXN], items[MAXN];
+	bool is_full;
+	int least = 10, listed = 0, k = 1;
+
+	CHECK(request_nodes(rq, names, items, &is_full) == n, "request has not %d nodes", n);
+	CHECK(!walk(&j, body, len) && json_type(&j, 0) == JSMN_ARRAY, "reply is not an array: %.80s", body);
+	for (int i = 0; i < n; i++)
+		least = full[i] < least ? full[i] : least;
+	for (int i = 0; i < n; i++) {
+		struct span sc;
+
+		if (full[i] == least)
+			continue;
+		CHECK(listed < j.t[0].size, "%.*s (%d, lowest %d) left out", (int)names[i].len, names[i].p,
+		      full[i], least);
+		CHECK(span_eq(span_of(&j, json_member(&j, k, "Host", false)), names[i]),
+		      "element %d is not %.*s", listed, (int)names[i].len, names[i].p);
+		sc = span_of(&j, json_member(&j, k, "Score", false));
+		CHECK(sc.p && atoi(sc.p) == full[i] - least, "%.*s: %.*s, want %d - %d", (int)names[i].len,
+		      names[i].p, (int)sc.len, sc.p, full[i], least);
+		listed++;
+		k = json_skip(&j, k);
+	}
+	CHECK(listed == j.t[0].size, "%d hosts listed, %d above the lowest score", j.t[0].size, listed);
+	return NULL;
+}
+
+/* --prioritize-reply compact: every score row again, and nodes that all
+ * score alike (here: none has data) make an empty list. */
+static void test_extender_compact(void **state)
+{
+	static const char same[] = "{\"Pod\":{},\"NodeNames\":[\"quiet-a\",\"quiet-b\"]}";
+	struct reply rep;
+
+	for (size_t r = 0; r < sizeof(score_rows) / sizeof(score_rows[0]); r++) {
+		const struct score_row *row = &score_rows[r];
+		struct scorer *s;
+		static struct json rq;
+		char body[1024];
+		int n = 0, len, scores[MAXN];
+		const char *bad;
+
+		teardown(state);
+		assert_int_equal(setup(state), 0);
+		s = *state;
+		s->policy = row->policy;
+		len = snprintf(body, sizeof(body), "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
+		for (; n < MAXN && row->nodes[n]; n++) {
+			if (row->rx[n] != NOFEED)
+				feed(s, row->nodes[n], row->rx[n], row->age_s[n] * 1000000000ULL);
+			len += snprintf(body + len, sizeof(body) - (size_t)len, "%s\"%s\"", n ? "," : "",
+					row->nodes[n]);
+		}
+		len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
+		assert_int_equal(walk(&rq, body, (size_t)len), 0);
+		ext_prioritize(s, body, (size_t)len, &rep);
+		if ((bad = check_prioritize(&rq, rep.body, rep.len, scores)))
+			fail_msg("%s: full: %s", row->name, bad);
+		free(rep.body);
+		s->compact_scores = true;
+		ext_prioritize(s, body, (size_t)len, &rep);
+		assert_int_equal(rep.status, 200);
+		if ((bad = check_compact(&rq, scores, n, rep.body, rep.len)))
+			fail_msg("%s: compact: %s (%s)", row->name, bad, rep.body);
+		free(rep.body);
+	}
+	(*(struct scorer **)state)->compact_scores = true;
+	ext_prioritize(*state, same, sizeof(same) - 1, &rep);
+	assert_int_equal(rep.status, 200);
+	assert_string_equal(rep.body, "[]");
+	free(rep.body);
+}
+
 /* The same table data scores the same through full Node objects. */
 static void test_extender_full_mode_scores(void **state)
 {
@@ -671,6 +750,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_extender_filter_full_exact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_scores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_full_mode_scores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extender_compact, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_long_number, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extender_filter_empty, setup, teardown),

@@ -113,8 +113,18 @@ static int prioritize(struct scorer *s, const char *uid, const char *ingress,
 	size_t len = request(body, sizeof(body), uid, ingress, nodes, n);
 	struct reply out;
 
+	unsigned sub[NODES];
+	int pick;
+
+	/* The scheduler chooses among the nodes it asked about. */
+	assert_true(n <= NODES);
+	for (size_t i = 0; i < n; i++)
+		sub[i] = placed[node_index(nodes[i], strlen(nodes[i]))];
 	ext_prioritize(s, body, len, &out);
-	return fake_scheduler_pick(&out, names, NODES, placed, NULL);
+	pick = fake_scheduler_pick(&out, nodes, n, sub, NULL);
+	pick = node_index(nodes[pick], strlen(nodes[pick]));
+	placed[pick]++;
+	return pick;
 }
 
 /* Filter: which of nodes[0..n) pass, as a bit mask by node index. */
