@@ -14,7 +14,8 @@
 #   floor:prioritize        the floor, prioritize only
 #   netsched:prioritize     netsched, prioritize only (deploy/*prioritize-only*)
 #   and on demand: CONFIG full (filter + prioritize, full Node objects), and
-#   EXTENDER netsched-nowatch (the same scorer with --pod-watch off).
+#   EXTENDER netsched-nowatch (the same scorer with --pod-watch off) and
+#   netsched-full (with --prioritize-reply full: every node in the reply).
 # Each run: a fresh etcd and apiserver, K8S_NODES Node objects, K8S_PODS
 # pending pods created first; for netsched a fresh scorer watching that
 # cluster's pods, with fresh reports for every node from the feed tool (as
@@ -40,7 +41,7 @@ FEED=${FEED:-${O:-build}/rel/bench/feed}
 FLOOR=${FLOOR:-${O:-build}/rel/bench/floor}
 NODES=${K8S_NODES:-100}
 PODS=${K8S_PODS:-600}
-RUNS=${K8S_RUNS:-3}
+RUNS=${K8S_RUNS:-5}
 VARIANTS=${K8S_VARIANTS:-none floor:names netsched:names floor:prioritize netsched:prioritize}
 for f in "$FEED" "$FLOOR" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || fail "$f not found (make bench-tools builds it)"
@@ -116,6 +117,7 @@ one() {
 		floor) url=$FLOOR_URL ext_pid=$FLOOR_PID ;;
 		netsched) netsched_up; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		netsched-nowatch) netsched_up --pod-watch=off; url=$SCORER_URL ext_pid=$SCORER_PID ;;
+		netsched-full) netsched_up --prioritize-reply=full; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		*) fail "unknown extender $ext in variant $variant" ;;
 		esac
 	fi
