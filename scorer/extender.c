@@ -296,7 +296,7 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 	       pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth"), now);
 }
 
-/* The lowest of n >= 1 scores, clamped as put_host_score() sends them. */
+/* The lowest of n scores (0 for none), clamped as put_host_score() sends them. */
 static int lowest_score(const struct policy_node *pn, size_t n)
 {
 	int least = POLICY_MAX_SCORE;
