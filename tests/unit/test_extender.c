@@ -317,31 +317,41 @@ static const struct score_row score_rows[] = {
 	  { "busy", "idle" }, { 1000, 0 }, { 0, 0 }, { 0, 10 } },
 };
 
+/* A fresh scorer in *state (rows must not see each other's nodes) with
+ * row's policy and nodes fed, and into body the names-mode prioritize
+ * request for them; returns its length, the row's node count in *n. */
+static int row_request(void **state, const struct score_row *row, char *body, size_t cap, int *n)
+{
+	struct scorer *s;
+	int len;
+
+	teardown(state);
+	assert_int_equal(setup(state), 0);
+	s = *state;
+	s->policy = row->policy;
+	len = snprintf(body, cap, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
+	for (*n = 0; *n < MAXN && row->nodes[*n]; (*n)++) {
+		if (row->rx[*n] != NOFEED)
+			feed(s, row->nodes[*n], row->rx[*n], row->age_s[*n] * 1000000000ULL);
+		len += snprintf(body + len, cap - (size_t)len, "%s\"%s\"", *n ? "," : "",
+				row->nodes[*n]);
+	}
+	len += snprintf(body + len, cap - (size_t)len, "]}");
+	assert_true((size_t)len < cap);
+	return len;
+}
+
 static void test_extender_scores(void **state)
 {
 	for (size_t r = 0; r < sizeof(score_rows) / sizeof(score_rows[0]); r++) {
 		const struct score_row *row = &score_rows[r];
-		struct scorer *s;
 		static struct json rq;
 		char body[1024];
-		int n = 0, len, scores[MAXN];
+		int n, len = row_request(state, row, body, sizeof(body), &n), scores[MAXN];
 		struct reply rep;
 		const char *bad;
 
-		/* A fresh scorer per row: rows must not see each other's nodes. */
-		teardown(state);
-		assert_int_equal(setup(state), 0);
-		s = *state;
-		s->policy = row->policy;
-		len = snprintf(body, sizeof(body), "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
-		for (; n < MAXN && row->nodes[n]; n++) {
-			if (row->rx[n] != NOFEED)
-				feed(s, row->nodes[n], row->rx[n], row->age_s[n] * 1000000000ULL);
-			len += snprintf(body + len, sizeof(body) - (size_t)len, "%s\"%s\"", n ? "," : "",
-					row->nodes[n]);
-		}
-		len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
-		ext_prioritize(s, body, (size_t)len, &rep);
+		ext_prioritize(*state, body, (size_t)len, &rep);
 		if (rep.status != 200)
 			fail_msg("%s: status %u: %s", row->name, rep.status, rep.body);
 		assert_int_equal(walk(&rq, body, (size_t)len), 0);
@@ -400,21 +410,10 @@ static void test_extender_compact(void **state)
 		struct scorer *s;
 		static struct json rq;
 		char body[1024];
-		int n = 0, len, scores[MAXN];
+		int n, len = row_request(state, row, body, sizeof(body), &n), scores[MAXN];
 		const char *bad;
 
-		teardown(state);
-		assert_int_equal(setup(state), 0);
 		s = *state;
-		s->policy = row->policy;
-		len = snprintf(body, sizeof(body), "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
-		for (; n < MAXN && row->nodes[n]; n++) {
-			if (row->rx[n] != NOFEED)
-				feed(s, row->nodes[n], row->rx[n], row->age_s[n] * 1000000000ULL);
-			len += snprintf(body + len, sizeof(body) - (size_t)len, "%s\"%s\"", n ? "," : "",
-					row->nodes[n]);
-		}
-		len += snprintf(body + len, sizeof(body) - (size_t)len, "]}");
 		assert_int_equal(walk(&rq, body, (size_t)len), 0);
 		ext_prioritize(s, body, (size_t)len, &rep);
 		if ((bad = check_prioritize(&rq, rep.body, rep.len, scores)))
