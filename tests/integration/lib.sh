@@ -11,10 +11,10 @@ NETNS=()
 # namespaces go: what a killed helper may have left (tests/k8s/lab.sh).
 CLEANUP_HOOKS=()
 
-# stop_pids PID...: SIGTERM, up to 10 s to exit, then SIGKILL for what is
-# left (iperf3 can deadlock in its SIGTERM handler), and reaped.
+# stop_pids PID...: SIGTERM, up to STOP_WAIT_S (10) s to exit, then SIGKILL
+# for what is left (iperf3 can deadlock in its SIGTERM handler), and reaped.
 stop_pids() {
-	local p left deadline=$((SECONDS + 10))
+	local p left deadline=$((SECONDS + ${STOP_WAIT_S:-10}))
 	[ $# -gt 0 ] || return 0
 	kill "$@" 2>/dev/null
 	while left=$(ps -o pid=,stat= -p "$(IFS=,; echo "$*")" | awk '$2 !~ /^Z/ { print $1 }') &&

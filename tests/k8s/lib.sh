@@ -169,18 +169,12 @@ k8s_api_stop() {
 	k8s_stop_pid "$K8S_API_PID"
 }
 
-# k8s_stop_pid PID: SIGTERM, then SIGKILL after 5 s. A stopping apiserver
+# k8s_stop_pid PID: stop_pids with 5 s before SIGKILL. A stopping apiserver
 # stops listening at once but holds its open watches (a scorer's, the
 # stand-in kubelet's) for up to 60 s before it exits; no test needs that
 # drain, and waiting for it made a restart cost a minute.
 k8s_stop_pid() {
-	local deadline=$((SECONDS + 5))
-	kill "$1" 2>/dev/null || return 0
-	while kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1")" != Z ] && [ "$SECONDS" -lt "$deadline" ]; do
-		sleep 0.1
-	done
-	kill -9 "$1" 2>/dev/null
-	wait "$1" 2>/dev/null
+	STOP_WAIT_S=5 stop_pids "$1"
 }
 
 # k8s_up_scheduler CONFIG [WRAPPER...]: the scheduler on the running apiserver;
