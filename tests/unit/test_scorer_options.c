@@ -48,6 +48,7 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.http_port, 8470);
 	assert_int_equal(o.policy, POLICY_RELATIVE);
 	assert_int_equal(o.direction, POLICY_DIR_RX);
+	assert_false(o.compact_scores);
 	assert_int_equal(o.stale_after_ms, 6000);
 	assert_int_equal(o.connections_per_client, 32);
 	/* What http.c falls back to for a scorer built without options. */
@@ -100,6 +101,8 @@ struct bad_flag {
 static const struct bad_flag bad_flags[] = {
 	{ "--policy", "fastest", "--policy fastest: expected relative, utilization or pressure" },
 	{ "--direction", "up", "--direction up: expected rx, tx, both or max" },
+	{ "--prioritize-reply", "short", "--prioritize-reply short: expected full or compact" },
+	{ "--prioritize-reply", "Compact", "--prioritize-reply Compact: expected full or compact" },
 	{ "--drop-threshold", "-1", "--drop-threshold -1: expected packets a second from 0 (any drop)" },
 	{ "--drop-threshold", "2.5", "--drop-threshold 2.5: expected packets a second" },
 	{ "--filter-margin", "101", "--filter-margin 101: expected percentage points of the link from 0 to 100" },
@@ -158,13 +161,14 @@ static void test_options_file_then_flags(void **state)
 	(void)state;
 	assert_true(fd >= 0);
 	close(fd);
-	write_file(path, "policy: utilization\ndirection: max\nhttp: 127.0.0.1:9000\n"
+	write_file(path, "policy: utilization\ndirection: max\nhttp: 127.0.0.1:9000\nprioritize-reply: compact\n"
 			 "prometheusAddress: http://prom:9090\nnetworkInterface: eth0\n"
 			 "timeRangeInMinutes: 10\n");
 	/* The flag wins even though it comes before --config. */
 	assert_int_equal(parse(&o, err, sizeof(err), "--direction", "tx", "--config", path, NULL), 0);
 	assert_int_equal(o.policy, POLICY_UTILIZATION);
 	assert_int_equal(o.direction, POLICY_DIR_TX);
+	assert_true(o.compact_scores);
 	assert_string_equal(o.http_addr, "127.0.0.1");
 	assert_int_equal(o.http_port, 9000);
 	assert_string_equal(o.prom.url, "http://prom:9090");
