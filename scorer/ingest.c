@@ -403,11 +403,11 @@ static void *close_socket(void *arg)
 }
 
 /* nng_close(in->sock), waiting at most INGEST_CLOSE_WAIT_S: libnng 1.5.2
- * can still deadlock in it when reports stream in while it closes (seen
- * about once in a dozen test runs of test_ingest_stop_streaming, all
- * the workarounds above in place), and a scorer that cannot stop is
- * worse than one that leaves a socket behind at exit. false: it did not
- * return in time; the closing thread is left detached. */
+ * can still deadlock in it when reports stream in while it closes
+ * (test_ingest_stop_streaming on a busy machine: 3 of 5 stops under ASan;
+ * quiet: none of 30; all the workarounds above in place), and a scorer
+ * that cannot stop is worse than one that leaves a socket behind at exit.
+ * false: it did not return in time; the closing thread is left detached. */
 static bool close_bounded(struct ingest *in)
 {
 	struct timespec until;
