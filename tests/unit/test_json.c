@@ -104,6 +104,16 @@ static const struct parse_row parse_rows[] = {
 	{ "a long number at the top", "12345678901234567890123456789012345678901234567890123456789012345 ",
 	  0, -EINVAL, "near byte 0: a number of 65 characters, limit 64", 0 },
 	{ "extra closing bracket", "[1]]", 0, -EINVAL, "invalid JSON", 0 },
+	/* Before the value: the walk over jsmn's tokens that checked the
+	 * grammar once started at the first token and took these. */
+	{ "a colon before the value", " :{\"a\":1}", 0, -EINVAL,
+	  "near byte 1: unexpected ':', expected a value", 0 },
+	{ "a comma before the value", ",[1]", 0, -EINVAL, "near byte 0: unexpected ','", 0 },
+	{ "a key without its colon", "{\"a\" 1}", 0, -EINVAL, "near byte 5: unexpected '1', expected ':'", 0 },
+	{ "a value where a key goes", "{\"a\":1,2:3}", 0, -EINVAL,
+	  "near byte 7: unexpected '2', expected \"key\": value", 0 },
+	{ "a missing value", "{\"a\":}", 0, -EINVAL, "near byte 5: unexpected '}', expected a value", 0 },
+	{ "a bare number at the top", "12", 0, -EINVAL, "ends early", 0 },
 };
 
 static void test_json_parse(void **state)
