@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "log.h"
 #include "units.h"
 
@@ -72,13 +73,12 @@ struct inflight {
 	atomic_bool confirming;
 };
 
+/* The scorer's one string hash (hash.h), cut to the 32 bits a slot keeps:
+ * a node name's is then the node table's too, so a request's lookup in
+ * both hashes each name once (namekey.h). */
 static uint32_t hash(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	return (uint32_t)hash_fnv1a(s, len);
 }
 
 static uint32_t buckets_for(size_t n)
