@@ -28,8 +28,6 @@
 #define EXT_REPLY_FIXED 1024u
 _Static_assert(FILTER_REASON_MAX + 8 <= EXT_REPLY_PER_NODE,
 	       "a filter reason (plain ASCII: no escapes) fits a node's share of the reply");
-/* A view takes ~150 ns, a node fetched from memory ~100. */
-#define EXT_PREFETCH_AHEAD 8u
 /* A debug line per node, for this many nodes of a decision. */
 #define EXT_DEBUG_NODES 100u
 
@@ -99,13 +97,18 @@ static void node_view(struct scorer *s, const struct extreq *rq, const struct ex
 	view_get(s, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
-/* Before node i's view: node i + EXT_PREFETCH_AHEAD's is fetched
- * meanwhile (view_prefetch()). */
-static void prefetch_ahead(struct scorer *s, const struct extreq *rq, size_t i)
+/* At node i, a multiple of VIEW_BATCH: the views of nodes i.. (as many as
+ * VIEW_BATCH, or the rest) into v[], as node_view() would give them, with
+ * one chunk's lookups at once (view_get_many()). */
+static void node_views(struct scorer *s, const struct extreq *rq, size_t i, uint64_t now,
+		       struct view_node v[VIEW_BATCH])
 {
-	if (i + EXT_PREFETCH_AHEAD < rq->n)
-		view_prefetch(s, rq->nodes[i + EXT_PREFETCH_AHEAD].name,
-			      rq->nodes[i + EXT_PREFETCH_AHEAD].name_len);
+	struct namekey keys[VIEW_BATCH];
+	size_t n = rq->n - i < VIEW_BATCH ? rq->n - i : VIEW_BATCH;
+
+	for (size_t k = 0; k < n; k++)
+		keys[k] = namekey_of(rq->nodes[i + k].name, rq->nodes[i + k].name_len);
+	view_get_many(s, keys, n, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
 /* The policy's input for every requested node (view.h decides where the
@@ -113,14 +116,13 @@ static void prefetch_ahead(struct scorer *s, const struct extreq *rq, size_t i)
 static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
 		     struct policy_node *pn)
 {
+	struct view_node v[VIEW_BATCH];
 	size_t fresh = 0;
 
 	for (size_t i = 0; i < rq->n; i++) {
-		struct view_node v;
-
-		prefetch_ahead(s, rq, i);
-		node_view(s, rq, &rq->nodes[i], now, &v);
-		view_policy_input(s, &v, &pn[i]);
+		if (i % VIEW_BATCH == 0)
+			node_views(s, rq, i, now, v);
+		view_policy_input(s, &v[i % VIEW_BATCH], &pn[i]);
 		fresh += pn[i].has_data;
 	}
 	return fresh;
@@ -364,11 +366,10 @@ out_free_request:
 	extreq_free(&rq);
 }
 
-/* What the filter knows of a requested node; v owns the label. */
-static void filter_input(struct scorer *s, const struct extreq *rq, const struct extreq_node *node,
-			 uint64_t now, struct view_node *v, struct filter_node *fn)
+/* What the filter knows of a requested node from its view; v owns the
+ * label. */
+static void filter_input(const struct view_node *v, struct filter_node *fn)
 {
-	node_view(s, rq, node, now, v);
 	*fn = (struct filter_node){
 		.traffic = v->source != VIEW_NONE ? &v->traffic : NULL,
 		.label = v->label,
@@ -389,6 +390,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	char pod[200];
 	size_t kept = 0, n_failed = 0, n_unresolvable = 0;
 	struct inflight_name only = { NULL, 0, 0 };
+	struct view_node v[VIEW_BATCH];
 	struct extreq rq;
 	uint64_t now;
 	bool full;
@@ -415,11 +417,11 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	for (size_t i = 0; i < rq.n; i++) {
 		const struct extreq_node *node = &rq.nodes[i];
 		struct filter_node fn;
-		struct view_node v;
 		struct filter_why why;
 
-		prefetch_ahead(s, &rq, i);
-		filter_input(s, &rq, node, now, &v, &fn);
+		if (i % VIEW_BATCH == 0)
+			node_views(s, &rq, i, now, v);
+		filter_input(&v[i % VIEW_BATCH], &fn);
 		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
 			only = (struct inflight_name){ node->name, node->name_len,
 						       fn.traffic ? fn.traffic->link_bytes_per_second : 0 };
@@ -552,7 +554,8 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 		struct view_node v;
 		struct filter_why why;
 
-		filter_input(s, &p.pod, &node, now, &v, &fn);
+		node_view(s, &p.pod, &node, now, &v);
+		filter_input(&v, &fn);
 		victims_declared(&p, c, &rx_bps, &tx_bps);
 		fn.freed_rx_bytes_per_second = rx_bps / 8;
 		fn.freed_tx_bytes_per_second = tx_bps / 8;

@@ -757,44 +757,69 @@ void inflight_drop(struct inflight *in, const char *uid, size_t uid_len)
 
 /* ------------------------------------------------------------- the reads */
 
-/* Takes pod uid's share out of *load when the pod is counted on node i. */
-static void exclude(const struct inflight *in, int32_t i, const char *uid, size_t uid_len,
-		    struct inflight_load *load)
+/* The pod uid's slot, when uid is one (NULL: no exception, or unknown). */
+static const struct ipod *excepted(const struct inflight *in, const char *uid, size_t uid_len)
 {
 	int32_t k;
-	const struct ipod *p;
 
-	if (!valid_name(uid, uid_len, POD_UID_MAX))
-		return;
+	if (!uid || !valid_name(uid, uid_len, POD_UID_MAX))
+		return NULL;
 	k = find_pod(in, uid, uid_len, hash(uid, uid_len));
-	if (k == NONE)
-		return;
-	p = &in->pods[k];
-	for (unsigned m = 0; m < p->n; m++)
+	return k == NONE ? NULL : &in->pods[k];
+}
+
+/* Takes p's share out of *load when p is counted on node i. */
+static void exclude(const struct ipod *p, int32_t i, struct inflight_load *load)
+{
+	for (unsigned m = 0; p && m < p->n; m++)
 		if (p->nodes[m] == i) {
 			load_sub(load, &p->share);
 			return;
 		}
 }
 
+static void copy_load(size_t i, const struct inflight_load *load, void *ctx)
+{
+	(void)i;
+	*(struct inflight_load *)ctx = *load;
+}
+
 bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
 		  size_t except_len, struct inflight_load *out)
 {
-	int32_t i;
+	struct namekey key;
 
 	memset(out, 0, sizeof(*out));
-	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
-	    !valid_name(node, len, NODENAME_MAX_LEN))
+	if (!valid_name(node, len, NODENAME_MAX_LEN))
 		return false;
+	key = namekey_of(node, len);
+	return inflight_get_each(in, &key, 1, except_uid, except_len, copy_load, out) == 1;
+}
+
+size_t inflight_get_each(struct inflight *in, const struct namekey *keys, size_t n,
+			 const char *except_uid, size_t except_len,
+			 void (*fn)(size_t i, const struct inflight_load *load, void *ctx), void *ctx)
+{
+	const struct ipod *except;
+	size_t found = 0;
+
+	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0)
+		return 0;
 	pthread_rwlock_rdlock(&in->lock);
-	i = find_node(in, node, len, hash(node, len));
-	if (i != NONE) {
-		*out = in->nodes[i].sum;
-		if (except_uid)
-			exclude(in, i, except_uid, except_len, out);
+	except = excepted(in, except_uid, except_len);
+	for (size_t k = 0; k < n; k++) {
+		int32_t i = find_node(in, keys[k].s, keys[k].len, (uint32_t)keys[k].hash);
+		struct inflight_load load;
+
+		if (i == NONE)
+			continue;
+		load = in->nodes[i].sum;
+		exclude(except, i, &load);
+		fn(k, &load, ctx);
+		found++;
 	}
 	pthread_rwlock_unlock(&in->lock);
-	return i != NONE;
+	return found;
 }
 
 void inflight_stats(struct inflight *in, struct inflight_stats *out)

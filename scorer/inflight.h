@@ -81,6 +81,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "namekey.h"
 #include "nodename.h"
 #include "poduid.h"
 
@@ -218,6 +219,15 @@ void inflight_tick(struct inflight *in, uint64_t now_ns, bool force);
  * costs one atomic read. */
 bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
 		  size_t except_len, struct inflight_load *out);
+
+/* inflight_get() of keys[0..n) under one read lock: fn(i, what is in
+ * flight there, ctx) for each that has pods, in order; how many had. fn
+ * must be quick and must not call back in; keep n small (view.h). The
+ * names are not checked again: they come from a request that did
+ * (nodename_check(), extreq.c). */
+size_t inflight_get_each(struct inflight *in, const struct namekey *keys, size_t n,
+			 const char *except_uid, size_t except_len,
+			 void (*fn)(size_t i, const struct inflight_load *load, void *ctx), void *ctx);
 
 /* The join: node's agent, whose window is window_ms long, has measured
  * each pod m[k] for m[k].measured_ms of it. A pod counted on that node

@@ -40,42 +40,79 @@ static void add_doubt(const struct scorer *s, struct view_node *v)
 	l->tx_bytes_per_second = units_add_sat(l->tx_bytes_per_second, v->doubt_tx);
 }
 
-void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
-	      uint64_t now_ns, struct view_node *out)
+/* What one view_get_many() call fills, for the lookups' callbacks. */
+struct batch {
+	const struct scorer *s;
+	uint64_t now_ns;
+	struct view_node *out;
+};
+
+static void got_inflight(size_t i, const struct inflight_load *load, void *ctx)
 {
-	struct table_node tn;
+	struct batch *b = ctx;
+
+	b->out[i].inflight = *load;
+}
+
+/* Straight from the table's node into the view, under its lock: no copy
+ * of the node in between. */
+static void got_node(size_t i, const struct table_node *tn, void *ctx)
+{
+	struct batch *b = ctx;
+	struct view_node *v = &b->out[i];
+
+	v->known = true;
+	v->clock_skew_ms = tn->clock_skew_ms;
+	v->age_ns = table_node_age_ns(tn, b->now_ns);
+	if (v->age_ns > b->s->stale_after_ns)
+		return;
+	v->source = VIEW_AGENT;
+	v->traffic = tn->traffic;
+	v->held = tn->held;
+	if (tn->held.over && b->now_ns > tn->held.since_ns)
+		v->over_for_ns = b->now_ns - tn->held.since_ns;
+	memcpy(v->label, tn->ifaces_label, sizeof(v->label));
+}
+
+void view_get_many(struct scorer *s, const struct namekey *keys, size_t n, const char *uid,
+		   size_t uid_len, uint64_t now_ns, struct view_node *out)
+{
+	struct batch b = { s, now_ns, out };
 	uint64_t rx, tx, age;
 
-	memset(out, 0, sizeof(*out));
-	inflight_get(s->inflight, name, len, uid, uid_len, &out->inflight);
-	if (table_get(s->table, name, len, &tn)) {
-		out->known = true;
-		out->clock_skew_ms = tn.clock_skew_ms;
-		out->age_ns = table_node_age_ns(&tn, now_ns);
-		if (out->age_ns <= s->stale_after_ns) {
-			out->source = VIEW_AGENT;
-			out->traffic = tn.traffic;
-			out->held = tn.held;
-			if (tn.held.over && now_ns > tn.held.since_ns)
-				out->over_for_ns = now_ns - tn.held.since_ns;
-			memcpy(out->label, tn.ifaces_label, sizeof(out->label));
-			add_doubt(s, out);
-			return;
+	memset(out, 0, n * sizeof(*out));
+	/* The first nodes are fetched while the in-flight pods are looked
+	 * up; table_get_each() fetches the others ahead itself. */
+	for (size_t i = 0; i < n && i < TABLE_PREFETCH_AHEAD; i++)
+		table_prefetch(s->table, &keys[i]);
+	inflight_get_each(s->inflight, keys, n, uid, uid_len, got_inflight, &b);
+	table_get_each(s->table, keys, n, got_node, &b);
+	for (size_t i = 0; i < n; i++) {
+		struct view_node *v = &out[i];
+
+		if (v->source != VIEW_AGENT && s->prom &&
+		    prom_get(s->prom, keys[i].s, keys[i].len, now_ns, &rx, &tx, &age)) {
+			v->source = VIEW_PROMETHEUS;
+			v->traffic.rx.average = rx;
+			v->traffic.tx.average = tx;
+			v->age_ns = age;
+			snprintf(v->label, sizeof(v->label), "prometheus");
 		}
-	}
-	if (s->prom && prom_get(s->prom, name, len, now_ns, &rx, &tx, &age)) {
-		out->source = VIEW_PROMETHEUS;
-		out->traffic.rx.average = rx;
-		out->traffic.tx.average = tx;
-		out->age_ns = age;
-		snprintf(out->label, sizeof(out->label), "prometheus");
-		add_doubt(s, out);
+		if (v->source != VIEW_NONE)
+			add_doubt(s, v);
 	}
 }
 
-void view_prefetch(const struct scorer *s, const char *name, size_t len)
+void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
+	      uint64_t now_ns, struct view_node *out)
 {
-	table_prefetch(s->table, name, len);
+	struct namekey key;
+
+	memset(out, 0, sizeof(*out));
+	if (len == 0 || len > NODENAME_MAX_LEN)
+		return;
+	key = namekey_of(name, len);
+	view_get_many(s, &key, 1, uid, uid_len, now_ns, out);
 }
 
 /* One rate pair in the scorer's direction, with the in-flight pods added. */

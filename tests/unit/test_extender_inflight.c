@@ -415,6 +415,104 @@ static void test_inflight_no_uid(void **state)
 	scorer_free(s);
 }
 
+/* A request of more names than one chunk of lookups (view.h's
+ * VIEW_BATCH), with in-flight pods on the nodes either side of each chunk
+ * boundary: every node is scored as a lookup of its own would score it,
+ * and filtered by its own reservations, the asking pod's share left out. */
+#define CHUNKS_N (2 * VIEW_BATCH + 9)
+
+static void test_inflight_chunks(void **state)
+{
+	const size_t b = VIEW_BATCH, own_on[] = { b - 1, b }, other_on[] = { b, 2 * b - 1, 2 * b,
+									     CHUNKS_N - 1 };
+	const struct inflight_config ic = { .max_pods = 8, .max_nodes = CHUNKS_N,
+					    .hold_ns = 60 * NS_PER_SEC, .fade_ns = 60 * NS_PER_SEC,
+					    .expire_ns = 30 * NS_PER_SEC };
+	static char names_buf[CHUNKS_N][8];
+	static struct policy_node want[CHUNKS_N];
+	const char *many[CHUNKS_N];
+	struct inflight_name on[4];
+	struct scorer *s = fake_scorer_new(CHUNKS_N, START_NS, STALE_NS);
+	size_t cap = 256 + CHUNKS_N * 12, len, nl;
+	char *body = malloc(cap), err[128];
+	struct json j = { 0 };
+	struct reply out;
+	int list;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(body);
+	s->inflight = inflight_create(&ic);
+	assert_non_null(s->inflight);
+	s->filter.bandwidth = true;
+	/* 100M links; the nodes with pods in flight at 50M, so a pod's 30M
+	 * reservation leaves less than another 30M; the rest below 40M; every
+	 * 13th never reported (no data: never filtered). */
+	for (size_t i = 0; i < CHUNKS_N; i++) {
+		snprintf(names_buf[i], sizeof(names_buf[i]), "n-%03zu", i);
+		many[i] = names_buf[i];
+	}
+	for (size_t i = 0; i < CHUNKS_N; i++) {
+		bool busy = i == b - 1 || i == b || i == 2 * b - 1 || i == 2 * b || i == CHUNKS_N - 1;
+		struct report r = fake_report(many[i], busy ? 50 * MBIT : (i * 7 % 40) * MBIT, 0,
+					      100000000);
+
+		if (i % 13 != 5)
+			assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	}
+	for (size_t k = 0; k < 2; k++)
+		on[k] = (struct inflight_name){ many[own_on[k]], strlen(many[own_on[k]]), 0 };
+	assert_int_equal(inflight_assume(s->inflight, "own", 3, &declared_30m, on, 2, fake_now), 0);
+	for (size_t k = 0; k < 4; k++)
+		on[k] = (struct inflight_name){ many[other_on[k]], strlen(many[other_on[k]]), 0 };
+	assert_int_equal(inflight_assume(s->inflight, "other", 5, &declared_30m, on, 4, fake_now), 0);
+
+	len = request(body, cap, "own", "30M", many, CHUNKS_N);
+	ext_filter(s, body, len, &out);
+	assert_int_equal(out.status, 200);
+	assert_int_equal(json_parse(&j, out.body, out.len, 4 * CHUNKS_N, err, sizeof(err)), 0);
+	list = json_member(&j, 0, "NodeNames", false);
+	assert_int_equal(j.t[list].size, CHUNKS_N - 4);
+	for (int m = 0, i = 0; m < j.t[list].size; m++, i++) {
+		const char *name = json_text(&j, json_element(&j, list, m), &nl);
+
+		/* Left out: other's nodes; its own (b - 1) kept. */
+		while ((size_t)i == b || (size_t)i == 2 * b - 1 || (size_t)i == 2 * b)
+			i++;
+		if (nl != strlen(many[i]) || memcmp(name, many[i], nl))
+			fail_msg("filter kept %.*s where %s was expected", (int)nl, name, many[i]);
+	}
+	json_free(&j);
+	free(out.body);
+
+	/* Prioritize: what each node's own lookup scores (before the call
+	 * records the pod anew). */
+	for (size_t i = 0; i < CHUNKS_N; i++) {
+		struct view_node v;
+
+		view_get(s, many[i], strlen(many[i]), "own", 3, fake_now, &v);
+		view_policy_input(s, &v, &want[i]);
+	}
+	policy_score(s->policy, want, CHUNKS_N);
+	ext_prioritize(s, body, len, &out);
+	assert_int_equal(out.status, 200);
+	assert_int_equal(json_parse(&j, out.body, out.len, 8 * CHUNKS_N, err, sizeof(err)), 0);
+	assert_int_equal(j.t[0].size, CHUNKS_N);
+	for (size_t i = 0, el = 1; i < CHUNKS_N; i++, el = (size_t)json_skip(&j, (int)el)) {
+		const char *host = json_text(&j, json_member(&j, (int)el, "Host", false), &nl);
+		int score = atoi(json_text(&j, json_member(&j, (int)el, "Score", false), &nl));
+
+		assert_memory_equal(host, many[i], strlen(many[i]));
+		if (score != want[i].score)
+			fail_msg("%s scored %d in the request, %d looked up alone", many[i], score,
+				 want[i].score);
+	}
+	json_free(&j);
+	free(out.body);
+	free(body);
+	scorer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +524,7 @@ int main(void)
 		cmocka_unit_test(test_inflight_visible),
 		cmocka_unit_test(test_inflight_escaped_uid),
 		cmocka_unit_test(test_inflight_no_uid),
+		cmocka_unit_test(test_inflight_chunks),
 	};
 	return cmocka_run_group_tests_name("extender_inflight", tests, NULL, NULL);
 }

@@ -291,6 +291,61 @@ static void test_table_many_nodes(void **state)
 	table_destroy(t);
 }
 
+/* table_get_each()'s fn: the node found is the one asked for. */
+static void same_name(size_t i, const struct table_node *node, void *ctx)
+{
+	const struct namekey *keys = ctx;
+
+	if (strlen(node->name) != keys[i].len || memcmp(node->name, keys[i].s, keys[i].len))
+		fail_msg("asked for %.*s (#%zu), got %s", (int)keys[i].len, keys[i].s, i, node->name);
+}
+
+/* Which of keys[] table_get_each() reported, as a bit each, and that it
+ * did in order. */
+struct seen {
+	const struct namekey *keys;
+	unsigned mask;
+	size_t last;
+};
+
+static void mark_seen(size_t i, const struct table_node *node, void *ctx)
+{
+	struct seen *s = ctx;
+
+	same_name(i, node, (void *)s->keys);
+	if (s->mask && i <= s->last)
+		fail_msg("#%zu reported after #%zu", i, s->last);
+	s->mask |= 1u << i;
+	s->last = i;
+}
+
+/* A batch of names answers as table_get() does name by name: known ones
+ * reported with their own node, unknown ones, a prefix, a longer name, an
+ * empty or oversized one not at all. */
+static void test_table_get_each(void **state)
+{
+	static char huge[NODENAME_MAX_LEN + 2];
+	const char *names[] = { "node-b", "nobody", "node-a", "node", "node-a\0x", "", huge, "node-c" };
+	size_t lens[] = { 6, 6, 6, 4, 8, 0, sizeof(huge) - 1, 6 };
+	struct namekey keys[8];
+	struct table *t = table_create(8);
+	struct seen seen = { keys, 0, 0 };
+
+	(void)state;
+	assert_non_null(t);
+	memset(huge, 'a', sizeof(huge) - 1);
+	for (const char *const *n = (const char *const[]){ "node-a", "node-b", "node-c", NULL }; *n; n++) {
+		struct report r = make_report(*n, 1, 1, 1000, 1000);
+
+		assert_int_equal(table_apply(t, &r, 1), TABLE_APPLIED);
+	}
+	for (size_t i = 0; i < 8; i++)
+		keys[i] = namekey_of(names[i], lens[i]);
+	assert_int_equal(table_get_each(t, keys, 8, mark_seen, &seen), 3);
+	assert_int_equal(seen.mask, (1u << 0) | (1u << 2) | (1u << 7));
+	table_destroy(t);
+}
+
 /* A full table evicts only stale nodes, the stalest first. */
 static void test_table_evicts_stalest(void **state)
 {
@@ -375,13 +430,20 @@ static void test_table_eviction_model(void **state)
 			arrival[k] = now;
 		for (unsigned i = 0; i < MODEL_NAMES; i++) {
 			struct table_node n;
+			struct namekey key;
+			bool found;
 
 			snprintf(name, sizeof(name), "node-%u", i);
-			/* Announced lookups (the extender's) answer the same,
-			 * entries moved by evictions and all. */
-			if (i % 2)
-				table_prefetch(t, name, strlen(name));
-			if (table_get(t, name, strlen(name), &n) != held[i])
+			key = namekey_of(name, strlen(name));
+			/* Announced lookups of hashed names (the extender's)
+			 * answer the same, entries moved by evictions and all. */
+			if (i % 2) {
+				table_prefetch(t, &key);
+				found = table_get_each(t, &key, 1, same_name, &key) == 1;
+			} else {
+				found = table_get(t, name, strlen(name), &n);
+			}
+			if (found != held[i])
 				fail_msg("at %llu: node-%u %s the table, model says %s",
 					 (unsigned long long)now, i, held[i] ? "missing from" : "in",
 					 held[i] ? "held" : "evicted");
@@ -403,6 +465,7 @@ int main(void)
 		cmocka_unit_test(test_table_link_speed),
 		cmocka_unit_test(test_table_burst_and_drops),
 		cmocka_unit_test(test_table_many_nodes),
+		cmocka_unit_test(test_table_get_each),
 		cmocka_unit_test(test_table_evicts_stalest),
 		cmocka_unit_test(test_table_eviction_model),
 	};

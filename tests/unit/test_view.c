@@ -17,6 +17,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
+#include "scorer/inflight.h"
 #include "scorer/prom.h"
 #include "scorer/scorer.h"
 #include "scorer/view.h"
@@ -214,6 +215,52 @@ static void test_view_without_prometheus(void **state)
 	assert_string_equal(view_source_name(VIEW_NONE), "none");
 }
 
+/* A request's nodes are looked up a chunk at a time (view_get_many()):
+ * each name's view is exactly the one view_get() gives it alone, whichever
+ * source serves it, the in-flight pods included but the asking pod's own
+ * share left out, fresh and with the agent data stale. */
+static void test_view_get_many(void **state)
+{
+	static const char *const names[] = { "both", "silent", "agentless", "quiet", "nobody" };
+	static const struct inflight_name own_on[] = { { "both", 4, 0 }, { "agentless", 9, 0 } };
+	static const struct inflight_name other_on[] = { { "both", 4, 0 }, { "quiet", 5, 0 },
+							 { "nobody", 6, 0 } };
+	const struct inflight_config ic = { .max_pods = 8, .max_nodes = 8, .hold_ns = STALE_NS,
+					    .fade_ns = STALE_NS, .expire_ns = STALE_NS };
+	const struct inflight_pod pod = { 1000, 0, 1000, 0, false, false, NULL, INFLIGHT_DECLARED };
+	const uint64_t at[] = { START_NS, START_NS + STALE_NS + 1 };
+	struct fixture *f = *state;
+	struct namekey keys[VIEW_BATCH];
+	struct view_node many[VIEW_BATCH], one;
+
+	f->s->inflight = inflight_create(&ic);
+	assert_non_null(f->s->inflight);
+	assert_int_equal(inflight_assume(f->s->inflight, "own", 3, &pod, own_on, 2, START_NS), 0);
+	assert_int_equal(inflight_assume(f->s->inflight, "other", 5, &pod, other_on, 3, START_NS), 0);
+	for (size_t i = 0; i < VIEW_BATCH; i++)
+		keys[i] = namekey_of(names[i % 5], strlen(names[i % 5]));
+	for (size_t t = 0; t < sizeof(at) / sizeof(at[0]); t++) {
+		view_get_many(f->s, keys, VIEW_BATCH, "own", 3, at[t], many);
+		for (size_t i = 0; i < VIEW_BATCH; i++) {
+			view_get(f->s, keys[i].s, keys[i].len, "own", 3, at[t], &one);
+			if (memcmp(&one, &many[i], sizeof(one)))
+				fail_msg("at +%llu ns, #%zu (%s): the batch's view is not view_get()'s: "
+					 "%s/%s, %u/%u in-flight milli-pods",
+					 (unsigned long long)(at[t] - START_NS), i, keys[i].s,
+					 view_source_name(many[i].source), view_source_name(one.source),
+					 many[i].inflight.milli_pods, one.inflight.milli_pods);
+		}
+		/* Its own share is left out, another pod's is not. */
+		assert_int_equal(many[0].inflight.milli_pods, 1000);	/* both: other's */
+		assert_int_equal(many[2].inflight.milli_pods, 0);	/* agentless: own only */
+		assert_int_equal(many[4].inflight.milli_pods, 1000);	/* nobody: other's */
+	}
+	view_get_many(f->s, keys, 1, NULL, 0, START_NS, many);
+	assert_int_equal(many[0].inflight.milli_pods, 2000);
+	inflight_destroy(f->s->inflight);
+	f->s->inflight = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +268,7 @@ int main(void)
 		cmocka_unit_test(test_view_list),
 		cmocka_unit_test(test_view_count),
 		cmocka_unit_test(test_view_without_prometheus),
+		cmocka_unit_test(test_view_get_many),
 	};
 
 	log_init("test_view");
