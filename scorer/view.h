@@ -72,7 +72,6 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 void view_get_many(struct scorer *s, const struct namekey *keys, size_t n, const char *uid,
 		   size_t uid_len, uint64_t now_ns, struct view_node *out);
 
-
 /* The policy's input for a view: no data unless some source is fresh; the
  * rates (average, recent, p95) include the in-flight pods' weight; drops
  * count every kind in both directions (either hurts a new pod) and make the
