@@ -225,6 +225,53 @@ static void test_inflight_expire(void **state)
 	assert_int_equal(stats(in).expired, 1);
 }
 
+/* Many pods expiring in one tick, spread among the ones that stay: each
+ * expired one is gone from its node and every other still counts, once
+ * (the tick visits the live pods, not every slot, and freeing one moves
+ * another in the list it walks). Then the freed slots serve new pods. */
+static void test_inflight_expire_many(void **state)
+{
+	struct inflight *in = *state;
+	char uid[16], node[16];
+	struct inflight_entry *e;
+	size_t stay = 0;
+	long n;
+
+	inflight_set_confirming(in, true);
+	for (unsigned i = 0; i < 60; i++) {
+		snprintf(uid, sizeof(uid), "u%u", i);
+		snprintf(node, sizeof(node), "n%u", i);
+		assert_int_equal(assume1(in, uid, &plain, node, T0), 0);
+		if (i % 3 == 1) {
+			assert_int_equal(bound(in, uid, node, T0 + 1, T0 + 1), 0);
+			stay++;
+		}
+	}
+	inflight_tick(in, T0 + EXPIRE, true);
+	assert_int_equal(stats(in).expired, 60 - stay);
+	assert_int_equal(stats(in).pods, stay);
+	for (unsigned i = 0; i < 60; i++) {
+		snprintf(node, sizeof(node), "n%u", i);
+		assert_int_equal(load(in, node).milli_pods, i % 3 == 1 ? 1000 : 0);
+	}
+	n = inflight_list(in, &e);
+	assert_int_equal(n, (long)stay);
+	free(e);
+
+	for (unsigned i = 60; i < 100; i++) {
+		snprintf(uid, sizeof(uid), "u%u", i);
+		assert_int_equal(assume1(in, uid, &plain, "fresh", T0 + EXPIRE), 0);
+	}
+	assert_int_equal(load(in, "fresh").milli_pods, 40 * 1000);
+	for (unsigned i = 0; i < 100; i++) {
+		snprintf(uid, sizeof(uid), "u%u", i);
+		inflight_drop(in, uid, strlen(uid));
+	}
+	assert_int_equal(stats(in).pods, 0);
+	inflight_tick(in, T0 + 2 * EXPIRE, true);
+	assert_int_equal(stats(in).pods, 0);
+}
+
 /* Full weight for HOLD after binding, then linearly down over FADE, then
  * forgotten (faded). Ticks between INFLIGHT_TICK_NS are no-ops unless
  * forced. */
@@ -763,6 +810,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_observed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_drop, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_expire, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_expire_many, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_fade, setup, teardown),
 		cmocka_unit_test(test_inflight_measured),
 		cmocka_unit_test_setup_teardown(test_inflight_measured_moves, setup, teardown),
