@@ -44,11 +44,18 @@ static bool is_digit(char ch)
 	return ch >= '0' && ch <= '9';
 }
 
+static int ends_early(struct ctx *c)
+{
+	return fail(c, -EINVAL, "JSON ends early: an object, array or string is not closed "
+		    "(truncated body?)");
+}
+
+/* What jsmn refuses after scan() passed the body: a bad escape, or a bare
+ * number at the top with nothing after it (JSMN_STRICT). */
 static int jsmn_fail(struct ctx *c, int r, unsigned pos)
 {
 	if (r == JSMN_ERROR_PART)
-		return fail(c, -EINVAL, "JSON ends early: an object, array or string is not closed "
-			    "(truncated body?)");
+		return ends_early(c);
 	return fail(c, -EINVAL, "invalid JSON near byte %u", pos);
 }
 
@@ -62,14 +69,6 @@ static int jsmn_fail(struct ctx *c, int r, unsigned pos)
 #ifndef JSON_TRIM_TOKENS
 #define JSON_TRIM_TOKENS 0
 #endif
-
-/* jsmn found no token: it stops at a NUL byte as if the input ended there. */
-static int no_tokens(struct ctx *c, unsigned pos)
-{
-	if (pos < c->len)
-		return fail(c, -EINVAL, "invalid JSON near byte %u: NUL byte", pos);
-	return fail(c, -EINVAL, "empty body: no JSON value");
-}
 
 /* Where the string opened at js[open] ends: its closing '"', the first one
  * after an even run of backslashes; len when it is not closed. memchr()
@@ -337,12 +336,6 @@ static int check_primitive(struct ctx *c, size_t i, size_t end)
 	return 0;
 }
 
-static int ends_early(struct ctx *c)
-{
-	return fail(c, -EINVAL, "JSON ends early: an object, array or string is not closed "
-		    "(truncated body?)");
-}
-
 /* The whole of RFC 8259 in one linear pass, before jsmn sees the body: jsmn
  * checks tokens and bracket pairs but not what lies between them ([1 2],
  * [1,,2], {"a":1,}, {"a"} and [{"k"}:1] all tokenize), nor UTF-8, nor
@@ -442,9 +435,10 @@ static int scan(struct ctx *c, size_t *tokens)
 	return 0;
 }
 
-/* One jsmn pass into exactly the tokens scan() counted, charged to the
- * budget before they are allocated: dense input ([1,1,1]) needs 8 bytes of
- * tokens per byte of body, and input over the limit gets no array at all. */
+/* One jsmn pass into exactly the tokens scan() counted (at least one: scan()
+ * passes only a body holding a value), charged to the budget before they
+ * are allocated: dense input ([1,1,1]) needs 8 bytes of tokens per byte of
+ * body, and input over the limit gets no array at all. */
 static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **out)
 {
 	jsmn_parser p;
@@ -456,8 +450,6 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 		return fail(c, -E2BIG, "body of %zu bytes is too large to parse", c->len);
 	if (cap > max_tokens || cap > INT_MAX)
 		return fail(c, -E2BIG, "%zu JSON tokens, limit %zu", cap, max_tokens);
-	if (cap == 0)
-		cap = 1; /* jsmn says why there is nothing: empty, or a NUL */
 	if (!membudget_take(c->budget, &c->charged, cap * sizeof(*t)))
 		return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
 			    "hold the request memory budget; retry", cap, cap * sizeof(*t));
@@ -471,7 +463,7 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 	if (r <= 0) {
 		scratch_give(t);
 		membudget_give(c->budget, &c->charged);
-		return r < 0 ? jsmn_fail(c, r, p.pos) : no_tokens(c, p.pos);
+		return jsmn_fail(c, r, p.pos);
 	}
 	/* Under the sanitizers (tests, fuzzers), exactly the tokens jsmn
 	 * filled, so a read past the last one is a heap overflow they catch,
