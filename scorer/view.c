@@ -108,9 +108,10 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 {
 	struct namekey key;
 
-	memset(out, 0, sizeof(*out));
-	if (len == 0 || len > NODENAME_MAX_LEN)
+	if (len == 0 || len > NODENAME_MAX_LEN) {
+		memset(out, 0, sizeof(*out));
 		return;
+	}
 	key = namekey_of(name, len);
 	view_get_many(s, &key, 1, uid, uid_len, now_ns, out);
 }
