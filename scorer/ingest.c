@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
@@ -391,10 +392,19 @@ out_free:
 
 /* How long ingest_stop() waits for nng_close(). */
 #define INGEST_CLOSE_WAIT_S 5
+/* How long it waits for shut-down connections to end: NNG ends each within
+ * a wake-up of its threads. */
+#define INGEST_SHUT_WAIT_MS 2000
 
 /* Ingests whose socket never closed: kept so their memory stays reachable
  * (and their pipe callbacks valid) for the rest of the process. */
 static struct ingest *hung;
+static atomic_size_t hung_count;
+
+size_t ingest_stops_hung(void)
+{
+	return atomic_load(&hung_count);
+}
 
 static void *close_socket(void *arg)
 {
@@ -402,11 +412,12 @@ static void *close_socket(void *arg)
 	return NULL;
 }
 
-/* nng_close(in->sock), waiting at most INGEST_CLOSE_WAIT_S: libnng 1.5.2
- * can still deadlock in it when reports stream in while it closes
- * (test_ingest_stop_streaming on a busy machine: 3 of 5 stops under ASan;
- * quiet: none of 30; all the workarounds above in place), and a scorer
- * that cannot stop is worse than one that leaves a socket behind at exit.
+/* nng_close(in->sock), waiting at most INGEST_CLOSE_WAIT_S. It deadlocks
+ * when it closes a pipe between a read's completion and its callback
+ * (reportconns_shut(): before connections were shut first, 3 of 5 stops
+ * under ASan on a busy machine while reports streamed in). A connection
+ * that outlived INGEST_SHUT_WAIT_MS can still meet that, and a scorer that
+ * cannot stop is worse than one that leaves a socket behind at exit.
  * false: it did not return in time; the closing thread is left detached. */
 static bool close_bounded(struct ingest *in)
 {
@@ -428,23 +439,10 @@ static bool close_bounded(struct ingest *in)
 	return false;
 }
 
-void ingest_stop(struct ingest *in)
+/* Takes and frees what pipes hold: each pipe then reads again, and so
+ * sees its connection end. */
+static void drain(struct ingest *in)
 {
-	if (!in)
-		return;
-	atomic_store(&in->stopping, true);
-	/* Ends the thread's receive, and refuses its next. Only then is the
-	 * socket closed: libnng 1.5.2 can deadlock in nng_close() while a
-	 * receive waits on the same socket (nanomsg/nng#1543, #1813; seen
-	 * here after a burst of reports). */
-	if (in->thread_started) {
-		nng_aio_stop(in->recv);
-		pthread_join(in->thread, NULL);
-	}
-	/* No new connections, and no message left waiting: libnng 1.5.2's
-	 * nng_close() could wait forever for a pipe whose message nobody
-	 * took (seen after bursts of reports, before this change too). */
-	nng_listener_close(in->listener);
 	for (int i = 0; i < INGEST_DRAIN_MAX; i++) {
 		nng_msg *msg;
 
@@ -452,11 +450,54 @@ void ingest_stop(struct ingest *in)
 			break;
 		nng_msg_free(msg);
 	}
+}
+
+/* Until NNG has ended every report connection reportconns_shut() shut
+ * down, or INGEST_SHUT_WAIT_MS passed. */
+static void wait_connections_end(struct ingest *in, size_t shut)
+{
+	uint64_t until = clock_mono_ns() + INGEST_SHUT_WAIT_MS * 1000000ULL;
+	size_t open = shut;
+
+	while (open && clock_mono_ns() < until) {
+		drain(in);
+		usleep(1000);
+		open = reportconns_open(in->conns);
+	}
+	if (open)
+		log_warn("ingest", "%s: %zu of %zu report connections not ended %d ms after being "
+			 "shut down: closing the socket with them", in->url, open, shut,
+			 INGEST_SHUT_WAIT_MS);
+}
+
+void ingest_stop(struct ingest *in)
+{
+	size_t shut;
+
+	if (!in)
+		return;
+	atomic_store(&in->stopping, true);
+	/* Ends the thread's receive, and refuses its next. */
+	if (in->thread_started) {
+		nng_aio_stop(in->recv);
+		pthread_join(in->thread, NULL);
+	}
+	/* The connections end by themselves before NNG closes anything
+	 * (reportconns.h: a pipe closed under a receive never finishes, and
+	 * nng_close() waits for it forever; nanomsg/nng#1543, #1813). */
+	shut = reportconns_shut(in->conns);
+	if (shut)
+		wait_connections_end(in, shut);
+	nng_listener_close(in->listener);
+	/* No message left waiting either: libnng 1.5.2's nng_close() could
+	 * wait forever for a pipe whose message nobody took. */
+	drain(in);
 	if (!close_bounded(in)) {
 		/* The close may still touch the connection table (its pipe
 		 * callbacks) and the aio: both stay, reachable, until exit. */
 		in->next_hung = hung;
 		hung = in;
+		atomic_fetch_add(&hung_count, 1);
 		return;
 	}
 	reportconns_stop(in->conns);

@@ -50,9 +50,14 @@ struct ingest_config {
 struct ingest *ingest_start(struct ingest_config *cfg, const char *url,
 			    const char *cert_key_file, char *err, size_t errlen);
 
-/* Stops the thread (its receive is cancelled), then closes the socket;
- * reports still queued are dropped. Accepts NULL. */
+/* Stops the thread (its receive is cancelled), ends every report
+ * connection, then closes the socket; reports still queued are dropped.
+ * Accepts NULL. */
 void ingest_stop(struct ingest *in);
+
+/* How many ingest_stop() calls gave up waiting for nng_close() and left
+ * their socket open until exit (logged as an error when it happens). */
+size_t ingest_stops_hung(void);
 
 /* A signed report whose window ends further than this from our wall clock
  * is a replay (or a broken clock): five minutes, as Kerberos allows. Within

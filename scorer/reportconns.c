@@ -265,21 +265,33 @@ void reportconns_stop(struct reportconns *rc)
 	free(rc);
 }
 
+/* The local port of TCP socket fd; 0 if it is none. */
+static uint16_t local_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+static bool listening(int fd)
+{
+	socklen_t il = sizeof(int);
+	int on = 0;
+
+	return !getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &il) && on;
+}
+
 /* A listening TCP socket bound to port. */
 static bool listens_on(int fd, uint16_t port)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss), il = sizeof(int);
-	int on = 0;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &il) || !on ||
-	    getsockname(fd, (struct sockaddr *)&ss, &sl))
-		return false;
-	if (ss.ss_family == AF_INET)
-		return ntohs(((struct sockaddr_in *)&ss)->sin_port) == port;
-	if (ss.ss_family == AF_INET6)
-		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port) == port;
-	return false;
+	return listening(fd) && local_port(fd) == port;
 }
 
 int reportconns_find_listener(struct reportconns *rc, uint16_t port)
@@ -345,6 +357,58 @@ static void pause_accepting(struct reportconns *rc, uint64_t now)
 		rc->paused = false;
 		log_info("ingest", "open files available again: accepting report connections");
 	}
+}
+
+/* The report connections open at the kernel: NNG's accepted sockets on our
+ * port (pipes, and those still in the handshake, which no notification
+ * shows). With shut, each is shut down both ways on the way: its pending
+ * receive ends with an error, NNG ends the pipe by itself, and closes the
+ * descriptor when the pipe is gone. */
+static size_t each_connection(struct reportconns *rc, bool shut)
+{
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	if (!rc->cfg.port)
+		return 0;
+	d = opendir("/proc/self/fd");
+	while (d && (de = readdir(d))) {
+		char *end;
+		long fd = strtol(de->d_name, &end, 10);
+
+		if (*end || end == de->d_name || fd == dirfd(d) ||
+		    local_port((int)fd) != rc->cfg.port || listening((int)fd))
+			continue;
+		n++;
+		if (shut)
+			shutdown((int)fd, SHUT_RDWR);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+size_t reportconns_shut(struct reportconns *rc)
+{
+	static struct sock_filter drop[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	struct sock_fprog prog = { .len = 1, .filter = drop };
+	int fd = atomic_load(&rc->listen_fd);
+
+	if (fd < 0)
+		return 0;
+	/* Nothing else closes a pipe now, or lifts the filter. */
+	worker_stop(rc->watcher);
+	rc->watcher = NULL;
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+		log_warn("ingest", "port %u: cannot stop accepting report connections at stop: %s",
+			 rc->cfg.port, strerror(errno));
+	return each_connection(rc, true);
+}
+
+size_t reportconns_open(struct reportconns *rc)
+{
+	return each_connection(rc, false);
 }
 
 /* result: what ingest_message() said. */

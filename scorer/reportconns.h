@@ -22,7 +22,7 @@
  *
  * A thread of its own watches the descriptors every 5 ms and closes the
  * silent twice a second. Thread-safe: NNG's threads call the
- * notifications, the ingest thread reportconns_delivered(). */
+ * notifications and, from ingest's receive, reportconns_delivered(). */
 #ifndef NETSCHED_REPORTCONNS_H
 #define NETSCHED_REPORTCONNS_H
 
@@ -62,5 +62,19 @@ int reportconns_find_listener(struct reportconns *rc, uint16_t port);
 void reportconns_delivered(struct reportconns *rc, nng_pipe p, int result);
 
 size_t reportconns_count(struct reportconns *rc);
+
+/* At stop, before NNG closes anything: new connections are dropped at the
+ * listening socket, no pipe is closed as silent or to make room any more,
+ * and every report connection is shut down at the kernel, so NNG ends each
+ * pipe by itself. libnng 1.5.2 loses a pipe's receive when the pipe is
+ * closed between a read's completion and its callback (tcptran: the
+ * callback's next read is refused without completing), and closing the
+ * socket then waits for that pipe forever. Returns the connections shut
+ * down; 0 when the listening socket is not known (nothing done). */
+size_t reportconns_shut(struct reportconns *rc);
+
+/* Report connections still open at the kernel: after reportconns_shut(),
+ * those NNG has not yet ended. A scan of the process's descriptors. */
+size_t reportconns_open(struct reportconns *rc);
 
 #endif
