@@ -20,8 +20,8 @@
  * wins (table.h), and a newer instance's ends later still.
  *
  * Bounded: at most a fixed number of anchors (the node table's size);
- * when the slots near a new one are taken the oldest gives way. Only the
- * ingest thread uses it: no lock. */
+ * when the slots near a new one are taken the oldest gives way. Only
+ * ingest uses it, one report at a time (ingest.h): no lock. */
 #ifndef NETSCHED_ANCHOR_H
 #define NETSCHED_ANCHOR_H
 

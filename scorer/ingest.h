@@ -1,6 +1,7 @@
-/* Receiving agent reports: an NNG pull socket listening on --listen, and one
- * thread that decodes, validates and applies each report to the node table.
- * A bad report is dropped and counted; it never reaches the table. */
+/* Receiving agent reports: an NNG pull socket listening on --listen, whose
+ * one receive decodes, validates and applies each report to the node table
+ * as it completes, on NNG's thread, one report at a time. A bad report is
+ * dropped and counted; it never reaches the table. */
 #ifndef NETSCHED_INGEST_H
 #define NETSCHED_INGEST_H
 
@@ -16,7 +17,7 @@ struct podindex;
 struct ingest;
 
 /* Where reports go and what they must pass. The caller owns it and keeps
- * it while the ingest runs; only the ingest thread writes it (keys). */
+ * it while the ingest runs; only ingest writes it (keys), one report at a time. */
 struct ingest_config {
 	struct table *table;		/* accepted reports are applied here */
 	/* ... and their pod figures joined here (podindex.h); NULL: not. */
@@ -24,7 +25,7 @@ struct ingest_config {
 	struct registry *counters;	/* each report counted by result */
 	uint64_t (*now_ns)(void);	/* monotonic; tests move it */
 	/* --key-file: reports must be signed by one of these (keys.n == 0:
-	 * unsigned reports are accepted). With key_file set, the thread
+	 * unsigned reports are accepted). With key_file set, ingest
 	 * re-reads them when the file changes (a Secret update), by the
 	 * reload policy of common/filestamp.h, checked as a report arrives
 	 * (so the first after a quiet spell already sees a new key). */
@@ -43,14 +44,14 @@ struct ingest_config {
 	struct anchors *anchors;
 };
 
-/* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts the receive thread.
+/* Listens on url (e.g. "tcp://0.0.0.0:7470") and starts receiving.
  * A tls+tcp:// url needs cert_key_file: one PEM file with the certificate
  * (chain) and its private key; otherwise it may be NULL. NULL on failure
  * with err filled ("listen tcp://...: Address in use"). */
 struct ingest *ingest_start(struct ingest_config *cfg, const char *url,
 			    const char *cert_key_file, char *err, size_t errlen);
 
-/* Stops the thread (its receive is cancelled), ends every report
+/* Stops receiving (waits for a report being applied), ends every report
  * connection, then closes the socket; reports still queued are dropped.
  * Accepts NULL. */
 void ingest_stop(struct ingest *in);
@@ -98,7 +99,7 @@ size_t ingest_stops_hung(void);
 #define INGEST_SILENT_MIN_NS (10ULL * 1000000000ULL)
 #define INGEST_SILENT_MAX_NS (120ULL * 1000000000ULL)
 
-/* Decodes one message and applies it; what the thread does per message.
+/* Decodes one message and applies it; what a receive does per message.
  * Exposed for tests and benchmarks. Returns 0 if applied, else -errno. */
 int ingest_message(struct ingest_config *cfg, const uint8_t *data, size_t len);
 

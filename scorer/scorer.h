@@ -1,6 +1,6 @@
 /* The scorer's shared state: what every request handler sees. Built once
  * in main(), read-only afterwards except for the table (locked inside; the
- * ingest thread writes it, ingest.h) and the counters (atomic). */
+ * ingest writes it, ingest.h) and the counters (atomic). */
 #ifndef NETSCHED_SCORER_H
 #define NETSCHED_SCORER_H
 

@@ -112,7 +112,7 @@ size_t table_snapshot(struct table *t, struct table_node *out, size_t cap);
 void table_each(struct table *t, void (*fn)(const struct table_node *n, void *ctx), void *ctx);
 size_t table_count(struct table *t);
 /* How long before now_ns n's latest report arrived; 0 when it arrived after
- * now_ns was read (a reader racing the ingest thread): as fresh as it gets,
+ * now_ns was read (a reader racing ingest): as fresh as it gets,
  * never a wrapped-around age. */
 uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns);
 /* Nodes whose latest report arrived at most max_age_ns before now_ns. */
