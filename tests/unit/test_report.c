@@ -570,6 +570,45 @@ static void test_report_pods_forged(void **state)
 
 /* How an older scorer reads a newer agent: protobuf skips a field it does
  * not know. A report carrying a field numbered past any we use decodes. */
+/* A forged message of nothing but empty pods: 16 KB of them unpack to
+ * hundreds of KB, past the decode arena, so protobuf-c mallocs the rest. It is
+ * refused, what it took is freed (the sanitizer build would report a
+ * leak), and the next report decodes from the arena again. */
+static void test_report_arena_spill(void **state)
+{
+	static Netsched__Pod empty = NETSCHED__POD__INIT;
+	static Netsched__Pod *pods[REPORT_MAX_BYTES / 2];
+	Netsched__Report rep = NETSCHED__REPORT__INIT;
+	uint8_t buf[REPORT_MAX_BYTES * 4];
+	struct report good, out;
+	char err[256] = "";
+	size_t len;
+
+	/* Each a tag, a length and the pod's required fields. */
+	size_t n = (REPORT_MAX_BYTES - 128) / (netsched__pod__get_packed_size(&empty) + 2);
+
+	(void)state;
+	for (size_t i = 0; i < n; i++)
+		pods[i] = &empty;
+	rep.node = "node-7";
+	rep.instance_id = 1;
+	rep.seq = 1;
+	rep.window_start_unix_ms = 1000;
+	rep.window_end_unix_ms = 2000;
+	rep.n_pods = n;
+	rep.pods = pods;
+	len = forge(buf, REPORT_WIRE_VERSION, &rep);
+	assert_true(len <= REPORT_MAX_BYTES);
+	assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), -REPORT_EPODS_OVERSIZE);
+	assert_non_null(strstr(err, "node-7: "));
+	assert_non_null(strstr(err, "pods listed, limit 64"));
+
+	good = sample_report();
+	assert_int_equal(report_encode(&good, buf, sizeof(buf), &len), 0);
+	assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), 0);
+	assert_memory_equal(&good, &out, sizeof(good));
+}
+
 static void test_report_unknown_field_skipped(void **state)
 {
 	struct report in = sample_report(), out;
@@ -749,6 +788,7 @@ int main(void)
 		cmocka_unit_test(test_report_round_trip),
 		cmocka_unit_test(test_report_worst_case_fits),
 		cmocka_unit_test(test_report_pods_forged),
+		cmocka_unit_test(test_report_arena_spill),
 		cmocka_unit_test(test_report_unknown_field_skipped),
 		cmocka_unit_test(test_report_ip_text),
 		cmocka_unit_test(test_report_encode_limits),
