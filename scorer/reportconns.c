@@ -33,6 +33,11 @@
 #define RC_SOCKET_BUFFER (32 * 1024)
 /* Pipes closed per batch, outside the lock. */
 #define RC_BATCH 256u
+/* Connections evicted to make room are ended by the watcher, batched: one
+ * scan of the descriptors at most this often (each_connection(): 10 ms
+ * with 5,700 connections, so one per eviction would let a flood of new
+ * connections buy a core with a hundred a second). */
+#define RC_EVICT_SCAN_NS (100ULL * NS_PER_MS)
 /* Descriptors left are checked this often (two syscalls): a burst of new
  * connections is stopped within it. At 100 ms, one of 1,100 clients from a
  * loop in Python got 300 descriptors past the check. */
@@ -53,7 +58,10 @@ struct reportconns {
 	atomic_int listen_fd;	/* NNG's, not ours: only a filter is set on it; -1: none */
 	/* The watcher's own. */
 	struct worker *watcher;
-	uint64_t next_tick_ns, last_trim_ns;
+	uint64_t next_tick_ns, last_trim_ns, last_evict_ns;
+	/* Evicted, not yet ended (under lock). */
+	uint32_t evicted[RC_BATCH];
+	size_t n_evicted;
 	bool paused;
 	uint64_t paused_ns;
 	struct log_limit evict_log, silent_log;
@@ -111,12 +119,7 @@ static void forget(struct reportconns *rc, struct rc_entry *e)
 	atomic_store(counter(rc, offsetof(struct registry, report_conns)), connfair_count(&rc->fair));
 }
 
-static void close_all(struct reportconns *rc, const uint32_t *ids, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		nng_pipe_close((nng_pipe){ .id = ids[i] });
-	atomic_fetch_add(&rc->closed_since_trim, n);
-}
+static void close_all(struct reportconns *rc, const uint32_t *ids, size_t n);
 
 static void addr_of_pipe(nng_pipe p, struct connfair_addr *a)
 {
@@ -136,12 +139,13 @@ static void addr_of_pipe(nng_pipe p, struct connfair_addr *a)
 	}
 }
 
-/* A new pipe: tracked, and if over the budget another closed to make room. */
+/* A new pipe: tracked, and if over the budget another evicted to make room:
+ * forgotten now, ended by the watcher within RC_EVICT_SCAN_NS. */
 static void added(struct reportconns *rc, nng_pipe p)
 {
 	struct rc_entry *e = calloc(1, sizeof(*e));
-	uint32_t victims[4];
-	size_t n = 0;
+	uint32_t overflow[4];
+	size_t n = 0, over = 0;
 	uint64_t now = clock_mono_ns();
 
 	if (!e) {
@@ -160,7 +164,7 @@ static void added(struct reportconns *rc, nng_pipe p)
 		return;
 	}
 	rc->map[slot_of(rc, e->id)] = e;
-	while (connfair_count(&rc->fair) > rc->cfg.max && n < sizeof(victims) / sizeof(victims[0])) {
+	while (connfair_count(&rc->fair) > rc->cfg.max && n < sizeof(overflow) / sizeof(overflow[0])) {
 		struct connfair_conn *v = connfair_victim(&rc->fair, &e->fair);
 		struct rc_entry *ve = (struct rc_entry *)v;
 		char peer[INET6_ADDRSTRLEN];
@@ -171,13 +175,21 @@ static void added(struct reportconns *rc, nng_pipe p)
 			    "%zu report connections, the limit: closed %s from %s, which holds %zu, to "
 			    "make room", rc->cfg.max, v->idle ? "one that has sent no report" : "one",
 			    peer, connfair_addr_count(&rc->fair, &v->addr));
-		victims[n++] = ve->id;
+		n++;
+		/* With the queue full (a flood of over 2,500 a second), NNG
+		 * closes it: the old way, which can leak (each_connection()). */
+		if (rc->n_evicted < RC_BATCH)
+			rc->evicted[rc->n_evicted++] = ve->id;
+		else
+			overflow[over++] = ve->id;
 		forget(rc, ve);
 		free(ve);
 	}
 	atomic_store(counter(rc, offsetof(struct registry, report_conns)), connfair_count(&rc->fair));
 	pthread_mutex_unlock(&rc->lock);
-	close_all(rc, victims, n);
+	for (size_t i = 0; i < over; i++)
+		nng_pipe_close((nng_pipe){ .id = overflow[i] });
+	atomic_fetch_add(&rc->closed_since_trim, over);
 }
 
 static void removed(struct reportconns *rc, nng_pipe p)
@@ -359,12 +371,73 @@ static void pause_accepting(struct reportconns *rc, uint64_t now)
 	}
 }
 
+/* A pipe to end, by the peer NNG says it has. */
+struct rc_peer {
+	uint32_t id;
+	bool found;
+	uint16_t family;	/* AF_INET, AF_INET6 */
+	uint16_t port;		/* network order, as both NNG and the kernel keep it */
+	uint8_t addr[16];
+};
+
+static bool peer_of_pipe(uint32_t id, struct rc_peer *pe)
+{
+	nng_sockaddr sa;
+
+	memset(pe, 0, sizeof(*pe));
+	pe->id = id;
+	if (nng_pipe_get_addr((nng_pipe){ .id = id }, NNG_OPT_REMADDR, &sa))
+		return false;
+	if (sa.s_family == NNG_AF_INET) {
+		pe->family = AF_INET;
+		pe->port = sa.s_in.sa_port;
+		memcpy(pe->addr, &sa.s_in.sa_addr, 4);
+		return true;
+	}
+	if (sa.s_family == NNG_AF_INET6) {
+		pe->family = AF_INET6;
+		pe->port = sa.s_in6.sa_port;
+		memcpy(pe->addr, sa.s_in6.sa_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+/* Which of peers, not yet found, socket fd is connected to; NULL: none. */
+static struct rc_peer *peer_of_fd(int fd, struct rc_peer *peers, size_t n)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl))
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct rc_peer *pe = &peers[i];
+
+		if (pe->found || pe->family != ss.ss_family)
+			continue;
+		if (pe->family == AF_INET && ((struct sockaddr_in *)&ss)->sin_port == pe->port &&
+		    !memcmp(&((struct sockaddr_in *)&ss)->sin_addr, pe->addr, 4))
+			return &peers[i];
+		if (pe->family == AF_INET6 && ((struct sockaddr_in6 *)&ss)->sin6_port == pe->port &&
+		    !memcmp(&((struct sockaddr_in6 *)&ss)->sin6_addr, pe->addr, 16))
+			return &peers[i];
+	}
+	return NULL;
+}
+
 /* The report connections open at the kernel: NNG's accepted sockets on our
  * port (pipes, and those still in the handshake, which no notification
- * shows). With shut, each is shut down both ways on the way: its pending
- * receive ends with an error, NNG ends the pipe by itself, and closes the
- * descriptor when the pipe is gone. */
-static size_t each_connection(struct reportconns *rc, bool shut)
+ * shows). With shut, each is shut down both ways on the way (only those
+ * to one of peers, if given): its pending receive ends with an error, NNG
+ * ends the pipe by itself, and closes the descriptor when the pipe is gone.
+ * Never NNG's close of a pipe: libnng 1.5.2 loses the receive of a pipe
+ * closed between a read's completion and its callback, and the thread
+ * that reaps every pipe, listener and socket of the process then waits
+ * for it forever (a flood of connections over the budget, each evicting
+ * one still sending, leaked every descriptor closed after it). */
+static size_t each_connection(struct reportconns *rc, bool shut, struct rc_peer *peers,
+			      size_t n_peers)
 {
 	struct dirent *de;
 	size_t n = 0;
@@ -374,19 +447,45 @@ static size_t each_connection(struct reportconns *rc, bool shut)
 		return 0;
 	d = opendir("/proc/self/fd");
 	while (d && (de = readdir(d))) {
+		struct rc_peer *pe = NULL;
 		char *end;
 		long fd = strtol(de->d_name, &end, 10);
 
 		if (*end || end == de->d_name || fd == dirfd(d) ||
 		    local_port((int)fd) != rc->cfg.port || listening((int)fd))
 			continue;
+		if (peers && !(pe = peer_of_fd((int)fd, peers, n_peers)))
+			continue;
 		n++;
+		if (pe)
+			pe->found = true;
 		if (shut)
 			shutdown((int)fd, SHUT_RDWR);
 	}
 	if (d)
 		closedir(d);
 	return n;
+}
+
+/* Ends pipes ids (at most RC_BATCH) at the kernel (each_connection());
+ * NNG closes those it cannot be found for: not TCP, or already gone. */
+static void close_all(struct reportconns *rc, const uint32_t *ids, size_t n)
+{
+	struct rc_peer peers[RC_BATCH];
+	size_t m = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rc->cfg.port && m < RC_BATCH && peer_of_pipe(ids[i], &peers[m]))
+			m++;
+		else
+			nng_pipe_close((nng_pipe){ .id = ids[i] });
+	}
+	if (m)
+		each_connection(rc, true, peers, m);
+	for (size_t i = 0; i < m; i++)
+		if (!peers[i].found)
+			nng_pipe_close((nng_pipe){ .id = peers[i].id });
+	atomic_fetch_add(&rc->closed_since_trim, n);
 }
 
 size_t reportconns_shut(struct reportconns *rc)
@@ -403,12 +502,12 @@ size_t reportconns_shut(struct reportconns *rc)
 	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
 		log_warn("ingest", "port %u: cannot stop accepting report connections at stop: %s",
 			 rc->cfg.port, strerror(errno));
-	return each_connection(rc, true);
+	return each_connection(rc, true, NULL, 0);
 }
 
 size_t reportconns_open(struct reportconns *rc)
 {
-	return each_connection(rc, false);
+	return each_connection(rc, false, NULL, 0);
 }
 
 /* result: what ingest_message() said. */
@@ -435,6 +534,25 @@ void reportconns_delivered(struct reportconns *rc, nng_pipe p, int result)
 		e->fair.since_ns = clock_mono_ns();
 	}
 	pthread_mutex_unlock(&rc->lock);
+}
+
+/* Ends the connections evicted since, at most once per RC_EVICT_SCAN_NS. */
+static void end_evicted(struct reportconns *rc, uint64_t now)
+{
+	uint32_t ids[RC_BATCH];
+	size_t n;
+
+	if (now - rc->last_evict_ns < RC_EVICT_SCAN_NS)
+		return;
+	pthread_mutex_lock(&rc->lock);
+	n = rc->n_evicted;
+	memcpy(ids, rc->evicted, n * sizeof(ids[0]));
+	rc->n_evicted = 0;
+	pthread_mutex_unlock(&rc->lock);
+	if (!n)
+		return;
+	rc->last_evict_ns = now;
+	close_all(rc, ids, n);
 }
 
 /* Closes connections silent longer than silent_ns, RC_BATCH at a time. */
@@ -473,6 +591,7 @@ static uint64_t watch(void *ctx)
 	uint64_t now = clock_mono_ns();
 
 	pause_accepting(rc, now);
+	end_evicted(rc, now);
 	if (now < rc->next_tick_ns)
 		return RC_FD_CHECK_MS;
 	rc->next_tick_ns = now + RC_TICK_NS;

@@ -20,6 +20,12 @@
  * Memory held by report connections is then at most max x (the receive
  * limit + ~3 KB): ingest.h.
  *
+ * A connection closed here is shut down at the kernel, and NNG ends its
+ * pipe by itself: libnng 1.5.2's own close of a pipe could lose its
+ * receive, and then every pipe closed after it leaked (reportconns.c).
+ * Connections evicted to make room end within 100 ms, batched, so the
+ * descriptor scan that finds them is not paid per new connection.
+ *
  * A thread of its own watches the descriptors every 5 ms and closes the
  * silent twice a second. Thread-safe: NNG's threads call the
  * notifications and, from ingest's receive, reportconns_delivered(). */

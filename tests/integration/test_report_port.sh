@@ -10,7 +10,9 @@
 #     (1,100 idle connections once stopped every accept and burned ~1.9
 #     cores);
 #   - connections are kept by the fair rule (common/connfair.h), so the
-#     agent's one connection survives any number of attackers' addresses.
+#     agent's one connection survives any number of attackers' addresses;
+#   - connections evicted while they stream reports all end, descriptors
+#     and all (libnng 1.5.2 leaked every one after a lost receive).
 set -u
 . "$(dirname "$0")/lib.sh"
 
@@ -104,3 +106,21 @@ else
 fi
 kill "$PARTIAL"
 echo "ok: $silent part-sent messages closed after $(($(date +%s) - partial_start)) s; RSS now $(rss_mib "$PARTIAL_PID") MiB"
+
+# 3. Over the budget while every connection streams reports: each new
+# connection evicts one that may be mid-message. libnng 1.5.2 loses the
+# receive of a pipe it closes between a read's completion and its callback,
+# and its reaper thread then waits forever: every descriptor closed after
+# that leaked (808 of 1,039 evicted in 10 s) and the senders hung, until
+# evicted connections were ended at the kernel instead (reportconns.c).
+FEED=${FEED:-${O:-build}/rel/bench/feed}
+start_scorer --max-nodes 8 --stale-after 1h
+sockets() { find "/proc/$1/fd" -mindepth 1 -lname 'socket:*' | wc -l; }
+base=$(sockets "$LAST_PID")
+timeout 30 "$FEED" --scorer "tcp://127.0.0.1:$LISTEN_PORT" --nodes 400 --senders 200 \
+	--duration 6s >"$WORK/evict.feed" || fail "200 senders over a budget of 73 hung (6 s of reports)"
+evicted=$(metric "$HTTP_PORT" 'netsched_scorer_report_connections_closed_total{reason="busiest_address"}')
+[ "${evicted:-0}" -gt 0 ] || fail "no connection was evicted: '${evicted:-}'"
+back() { [ "$(sockets "$1")" -le "$2" ]; }
+wait_for 5 "every evicted connection's descriptor closed ($evicted evicted)" back "$LAST_PID" "$base"
+echo "ok: $evicted connections evicted while streaming; sockets back to $base ($(tail -n 1 "$WORK/evict.feed"))"
