@@ -250,12 +250,12 @@ static void ingest_take(struct ingest *in, nng_msg *msg)
  * finished it, which then re-arms the receive. When a receive waits, PULL
  * completes it synchronously in the pipe's own callback (libnng 1.5.2,
  * pull0_recv_cb), so a report costs no wake-up of a thread of ours: with
- * a thread waiting on the aio, a report cost 15 us of CPU instead of 8-9
- * (bench/run, 5,000 nodes from 8 senders). Only one receive is ever armed, so completions never overlap
- * and the table sees one writer. No timeout: a timed receive joins NNG's
- * timer queue and wakes its timer thread per report. ingest_stop() stops
- * the aio, which waits for a completion under way and refuses the re-arm
- * after it. */
+ * a thread waiting on the aio, a report cost 15 us of CPU instead of 8-10
+ * (bench/run, 5,000 nodes from 8 senders). Only one receive is ever
+ * armed, so completions never overlap and the table sees one writer. No
+ * timeout: a timed receive joins NNG's timer queue and wakes its timer
+ * thread per report. ingest_stop() stops the aio, which waits for a
+ * completion under way and refuses the re-arm after it. */
 static void ingest_recv_done(void *arg)
 {
 	struct ingest *in = arg;
