@@ -341,13 +341,20 @@ int reportconns_find_listener(struct reportconns *rc, uint16_t port)
 	return 0;
 }
 
-/* Pauses or resumes NNG's accepting: a filter that drops every packet to
- * the listening socket (new connections' SYNs; those already accepted are
- * other sockets), so clients retry later and no descriptor is taken. */
-static void pause_accepting(struct reportconns *rc, uint64_t now)
+/* A filter that drops every packet to the listening socket fd: new
+ * connections' SYNs (those already accepted are other sockets), so clients
+ * retry later and no descriptor is taken. */
+static int drop_new_connections(int fd)
 {
 	static struct sock_filter drop[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
 	struct sock_fprog prog = { .len = 1, .filter = drop };
+
+	return setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog));
+}
+
+/* Pauses or resumes NNG's accepting (drop_new_connections()). */
+static void pause_accepting(struct reportconns *rc, uint64_t now)
+{
 	int fd = atomic_load(&rc->listen_fd), dummy = 0;
 	bool short_of_fds;
 
@@ -355,7 +362,7 @@ static void pause_accepting(struct reportconns *rc, uint64_t now)
 		return;
 	short_of_fds = fdlimit_in_use(rc->cfg.pause_at);
 	if (short_of_fds && !rc->paused) {
-		if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+		if (drop_new_connections(fd))
 			return;
 		rc->paused = true;
 		rc->paused_ns = now;
@@ -490,8 +497,6 @@ static void close_all(struct reportconns *rc, const uint32_t *ids, size_t n)
 
 size_t reportconns_shut(struct reportconns *rc)
 {
-	static struct sock_filter drop[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
-	struct sock_fprog prog = { .len = 1, .filter = drop };
 	int fd = atomic_load(&rc->listen_fd);
 
 	if (fd < 0)
@@ -499,7 +504,7 @@ size_t reportconns_shut(struct reportconns *rc)
 	/* Nothing else closes a pipe now, or lifts the filter. */
 	worker_stop(rc->watcher);
 	rc->watcher = NULL;
-	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog)))
+	if (drop_new_connections(fd))
 		log_warn("ingest", "port %u: cannot stop accepting report connections at stop: %s",
 			 rc->cfg.port, strerror(errno));
 	return each_connection(rc, true, NULL, 0);
