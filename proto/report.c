@@ -322,14 +322,23 @@ static int validate_pods(const struct report *r, char *err, size_t errlen)
 	return 0;
 }
 
-int report_validate(const struct report *r, char *err, size_t errlen)
+/* The node's name, before any error that names it (no control bytes in a
+ * log line). */
+static int validate_name(const struct report *r, char *err, size_t errlen)
 {
-	uint64_t rx_sum = 0, tx_sum = 0;
 	char why[256];
-	int rc;
 
 	if (nodename_check(r->node, strnlen(r->node, NODENAME_MAX_LEN + 1), why, sizeof(why)))
 		return errmsg(err, errlen, -EBADMSG, "node name is %s", why);
+	return 0;
+}
+
+/* Everything but the name (validate_name()). */
+static int validate_figures(const struct report *r, char *err, size_t errlen)
+{
+	uint64_t rx_sum = 0, tx_sum = 0;
+	int rc;
+
 	if (r->n_ifaces > REPORT_MAX_INTERFACES)
 		return errmsg(err, errlen, -E2BIG, "%s: %u interfaces, limit %u", r->node,
 			    r->n_ifaces, REPORT_MAX_INTERFACES);
@@ -357,6 +366,13 @@ int report_validate(const struct report *r, char *err, size_t errlen)
 			    (unsigned long long)rx_sum, (unsigned long long)tx_sum,
 			    TRAFFIC_MAX_BYTES_PER_SECOND);
 	return validate_pods(r, err, errlen);
+}
+
+int report_validate(const struct report *r, char *err, size_t errlen)
+{
+	int rc = validate_name(r, err, errlen);
+
+	return rc ? rc : validate_figures(r, err, errlen);
 }
 
 /* The Interface field of each figure that travels as it is (traffic.h),
@@ -688,16 +704,9 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			  NODENAME_MAX_LEN);
 		goto out;
 	}
-	/* Named in the errors below, so checked first (no control bytes in a
-	 * log line). */
-	{
-		char why[256];
-
-		if (nodename_check(r.node, strlen(r.node), why, sizeof(why))) {
-			rc = errmsg(err, errlen, -EBADMSG, "node name is %s", why);
-			goto out;
-		}
-	}
+	rc = validate_name(&r, err, errlen);
+	if (rc)
+		goto out;
 	if (rep->n_interfaces > REPORT_MAX_INTERFACES) {
 		rc = errmsg(err, errlen, -E2BIG, "%s: %zu interfaces, limit %u", r.node,
 			  rep->n_interfaces, REPORT_MAX_INTERFACES);
@@ -750,7 +759,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			goto out;
 		}
 	}
-	rc = report_validate(&r, err, errlen);
+	rc = validate_figures(&r, err, errlen);
 	if (rc)
 		goto out;
 	*out = r;
