@@ -121,20 +121,52 @@ static void forget(struct reportconns *rc, struct rc_entry *e)
 
 static void close_all(struct reportconns *rc, const uint32_t *ids, size_t n);
 
-static void addr_of_pipe(nng_pipe p, struct connfair_addr *a)
+/* A pipe by the peer NNG says it has (its REMADDR). */
+struct rc_peer {
+	uint32_t id;
+	bool found;
+	uint16_t family;	/* AF_INET, AF_INET6 */
+	uint16_t port;		/* network order, as both NNG and the kernel keep it */
+	uint8_t addr[16];
+};
+
+static bool peer_of_pipe(uint32_t id, struct rc_peer *pe)
 {
 	nng_sockaddr sa;
 
-	memset(a, 0, sizeof(*a));
-	if (nng_pipe_get_addr(p, NNG_OPT_REMADDR, &sa))
-		return;
+	memset(pe, 0, sizeof(*pe));
+	pe->id = id;
+	if (nng_pipe_get_addr((nng_pipe){ .id = id }, NNG_OPT_REMADDR, &sa))
+		return false;
 	if (sa.s_family == NNG_AF_INET) {
-		memcpy(a->bytes, &sa.s_in.sa_addr, 4);
+		pe->family = AF_INET;
+		pe->port = sa.s_in.sa_port;
+		memcpy(pe->addr, &sa.s_in.sa_addr, 4);
+		return true;
+	}
+	if (sa.s_family == NNG_AF_INET6) {
+		pe->family = AF_INET6;
+		pe->port = sa.s_in6.sa_port;
+		memcpy(pe->addr, sa.s_in6.sa_addr, 16);
+		return true;
+	}
+	return false;
+}
+
+static void addr_of_pipe(nng_pipe p, struct connfair_addr *a)
+{
+	struct rc_peer pe;
+
+	memset(a, 0, sizeof(*a));
+	if (!peer_of_pipe((uint32_t)nng_pipe_id(p), &pe))
+		return;
+	if (pe.family == AF_INET) {
+		memcpy(a->bytes, pe.addr, 4);
 		a->len = 4;
-	} else if (sa.s_family == NNG_AF_INET6) {
+	} else {
 		struct sockaddr_in6 sin6 = { .sin6_family = AF_INET6 };
 
-		memcpy(&sin6.sin6_addr, sa.s_in6.sa_addr, 16);
+		memcpy(&sin6.sin6_addr, pe.addr, 16);
 		connfair_addr_of(a, (struct sockaddr *)&sin6);
 	}
 }
@@ -376,38 +408,6 @@ static void pause_accepting(struct reportconns *rc, uint64_t now)
 		rc->paused = false;
 		log_info("ingest", "open files available again: accepting report connections");
 	}
-}
-
-/* A pipe to end, by the peer NNG says it has. */
-struct rc_peer {
-	uint32_t id;
-	bool found;
-	uint16_t family;	/* AF_INET, AF_INET6 */
-	uint16_t port;		/* network order, as both NNG and the kernel keep it */
-	uint8_t addr[16];
-};
-
-static bool peer_of_pipe(uint32_t id, struct rc_peer *pe)
-{
-	nng_sockaddr sa;
-
-	memset(pe, 0, sizeof(*pe));
-	pe->id = id;
-	if (nng_pipe_get_addr((nng_pipe){ .id = id }, NNG_OPT_REMADDR, &sa))
-		return false;
-	if (sa.s_family == NNG_AF_INET) {
-		pe->family = AF_INET;
-		pe->port = sa.s_in.sa_port;
-		memcpy(pe->addr, &sa.s_in.sa_addr, 4);
-		return true;
-	}
-	if (sa.s_family == NNG_AF_INET6) {
-		pe->family = AF_INET6;
-		pe->port = sa.s_in6.sa_port;
-		memcpy(pe->addr, sa.s_in6.sa_addr, 16);
-		return true;
-	}
-	return false;
 }
 
 /* Which of peers, not yet found, socket fd is connected to; NULL: none. */
