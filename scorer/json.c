@@ -30,6 +30,15 @@ struct ctx {
 	size_t errlen;
 	struct membudget *budget;	/* token memory taken from it; may be NULL */
 	size_t charged;
+	/* Containers opened at this depth are opaque (json_parse_shallow());
+	 * JSON_MAX_DEPTH: none is. */
+	unsigned opaque_depth;
+	/* Each opaque container's opening and closing bracket, as pairs of
+	 * offsets in document order (bodies are under INT_MAX bytes); ncuts
+	 * pairs complete. Taken from scratch, charged to the budget with the
+	 * tokens, freed when the parse ends. */
+	uint32_t *cuts;
+	size_t ncuts, cuts_cap;
 };
 
 #define fail(c, rc, ...) errmsg((c)->err, (c)->errlen, (rc), __VA_ARGS__)
@@ -93,15 +102,17 @@ static size_t string_end(const char *js, size_t len, size_t open)
 	}
 }
 
-/* Whether the first n (1..8) of the 8 bytes at s are all in 0x20..0x7f;
- * the 8 must be readable. A byte over 0x7f has its top bit set in w; a
- * byte under 0x20 has it set in w - 0x2020...; a borrow carried into the
- * next byte can only set more top bits, never clear one, so a word this
- * calls clean is clean (a false "dirty" just takes the byte-by-byte path).
- * Bytes past n (the closing quote, what follows) read as spaces. */
+/* Whether the first n (1..8) of the 8 bytes at s are all in 0x20..0x7f
+ * and none is a backslash; the 8 must be readable. A byte over 0x7f has its
+ * top bit set in w; a byte under 0x20 has it set in w - 0x2020...; a
+ * backslash is a zero byte of x = w ^ 0x5c5c..., which sets its top bit in
+ * (x - 0x0101...) & ~x. A borrow carried into the next byte can only set
+ * more top bits, never clear one, so a word this calls clean is clean (a
+ * false "dirty" just takes the byte-by-byte path). Bytes past n (the
+ * closing quote, what follows) read as spaces. */
 static bool ascii_word(const unsigned char *s, size_t n)
 {
-	uint64_t w;
+	uint64_t w, x;
 
 	memcpy(&w, s, sizeof(w));
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -114,7 +125,26 @@ static bool ascii_word(const unsigned char *s, size_t n)
 	if (n < 8)
 		return false;
 #endif
-	return ((w | (w - 0x2020202020202020ULL)) & 0x8080808080808080ULL) == 0;
+	x = w ^ 0x5c5c5c5c5c5c5c5cULL;
+	return ((w | (w - 0x2020202020202020ULL) | ((x - 0x0101010101010101ULL) & ~x)) &
+		0x8080808080808080ULL) == 0;
+}
+
+static bool is_hex(unsigned char ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F');
+}
+
+/* How many bytes the escape at s[0] == '\\' takes, 0 when RFC 8259 has no
+ * such escape; n bytes are readable (string_end() ended the string after
+ * an even run of backslashes, so a backslash is never the last of them). */
+static size_t escape_len(const unsigned char *s, size_t n)
+{
+	if (n >= 2 && s[1] && strchr("\"\\/bfnrt", s[1]))
+		return 2;
+	if (n >= 6 && s[1] == 'u' && is_hex(s[2]) && is_hex(s[3]) && is_hex(s[4]) && is_hex(s[5]))
+		return 6;
+	return 0;
 }
 
 /* How many bytes the UTF-8 sequence at s[0..n) takes (RFC 3629: no
@@ -150,9 +180,10 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 }
 
 /* A string's raw bytes js[i..end) (between its quotes): RFC 8259 allows
- * no control byte there, and every other byte must be UTF-8 (jsmn checks
- * only the escapes). A word at a time while the bytes are plain ASCII, as
- * most of a Kubernetes object is. */
+ * no control byte there, every escape must be one it defines, and every
+ * other byte must be UTF-8. jsmn checks escapes too, but never sees the
+ * strings inside opaque containers. A word at a time while the bytes are
+ * plain ASCII without a backslash, as most of a Kubernetes object is. */
 static int check_string(struct ctx *c, size_t i, size_t end)
 {
 	const unsigned char *s = (const unsigned char *)c->js;
@@ -169,6 +200,14 @@ static int check_string(struct ctx *c, size_t i, size_t end)
 				i += w;
 				continue;
 			}
+		}
+		if (s[i] == '\\') {
+			n = escape_len(s + i, end - i);
+			if (!n)
+				return fail(c, -EINVAL, "invalid JSON near byte %zu: invalid escape in a "
+					    "string", i);
+			i += n;
+			continue;
 		}
 		if (s[i] >= 0x20 && s[i] < 0x80) {
 			i++;
@@ -336,26 +375,60 @@ static int check_primitive(struct ctx *c, size_t i, size_t end)
 	return 0;
 }
 
+/* An opaque container opens at js[i]: room for its pair is made here (the
+ * array doubles, charged to the budget first, as the tokens are), so its
+ * close only writes. */
+static int cut_open(struct ctx *c, size_t i)
+{
+	if (2 * c->ncuts + 2 > c->cuts_cap) {
+		size_t cap = c->cuts_cap ? 2 * c->cuts_cap : 1024, had = c->cuts_cap;
+		uint32_t *more;
+
+		if (!membudget_take(c->budget, &c->charged, (cap - had) * sizeof(*more)))
+			return fail(c, -EBUSY, "no room for %zu opaque JSON containers: other requests "
+				    "hold the request memory budget; retry", cap / 2);
+		more = scratch_take(cap * sizeof(*more), NULL);
+		if (!more)
+			return fail(c, -ENOMEM, "out of memory for %zu opaque JSON containers", cap / 2);
+		if (had)
+			memcpy(more, c->cuts, 2 * c->ncuts * sizeof(*more));
+		scratch_give(c->cuts);
+		c->cuts = more;
+		c->cuts_cap = cap;
+	}
+	c->cuts[2 * c->ncuts] = (uint32_t)i;
+	return 0;
+}
+
+static void cut_close(struct ctx *c, size_t i)
+{
+	c->cuts[2 * c->ncuts + 1] = (uint32_t)i;
+	c->ncuts++;
+}
+
 /* The whole of RFC 8259 in one linear pass, before jsmn sees the body: jsmn
  * checks tokens and bracket pairs but not what lies between them ([1 2],
  * [1,,2], {"a":1,}, {"a"} and [{"k"}:1] all tokenize), nor UTF-8, nor
  * literals (tru, 01). Checking the grammar here, while the bytes are in the
  * cache, instead of walking jsmn's tokens afterwards, took the parse of a
- * 500-Node request (1.6 MB) from 3.1 to 2.3 ms. jsmn still checks the
- * escapes, and refuses a bare number at the top with nothing after it. The
- * pass also gives what jsmn cannot give cheaply:
+ * 500-Node request (1.6 MB) from 3.1 to 2.3 ms. It checks the escapes
+ * too, since jsmn never reads an opaque container; jsmn still refuses a
+ * bare number at the top with nothing after it. The pass also gives what
+ * jsmn cannot give cheaply:
  *  - The nesting depth. jsmn finds the container a ']' or '}' closes by
  *    walking up from the last token, one step per container already closed
  *    on the way, so 200,000 nested '[' took a minute. Kubernetes objects
  *    nest 12 or 13 deep; past JSON_MAX_DEPTH the body is refused here, which
  *    bounds jsmn at O(bytes x JSON_MAX_DEPTH).
  *  - How many tokens jsmn will make, so the array is charged and allocated
- *    once, at its size: for a body that passes here the count is exact. A
+ *    once, at its size: for a body that passes here the count is exact
+ *    (an opaque container is one token, its inside none). A
  *    guess that grows reserved up to twice the memory, and counting with
  *    jsmn itself doubled the parse of a full-Node request.
  *  - Every string's bytes (check_string()), while memchr() has just brought
  *    them into the cache: a pass of its own over a 6.6 MB body cost a
- *    fifth more than the whole parse. */
+ *    fifth more than the whole parse.
+ *  - Where each opaque container opens and closes (cut_open()). */
 static int scan(struct ctx *c, size_t *tokens)
 {
 	struct grammar g = { .want = WANT_VALUE };
@@ -380,8 +453,9 @@ static int scan(struct ctx *c, size_t *tokens)
 				return ends_early(c);
 			if (check_string(c, i + 1, end))
 				return -EINVAL;
+			n += g.depth <= c->opaque_depth;
 			i = end;
-			break;
+			continue;
 		case '{':
 		case '[':
 			if (!takes_value(&g))
@@ -389,6 +463,13 @@ static int scan(struct ctx *c, size_t *tokens)
 			if (g.depth == JSON_MAX_DEPTH)
 				return fail(c, -E2BIG, "JSON nested deeper than %u levels at byte %zu",
 					    JSON_MAX_DEPTH, i);
+			if (g.depth == c->opaque_depth) {
+				int rc = cut_open(c, i);
+
+				if (rc)
+					return rc;
+			}
+			n += g.depth <= c->opaque_depth;
 			if (ch == '{')
 				g.objects |= 1ULL << g.depth;
 			else
@@ -402,6 +483,8 @@ static int scan(struct ctx *c, size_t *tokens)
 			    !(g.want == WANT_NEXT || g.want == (ch == '}' ? WANT_FIRST_KEY : WANT_FIRST_VALUE)))
 				return unexpected(c, &g, i);
 			g.depth--;
+			if (g.depth == c->opaque_depth)
+				cut_close(c, i);
 			value_done(&g);
 			continue;	/* closes a token, starts none */
 		case ',':
@@ -423,16 +506,36 @@ static int scan(struct ctx *c, size_t *tokens)
 				return unexpected(c, &g, i);	/* a NUL */
 			if (check_primitive(c, i, end))
 				return -EINVAL;
+			n += g.depth <= c->opaque_depth;
 			value_done(&g);
 			i = end - 1;
-			break;
+			continue;
 		}
-		n++;
 	}
 	if (g.want != WANT_END)
 		return n ? ends_early(c) : fail(c, -EINVAL, "empty body: no JSON value");
 	*tokens = n;
 	return 0;
+}
+
+/* jsmn over the body, stepping over each opaque container's inside: jsmn
+ * can be called again to go on where it stopped, as it is when a stream
+ * brings more bytes, so each call ends just past an opening bracket and
+ * the next starts at its closing one. jsmn keeps the container as a token
+ * with its whole extent and no members. Until the last call a container
+ * is still open, so jsmn says JSMN_ERROR_PART; scan() has matched every
+ * bracket, so only the last call's answer counts. */
+static int tokenize_around(struct ctx *c, jsmntok_t *t, unsigned cap, jsmn_parser *p)
+{
+	jsmn_init(p);
+	for (size_t k = 0; k < c->ncuts; k++) {
+		int r = jsmn_parse(p, c->js, (size_t)c->cuts[2 * k] + 1, t, cap);
+
+		if (r != JSMN_ERROR_PART)
+			return r < 0 ? r : JSMN_ERROR_INVAL;
+		p->pos = c->cuts[2 * k + 1];
+	}
+	return jsmn_parse(p, c->js, c->len, t, cap);
 }
 
 /* One jsmn pass into exactly the tokens scan() counted (at least one: scan()
@@ -445,9 +548,6 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 	jsmntok_t *t, *smaller;
 	int r;
 
-	/* jsmn keeps offsets and counts in int. */
-	if (c->len >= INT_MAX)
-		return fail(c, -E2BIG, "body of %zu bytes is too large to parse", c->len);
 	if (cap > max_tokens || cap > INT_MAX)
 		return fail(c, -E2BIG, "%zu JSON tokens, limit %zu", cap, max_tokens);
 	if (!membudget_take(c->budget, &c->charged, cap * sizeof(*t)))
@@ -458,8 +558,7 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 		membudget_give(c->budget, &c->charged);
 		return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
 	}
-	jsmn_init(&p);
-	r = jsmn_parse(&p, c->js, c->len, t, (unsigned)cap);
+	r = tokenize_around(c, t, (unsigned)cap, &p);
 	if (r <= 0) {
 		scratch_give(t);
 		membudget_give(c->budget, &c->charged);
@@ -489,20 +588,35 @@ int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, 
 int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_tokens,
 		      struct membudget *budget, char *err, size_t errlen)
 {
-	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen, .budget = budget };
+	return json_parse_shallow(doc, js, len, max_tokens, JSON_MAX_DEPTH, budget, err, errlen);
+}
+
+int json_parse_shallow(struct json *doc, const char *js, size_t len, size_t max_tokens,
+		       unsigned opaque_depth, struct membudget *budget, char *err, size_t errlen)
+{
+	struct ctx c = { .js = js, .len = len, .err = err, .errlen = errlen, .budget = budget,
+			 .opaque_depth = opaque_depth < JSON_MAX_DEPTH ? opaque_depth : JSON_MAX_DEPTH };
 	jsmntok_t *tokens = NULL;
 	size_t n = 0;
 	int rc;
 
+	/* jsmn keeps offsets and counts in int, and the cuts in 32 bits. */
+	if (len >= INT_MAX)
+		return fail(&c, -E2BIG, "body of %zu bytes is too large to parse", len);
 	rc = scan(&c, &n);
 	if (rc)
-		return rc;
+		goto out;
 	rc = tokenize(&c, n, max_tokens, &tokens);
 	if (rc)
-		return rc;
+		goto out;
+	membudget_shrink(budget, &c.charged, n * sizeof(*tokens));
 	*doc = (struct json){ .js = js, .len = len, .t = tokens, .n = c.n, .budget = budget,
 			      .charged = c.charged };
-	return 0;
+out:
+	if (rc)
+		membudget_give(budget, &c.charged);
+	scratch_give(c.cuts);
+	return rc;
 }
 
 void json_free(struct json *doc)

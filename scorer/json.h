@@ -8,7 +8,8 @@
  * document that parses is JSON (RFC 8259), every string UTF-8 (RFC 3629:
  * no overlong forms or surrogates), and every number at most
  * JSON_MAX_NUMBER_LEN characters. Exactly one value, and nothing but
- * whitespace after it. The checks are one pass over the bytes.
+ * whitespace after it. The checks are one pass over the bytes, and cover
+ * the parts json_parse_shallow() does not tokenize.
  *
  * Tokens are in document order and point into the text, which must outlive
  * the document; each token has its parent (JSMN_PARENT_LINKS). Every walk
@@ -61,6 +62,19 @@ int json_parse(struct json *doc, const char *js, size_t len, size_t max_tokens, 
  * (NULL: no budget): -EBUSY when the budget has no room for it. */
 int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_tokens,
 		      struct membudget *budget, char *err, size_t errlen);
+
+/* json_parse_budget(), but every object or array that opens at nesting
+ * depth opaque_depth (the top-level value is at depth 0, its members' values
+ * at 1) is opaque: checked as every byte is, then kept as one token with its
+ * whole text (json_text(), json_skip()) and no members, so json_member()
+ * and json_element() find nothing in it, and jsmn never reads its inside.
+ * A reader that needs only the shallow levels of a big document (the name
+ * of each of 500 Nodes, not their status) skips most of its tokenizing;
+ * max_tokens counts the tokens kept. JSON_MAX_DEPTH or more: none is
+ * opaque. The cost: up to 8 bytes per opaque container, charged to budget
+ * while the parse runs. */
+int json_parse_shallow(struct json *doc, const char *js, size_t len, size_t max_tokens,
+		       unsigned opaque_depth, struct membudget *budget, char *err, size_t errlen);
 
 /* Frees the tokens; accepts a zeroed struct and NULL. */
 void json_free(struct json *doc);

@@ -10,7 +10,10 @@
  * exactly what the document needed, and a body jsmn itself tokenizes within
  * the limit is never refused for its token count. Every string of a
  * document that parses is UTF-8 without a raw control byte (judged here the
- * long way), and every number at most JSON_MAX_NUMBER_LEN characters. */
+ * long way), and every number at most JSON_MAX_NUMBER_LEN characters.
+ * With containers opaque from depth 0, 1 or 2 (json_parse_shallow()) the
+ * same body gets the same error (every byte is still checked), or the full
+ * parse's tokens to that depth (tests/unit/json_shallow.h). */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -25,6 +28,7 @@
 #include <jsmn.h>
 
 #include "scorer/json.h"
+#include "tests/unit/json_shallow.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -129,6 +133,36 @@ static void probe(const struct json *d, int i)
 	probe_string(d, i);
 }
 
+/* The body with containers opaque from opaque_depth, against the full
+ * parse's answer (rc, err; full when it parsed). */
+static void check_shallow(const char *js, size_t size, unsigned opaque_depth, int rc,
+			  const char *err, const struct json *full)
+{
+	struct membudget budget;
+	struct json s;
+	char why[256];
+	int src;
+
+	membudget_init(&budget, SIZE_MAX, 0, 0);
+	src = json_parse_shallow(&s, js, size, MAX_TOKENS, opaque_depth, &budget, why, sizeof(why));
+	if (src) {
+		/* What the shallow parse refuses, the full one refuses for the
+		 * same reason: over the token limit with more tokens, anything
+		 * else in the same words. */
+		if (src == -E2BIG && strstr(why, "JSON tokens"))
+			check(rc == -E2BIG && strstr(err, "JSON tokens"));
+		else
+			check(src == rc && !strcmp(why, err));
+		check(membudget_used(&budget) == 0);
+		return;
+	}
+	check(rc == 0 || (rc == -E2BIG && strstr(err, "JSON tokens")));
+	check(membudget_used(&budget) == (size_t)s.n * sizeof(s.t[0]));
+	if (!rc)
+		check(json_shallow_same(full, &s, opaque_depth, why, sizeof(why)));
+	json_free(&s);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *js = (const char *)data;
@@ -140,6 +174,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(err, 0x55, sizeof(err));
 	membudget_init(&budget, SIZE_MAX, 0, 0);
 	rc = json_parse_budget(&d, js, size, MAX_TOKENS, &budget, err, sizeof(err));
+	for (unsigned depth = 0; depth < 3; depth++)
+		check_shallow(js, size, depth, rc, err, &d);
 	if (rc) {
 		check(rc == -EINVAL || rc == -E2BIG || rc == -ENOMEM);
 		check(memchr(err, '\0', sizeof(err)) && err[0]);

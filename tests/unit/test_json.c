@@ -15,6 +15,7 @@
 
 #include "common/file.h"
 #include "scorer/json.h"
+#include "tests/unit/json_shallow.h"
 
 #define MAX_TOKENS 1024
 
@@ -64,7 +65,13 @@ static const struct parse_row parse_rows[] = {
 	{ "bare minus", "[-]", 0, -EINVAL, "not a number", 0 },
 	{ "exponent without digits", "[1e]", 0, -EINVAL, "not a number", 0 },
 	{ "bare word at the top", "nope ", 0, -EINVAL, "invalid JSON", 0 },
-	{ "bad escape", "[\"\\q\"]", 0, -EINVAL, "invalid JSON", 0 },
+	{ "bad escape", "[\"\\q\"]", 0, -EINVAL, "near byte 2: invalid escape in a string", 0 },
+	{ "a bad escape after 8 ASCII bytes", "[\"abcdefgh\\x\"]", 0, -EINVAL,
+	  "near byte 10: invalid escape", 0 },
+	{ "\\u with a non-hex digit", "[\"\\u12g4\"]", 0, -EINVAL, "near byte 2: invalid escape", 0 },
+	{ "\\u cut by the closing quote", "[\"ab\\u12\"]", 0, -EINVAL, "near byte 4: invalid escape", 0 },
+	{ "escaped quotes and backslashes across words", "[\"abcdefg\\\\hijklmn\\\"op\\u00E9\"]", 0, 0,
+	  NULL, 2 },
 	{ "mismatched brackets", "[1}", 0, -EINVAL, "invalid JSON", 0 },
 	/* Inside strings: UTF-8 (RFC 3629) and no raw control bytes, keys
 	 * and values alike, past the word-at-a-time ASCII path too. */
@@ -142,6 +149,26 @@ static void test_json_parse(void **state)
 		if (membudget_used(&b) != (size_t)d.n * sizeof(d.t[0]))
 			fail_msg("%s: %zu bytes charged for %d tokens", row->name,
 				 membudget_used(&b), d.n);
+		/* Containers at the top or one level down opaque: the same
+		 * error, since every byte is still checked, or the full
+		 * parse's shallow tokens. */
+		for (unsigned depth = 0; depth < 3; depth++) {
+			struct json s = { 0 };
+			char why[256] = "";
+			int src;
+
+			src = json_parse_shallow(&s, row->text, len, MAX_TOKENS, depth, &b, why,
+						 sizeof(why));
+			if (src != rc || (rc && strcmp(why, err)))
+				fail_msg("%s: opaque from depth %u gave %d (%s), full %d (%s)", row->name,
+					 depth, src, why, rc, err);
+			if (!rc && !json_shallow_same(&d, &s, depth, why, sizeof(why)))
+				fail_msg("%s: opaque from depth %u: %s", row->name, depth, why);
+			if (membudget_used(&b) != (size_t)(d.n + s.n) * sizeof(d.t[0]))
+				fail_msg("%s: opaque from depth %u: %zu bytes charged for %d tokens",
+					 row->name, depth, membudget_used(&b), d.n + s.n);
+			json_free(&s);
+		}
 		json_free(&d);
 		assert_int_equal(membudget_used(&b), 0);
 	}
@@ -241,6 +268,110 @@ static void test_json_counts_real_requests(void **state)
 		json_free(&d);
 		free(text);
 	}
+}
+
+/* Every fixture, with containers opaque from each depth: the full parse
+ * seen to that depth, only the tokens' memory charged once the parse is
+ * done, and an opaque container answers for its whole text but has no
+ * members. */
+static void test_json_shallow_real_requests(void **state)
+{
+	static const char *const files[] = {
+		"tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-false.json",
+		"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-false.json",
+		"tests/fixtures/extender/captured-k8s-1.20/preempt-request.nodeCacheCapable-true.json",
+		"tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json",
+		"tests/fixtures/extender/synthetic/preempt_request_nodeCacheCapable_false.json",
+	};
+
+	(void)state;
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		struct membudget b;
+		struct json full = { 0 };
+		char err[256], *text;
+		size_t len;
+		int last_n = 0;
+
+		if (file_read_small(files[f], 1 << 24, &text, &len, NULL, err, sizeof(err)))
+			fail_msg("%s", err);
+		membudget_init(&b, SIZE_MAX, 0, 0);
+		if (json_parse(&full, text, len, 1 << 20, err, sizeof(err)))
+			fail_msg("%s: %s", files[f], err);
+		for (unsigned depth = 0; depth <= 20; depth++) {
+			struct json s = { 0 };
+
+			if (json_parse_shallow(&s, text, len, 1 << 20, depth, &b, err, sizeof(err)))
+				fail_msg("%s: opaque from depth %u: %s", files[f], depth, err);
+			if (!json_shallow_same(&full, &s, depth, err, sizeof(err)))
+				fail_msg("%s: opaque from depth %u: %s", files[f], depth, err);
+			if (membudget_used(&b) != (size_t)s.n * sizeof(s.t[0]))
+				fail_msg("%s: opaque from depth %u: %zu bytes charged for %d tokens",
+					 files[f], depth, membudget_used(&b), s.n);
+			/* Deeper keeps more, until nothing is that deep. */
+			if (s.n < last_n || (depth && s.n == 1))
+				fail_msg("%s: opaque from depth %u keeps %d tokens, from %u %d", files[f],
+					 depth, s.n, depth - 1, last_n);
+			last_n = s.n;
+			json_free(&s);
+		}
+		assert_int_equal(last_n, full.n);
+		json_free(&full);
+		free(text);
+	}
+}
+
+/* What the extender reads of a full-Node request is there with the Nodes'
+ * insides opaque, and what it does not read is one token. */
+static void test_json_shallow_members(void **state)
+{
+	const char *file = "tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json";
+	struct json d = { 0 };
+	char err[256], *text;
+	size_t len, raw;
+	int items, node, md, labels;
+
+	(void)state;
+	if (file_read_small(file, 1 << 24, &text, &len, NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_int_equal(json_parse_shallow(&d, text, len, 1 << 20, 5, NULL, err, sizeof(err)), 0);
+	items = json_member(&d, json_member(&d, 0, "Nodes", false), "items", false);
+	assert_int_equal(json_type(&d, items), JSMN_ARRAY);
+	assert_true(d.t[items].size >= 2);
+	node = items + 1;
+	md = json_member(&d, node, "metadata", false);
+	assert_true(json_is_string(&d, json_member(&d, md, "name", false), "gpu-node-1"));
+	labels = json_member(&d, md, "labels", false);
+	assert_int_equal(json_type(&d, labels), JSMN_OBJECT);
+	assert_int_equal(d.t[labels].size, 0);
+	assert_int_equal(json_member(&d, labels, "kubernetes.io/hostname", false), -1);
+	assert_non_null(strstr(json_text(&d, labels, &raw), "kubernetes.io/hostname"));
+	/* The second node starts right after the first and all it holds. */
+	assert_int_equal(json_member(&d, json_member(&d, json_skip(&d, node), "metadata", false),
+				     "name", false) > 0, 1);
+	json_free(&d);
+	free(text);
+}
+
+/* The opaque containers' bookkeeping comes from the budget too: a body of
+ * 2,000 of them does not fit in 8 KiB (-EBUSY, nothing held). */
+static void test_json_shallow_budget(void **state)
+{
+	static char many[1 + 2 + 3 * 1999 + 1];
+	struct membudget b;
+	struct json d = { 0 };
+	char err[256];
+
+	(void)state;
+	memcpy(many, "[[]", 3);
+	for (size_t i = 0; i < 1999; i++)
+		memcpy(many + 3 + 3 * i, ",[]", 3);
+	many[sizeof(many) - 1] = ']';
+	membudget_init(&b, 8 * 1024, 0, 0);
+	assert_int_equal(json_parse_shallow(&d, many, sizeof(many), 4096, 1, &b, err, sizeof(err)),
+			 -EBUSY);
+	assert_non_null(strstr(err, "opaque JSON containers"));
+	assert_int_equal(membudget_used(&b), 0);
+	assert_null(d.t);
 }
 
 static void test_json_accessors(void **state)
@@ -409,6 +540,9 @@ int main(void)
 		cmocka_unit_test(test_json_token_limit),
 		cmocka_unit_test(test_json_token_budget),
 		cmocka_unit_test(test_json_counts_real_requests),
+		cmocka_unit_test(test_json_shallow_real_requests),
+		cmocka_unit_test(test_json_shallow_members),
+		cmocka_unit_test(test_json_shallow_budget),
 		cmocka_unit_test(test_json_accessors),
 		cmocka_unit_test(test_json_string),
 		cmocka_unit_test(test_json_deep_nesting),
