@@ -103,6 +103,20 @@ static const struct parse_row parse_rows[] = {
 	{ "a raw newline in a key", "{\"a\nb\":1}", 0, -EINVAL, "control byte 0x0a inside a string", 0 },
 	{ "a raw tab", "[\"a\tb\"]", 0, -EINVAL, "control byte 0x09", 0 },
 	{ "escaped control bytes are fine", "[\"a\\tb\\u0001\"]", 0, 0, NULL, 2 },
+	/* Strings of up to 32 bytes are read a word at a time before the long
+	 * way: their quote on each side of a word's edge, and what stops the
+	 * short way early. */
+	{ "quotes at the words' edges", "[\"1234567\",\"12345678\",\"123456789\","
+	  "\"1234567890123456789012345678901\",\"12345678901234567890123456789012\","
+	  "\"123456789012345678901234567890123\",\"\"]", 0, 0, NULL, 8 },
+	{ "an escaped quote in the first word", "[\"ab\\\"cd\",\"x\"]", 0, 0, NULL, 3 },
+	{ "an escape across the 32nd byte", "[\"1234567890123456789012345678901\\\"z\"]", 0, 0,
+	  NULL, 2 },
+	{ "a control byte before a short string's quote", "[\"a\x01" "b\"]", 0, -EINVAL,
+	  "near byte 3: control byte 0x01", 0 },
+	{ "invalid UTF-8 in a short string's second word", "[\"abcdefgh\xff\"]", 0, -EINVAL,
+	  "near byte 10: invalid UTF-8", 0 },
+	{ "a short string cut by the body's end", "[\"abc", 0, -EINVAL, "ends early", 0 },
 	/* Numbers: at most JSON_MAX_NUMBER_LEN characters. */
 	{ "a 64-character number", "[1234567890123456789012345678901234567890123456789012345678901234]",
 	  0, 0, NULL, 2 },
