@@ -233,6 +233,7 @@ static int one_of(struct ctx *c, int a, const char *a_name, int b, const char *b
  * container resources, are checked but not tokenized. In a request of 500
  * full Nodes that is most of its 122,000 tokens. */
 #define EXTREQ_OPAQUE_DEPTH 5u
+_Static_assert(EXTREQ_OPAQUE_DEPTH >= 1 + KUBEPOD_DEPTH, "the request's Pod is at depth 1");
 
 /* The body as one JSON object, its tokens charged to limits->budget;
  * containers at opaque_depth opaque (JSON_MAX_DEPTH: none). 0, or -errno

@@ -126,6 +126,14 @@ struct kubepod_list {
 /* Each returns 0, or -EINVAL with err saying which field is wrong and how,
  * never echoing the input. */
 
+/* What the readers below read of a pod lies in containers that open less
+ * than KUBEPOD_DEPTH levels below the pod object (the deepest:
+ * metadata.ownerReferences[i], status.conditions[i], status.podIPs[i]), so
+ * a document holding a pod at depth d may be parsed with the containers
+ * from d + KUBEPOD_DEPTH opaque (json_parse_shallow()): its containers'
+ * specs, volumes and managed fields are then checked but not tokenized. */
+#define KUBEPOD_DEPTH 4u
+
 /* Pod object obj of doc into *p. */
 int kubepod_read(const struct json *doc, int obj, struct kubepod *p, char *err, size_t errlen);
 

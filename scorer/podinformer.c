@@ -241,7 +241,9 @@ static bool watch_line(struct podinformer *pi, const char *line, size_t len)
 		len--;
 	if (!len)
 		return false;
-	if (json_parse(&doc, line, len, TOKENS_FOR(len), err, sizeof(err)) ||
+	/* The event's pod is its "object", at depth 1. */
+	if (json_parse_shallow(&doc, line, len, TOKENS_FOR(len), 1 + KUBEPOD_DEPTH, NULL, err,
+			       sizeof(err)) ||
 	    kubepod_read_event(&doc, &ev, err, sizeof(err))) {
 		count(pi, &pi->st.errors);
 		say(pi, LOG_LVL_WARN, "a watch event of %zu bytes is unreadable, skipped: %s", len, err);
@@ -457,8 +459,9 @@ static int list_page(struct podinformer *pi, char *err, size_t errlen)
 	char why[256];
 	int rc;
 
-	rc = json_parse(&doc, pi->body.data ? pi->body.data : "", pi->body.len,
-			TOKENS_FOR(pi->body.len), why, sizeof(why));
+	/* The pods are the items, at depth 2. */
+	rc = json_parse_shallow(&doc, pi->body.data ? pi->body.data : "", pi->body.len,
+				TOKENS_FOR(pi->body.len), 2 + KUBEPOD_DEPTH, NULL, why, sizeof(why));
 	if (!rc)
 		rc = kubepod_read_list(&doc, &l, why, sizeof(why));
 	if (rc) {

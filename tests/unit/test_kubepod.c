@@ -32,12 +32,16 @@ static const char pod_json[] =
 	"\"2026-11-23T08:00:00Z\"},{\"type\":\"PodScheduled\",\"status\":\"True\","
 	"\"lastProbeTime\":null,\"lastTransitionTime\":\"2026-11-23T09:00:05Z\"}]}}";
 
-static int parse(struct json *doc, const char *text)
+/* text, holding its pod at depth pod_depth, parsed as the pod watch parses
+ * it: the containers KUBEPOD_DEPTH levels below the pod opaque, so every
+ * row below also checks that nothing kubepod reads lies there. */
+static int parse(struct json *doc, const char *text, unsigned pod_depth)
 {
 	char err[256];
 
 	memset(doc, 0, sizeof(*doc));
-	return json_parse(doc, text, strlen(text), 100000, err, sizeof(err));
+	return json_parse_shallow(doc, text, strlen(text), 100000, pod_depth + KUBEPOD_DEPTH, NULL,
+				  err, sizeof(err));
 }
 
 static bool str_eq(const struct kubepod_str *v, const char *s)
@@ -58,7 +62,7 @@ static void test_kubepod_read_pod(void **state)
 	int64_t t;
 
 	(void)state;
-	assert_int_equal(parse(&doc, pod_json), 0);
+	assert_int_equal(parse(&doc, pod_json, 0), 0);
 	assert_int_equal(kubepod_read(&doc, 0, &p, err, sizeof(err)), 0);
 	assert_true(uid_eq(&p.uid, POD_UID));
 	assert_true(str_eq(&p.ns, "shop"));
@@ -151,7 +155,7 @@ static void test_kubepod_cases(void **state)
 		struct kubepod p;
 		int rc;
 
-		if (parse(&doc, c->json))
+		if (parse(&doc, c->json, 0))
 			fail_msg("%s: not JSON", c->name);
 		rc = kubepod_read(&doc, 0, &p, err, sizeof(err));
 		if (rc != c->rc)
@@ -274,7 +278,7 @@ static void test_kubepod_index_fields(void **state)
 		struct json doc;
 		struct kubepod p;
 
-		if (parse(&doc, c->json))
+		if (parse(&doc, c->json, 0))
 			fail_msg("%s: not JSON", c->name);
 		if (kubepod_read(&doc, 0, &p, err, sizeof(err)))
 			fail_msg("%s: refused: %s", c->name, err);
@@ -316,7 +320,7 @@ static void test_kubepod_owner_folded(void **state)
 	(void)state;
 	assert_int_equal(parse(&doc, "{\"Labels\":{\"pod-template-hash\":\"abc12\"},"
 				     "\"OwnerReferences\":[{\"Kind\":\"ReplicaSet\",\"NAME\":\"web-abc12\","
-				     "\"Uid\":\"r\",\"Controller\":true}]}"), 0);
+				     "\"Uid\":\"r\",\"Controller\":true}]}", 0), 0);
 	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", true, &o, why, sizeof(why)), 0);
 	assert_true(str_eq(&o.kind, "ReplicaSet"));
 	assert_true(str_eq(&o.name, "web-abc12"));
@@ -325,7 +329,7 @@ static void test_kubepod_owner_folded(void **state)
 	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", false, &o, why, sizeof(why)), 0);
 	assert_null(o.kind.s);
 	json_free(&doc);
-	assert_int_equal(parse(&doc, "{\"ownerReferences\":7}"), 0);
+	assert_int_equal(parse(&doc, "{\"ownerReferences\":7}", 0), 0);
 	assert_int_equal(kubepod_read_owner(&doc, 0, "Pod.metadata", true, &o, why, sizeof(why)),
 			 -EINVAL);
 	assert_string_equal(why, "Pod.metadata.ownerReferences is a number, expected an array");
@@ -341,14 +345,14 @@ static void test_kubepod_events(void **state)
 
 	(void)state;
 	snprintf(text, sizeof(text), "{\"type\":\"MODIFIED\",\"object\":%s}", pod_json);
-	assert_int_equal(parse(&doc, text), 0);
+	assert_int_equal(parse(&doc, text, 1), 0);
 	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
 	assert_int_equal(ev.type, KUBEPOD_MODIFIED);
 	assert_true(str_eq(&ev.pod.node, "node-7"));
 	json_free(&doc);
 
 	assert_int_equal(parse(&doc, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"Pod\","
-				     "\"metadata\":{\"resourceVersion\":\"991\"}}}"), 0);
+				     "\"metadata\":{\"resourceVersion\":\"991\"}}}", 1), 0);
 	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
 	assert_int_equal(ev.type, KUBEPOD_BOOKMARK);
 	assert_true(str_eq(&ev.pod.rv, "991"));
@@ -356,7 +360,7 @@ static void test_kubepod_events(void **state)
 
 	assert_int_equal(parse(&doc, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
 				     "\"status\":\"Failure\",\"message\":\"too old resource "
-				     "version: 5 (77)\",\"reason\":\"Expired\",\"code\":410}}"), 0);
+				     "version: 5 (77)\",\"reason\":\"Expired\",\"code\":410}}", 1), 0);
 	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
 	assert_int_equal(ev.type, KUBEPOD_ERROR);
 	assert_int_equal(ev.status.code, 410);
@@ -367,7 +371,7 @@ static void test_kubepod_events(void **state)
 	 * received, and the code still read. */
 	assert_int_equal(parse(&doc, "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\","
 				     "\"message\":\"pods is forbidden: User \\\"system:anonymous\\\" "
-				     "cannot watch\",\"reason\":\"Forbidden\",\"code\":403}}"), 0);
+				     "cannot watch\",\"reason\":\"Forbidden\",\"code\":403}}", 1), 0);
 	assert_int_equal(kubepod_read_event(&doc, &ev, err, sizeof(err)), 0);
 	assert_int_equal(ev.status.code, 403);
 	assert_true(str_eq(&ev.status.message,
@@ -390,7 +394,7 @@ static void test_kubepod_events(void **state)
 		{ "[]", "expected an object" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(parse(&doc, bad[i].json), 0);
+		assert_int_equal(parse(&doc, bad[i].json, 1), 0);
 		err[0] = '\0';
 		if (kubepod_read_event(&doc, &ev, err, sizeof(err)) != -EINVAL ||
 		    !strstr(err, bad[i].err))
@@ -411,7 +415,7 @@ static void test_kubepod_list(void **state)
 	snprintf(text, sizeof(text), "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":"
 		 "\"812\",\"continue\":\"eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ\"},\"items\":[%s,%s]}",
 		 pod_json, pod_json);
-	assert_int_equal(parse(&doc, text), 0);
+	assert_int_equal(parse(&doc, text, 2), 0);
 	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), 0);
 	assert_true(str_eq(&l.rv, "812"));
 	assert_true(str_eq(&l.cont, "eyJ2IjoibWV0YS5rOHMuaW8vdjEifQ"));
@@ -425,17 +429,17 @@ static void test_kubepod_list(void **state)
 	json_free(&doc);
 
 	/* An empty cluster: items null, the last page. */
-	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}"), 0);
+	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":null}", 2), 0);
 	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), 0);
 	assert_int_equal(kubepod_list_item(&doc, &l, -1), -1);
 	assert_null(l.cont.s);
 	json_free(&doc);
 
-	assert_int_equal(parse(&doc, "{\"metadata\":{},\"items\":[]}"), 0);
+	assert_int_equal(parse(&doc, "{\"metadata\":{},\"items\":[]}", 2), 0);
 	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "no metadata.resourceVersion"));
 	json_free(&doc);
-	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":{}}"), 0);
+	assert_int_equal(parse(&doc, "{\"metadata\":{\"resourceVersion\":\"1\"},\"items\":{}}", 2), 0);
 	assert_int_equal(kubepod_read_list(&doc, &l, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "items is an object"));
 	json_free(&doc);
