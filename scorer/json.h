@@ -71,8 +71,8 @@ int json_parse_budget(struct json *doc, const char *js, size_t len, size_t max_t
  * A reader that needs only the shallow levels of a big document (the name
  * of each of 500 Nodes, not their status) skips most of its tokenizing;
  * max_tokens counts the tokens kept. JSON_MAX_DEPTH or more: none is
- * opaque. The cost: up to 8 bytes per opaque container, charged to budget
- * while the parse runs. */
+ * opaque. The cost: 8 bytes per opaque container (up to twice that while
+ * the array doubles), charged to budget while the parse runs. */
 int json_parse_shallow(struct json *doc, const char *js, size_t len, size_t max_tokens,
 		       unsigned opaque_depth, struct membudget *budget, char *err, size_t errlen);
 
