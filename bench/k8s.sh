@@ -14,8 +14,11 @@
 #   floor:prioritize        the floor, prioritize only
 #   netsched:prioritize     netsched, prioritize only (deploy/*prioritize-only*)
 #   and on demand: CONFIG full (filter + prioritize, full Node objects), and
-#   EXTENDER netsched-nowatch (the same scorer with --pod-watch off) and
-#   netsched-full (with --prioritize-reply full: every node in the reply).
+#   EXTENDER netsched-nowatch (the same scorer with --pod-watch off),
+#   netsched-full (with --prioritize-reply full: every node in the reply)
+#   and netsched-ab (the scorer binary K8S_AB_BIN, another build, run as
+#   netsched is: a change measured against the build before it in the same
+#   runs, which separate benchmarks minutes apart are too noisy for).
 # Each run: a fresh etcd and apiserver, K8S_NODES Node objects, K8S_PODS
 # pending pods created first; for netsched a fresh scorer watching that
 # cluster's pods, with fresh reports for every node from the feed tool (as
@@ -46,6 +49,9 @@ VARIANTS=${K8S_VARIANTS:-none floor:names netsched:names floor:prioritize netsch
 for f in "$FEED" "$FLOOR" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || fail "$f not found (make bench-tools builds it)"
 done
+case " $VARIANTS" in
+*" netsched-ab:"*) [ -x "${K8S_AB_BIN:-}" ] || fail "netsched-ab needs K8S_AB_BIN, a scorer binary" ;;
+esac
 command -v jq >/dev/null || fail "jq not installed (run .ci/deps bench)"
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps bench)"
 k8s_init
@@ -81,7 +87,7 @@ netsched_up() {
 		"--listen=tcp://127.0.0.1:$listen" "--http=127.0.0.1:$http" --health-listen=drop \
 		--key-file=drop --tls-cert=drop --tls-key=drop --tls-client-ca=drop \
 		"--kubeconfig=$WORK/kubeconfig" "$@")
-	start "scorer-$K8S_RUN" "$BIN/netsched-scorer" "${args[@]}"
+	start "scorer-$K8S_RUN" "${SCORER_BIN:-$BIN/netsched-scorer}" "${args[@]}"
 	SCORER_PID=$LAST_PID SCORER_URL=http://127.0.0.1:$http
 	wait_for 10 "scorer /healthz" curl -sf "$SCORER_URL/healthz"
 	start "feed-$K8S_RUN" "$FEED" --scorer "tcp://127.0.0.1:$listen" --nodes "$NODES" --senders 1 \
@@ -118,6 +124,7 @@ one() {
 		netsched) netsched_up; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		netsched-nowatch) netsched_up --pod-watch=off; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		netsched-full) netsched_up --prioritize-reply=full; url=$SCORER_URL ext_pid=$SCORER_PID ;;
+		netsched-ab) SCORER_BIN=$K8S_AB_BIN netsched_up; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		*) fail "unknown extender $ext in variant $variant" ;;
 		esac
 	fi
