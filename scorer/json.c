@@ -102,17 +102,35 @@ static size_t string_end(const char *js, size_t len, size_t open)
 	}
 }
 
+#define WORD_ONES 0x0101010101010101ULL
+#define WORD_TOPS 0x8080808080808080ULL
+
+/* The top bit of each byte of w equal to ch: a zero byte of x = w ^ ch...,
+ * which sets its top bit in (x - 0x0101...) & ~x. */
+static uint64_t bytes_equal(uint64_t w, unsigned char ch)
+{
+	uint64_t x = w ^ (ch * WORD_ONES);
+
+	return (x - WORD_ONES) & ~x & WORD_TOPS;
+}
+
+/* The top bit of each byte of w that check_string() must look at twice: over
+ * 0x7f (its top bit set in w), under 0x20 (set in w - 0x2020...), or a
+ * backslash. A borrow carried into the next byte can only set more top
+ * bits, never clear one, so the lowest flagged byte is a real one and a word
+ * with none flagged is clean (a false flag above a real one just takes the
+ * byte-by-byte path). */
+static uint64_t bytes_unplain(uint64_t w)
+{
+	return ((w | (w - 0x20 * WORD_ONES)) & WORD_TOPS) | bytes_equal(w, '\\');
+}
+
 /* Whether the first n (1..8) of the 8 bytes at s are all in 0x20..0x7f
- * and none is a backslash; the 8 must be readable. A byte over 0x7f has its
- * top bit set in w; a byte under 0x20 has it set in w - 0x2020...; a
- * backslash is a zero byte of x = w ^ 0x5c5c..., which sets its top bit in
- * (x - 0x0101...) & ~x. A borrow carried into the next byte can only set
- * more top bits, never clear one, so a word this calls clean is clean (a
- * false "dirty" just takes the byte-by-byte path). Bytes past n (the
+ * and none is a backslash; the 8 must be readable. Bytes past n (the
  * closing quote, what follows) read as spaces. */
 static bool ascii_word(const unsigned char *s, size_t n)
 {
-	uint64_t w, x;
+	uint64_t w;
 
 	memcpy(&w, s, sizeof(w));
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -125,9 +143,7 @@ static bool ascii_word(const unsigned char *s, size_t n)
 	if (n < 8)
 		return false;
 #endif
-	x = w ^ 0x5c5c5c5c5c5c5c5cULL;
-	return ((w | (w - 0x2020202020202020ULL) | ((x - 0x0101010101010101ULL) & ~x)) &
-		0x8080808080808080ULL) == 0;
+	return bytes_unplain(w) == 0;
 }
 
 static bool is_hex(unsigned char ch)
@@ -232,24 +248,20 @@ static int check_string(struct ctx *c, size_t i, size_t end)
  * quote found plain (whole words), so the long way starts past them. Most
  * keys and node names are that short, and up to four words here cost less
  * than a memchr() call and check_string()'s setup (32 bytes measured
- * against 16 and 64). In a word, the lowest byte a mask flags is exact (a
- * borrow only ever flags bytes above a flagged one), so the quote counts
- * only when no flag sits below it. */
+ * against 16 and 64). The lowest byte a mask flags is exact (a borrow
+ * only ever flags bytes above a flagged one), so the quote counts only when
+ * no flag sits below it. */
 #define SHORT_STRING 32u
 static size_t short_string_end(const struct ctx *c, size_t open, size_t *clean)
 {
 	*clean = 0;
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	const uint64_t ones = 0x0101010101010101ULL, tops = 0x8080808080808080ULL;
-
 	for (size_t at = open + 1; at < open + 1 + SHORT_STRING && c->len - at >= 8; at += 8) {
-		uint64_t w, q, b, bad;
+		uint64_t w, q, bad;
 
 		memcpy(&w, c->js + at, sizeof(w));
-		q = w ^ (0x22 * ones);
-		b = w ^ (0x5c * ones);
-		bad = (w | (w - 0x20 * ones) | ((b - ones) & ~b)) & tops;
-		q = (q - ones) & ~q & tops;
+		q = bytes_equal(w, '"');
+		bad = bytes_unplain(w);
 		if (q && (!bad || __builtin_ctzll(q) < __builtin_ctzll(bad)))
 			return at + (size_t)__builtin_ctzll(q) / 8;
 		if (bad)
