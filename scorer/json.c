@@ -599,7 +599,8 @@ static int tokenize_around(struct ctx *c, jsmntok_t *t, unsigned cap, jsmn_parse
 /* One jsmn pass into exactly the tokens scan() counted (at least one: scan()
  * passes only a body holding a value), charged to the budget before they
  * are allocated: dense input ([1,1,1]) needs 8 bytes of tokens per byte of
- * body, and input over the limit gets no array at all. */
+ * body, and input over the limit gets no array at all. On failure the
+ * caller gives back what was charged. */
 static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **out)
 {
 	jsmn_parser p;
@@ -612,14 +613,11 @@ static int tokenize(struct ctx *c, size_t cap, size_t max_tokens, jsmntok_t **ou
 		return fail(c, -EBUSY, "no room for %zu JSON tokens (%zu bytes): other requests "
 			    "hold the request memory budget; retry", cap, cap * sizeof(*t));
 	t = scratch_take(cap * sizeof(*t), NULL);
-	if (!t) {
-		membudget_give(c->budget, &c->charged);
+	if (!t)
 		return fail(c, -ENOMEM, "out of memory for %zu JSON tokens", cap);
-	}
 	r = tokenize_around(c, t, (unsigned)cap, &p);
 	if (r <= 0) {
 		scratch_give(t);
-		membudget_give(c->budget, &c->charged);
 		return jsmn_fail(c, r, p.pos);
 	}
 	/* Under the sanitizers (tests, fuzzers), exactly the tokens jsmn
