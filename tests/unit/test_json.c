@@ -251,21 +251,28 @@ static void test_json_token_budget(void **state)
 	}
 }
 
-/* The scheduler's real requests (the captured and synthetic fixtures, full
- * Node objects and names; run from the repository root): tokens counted
- * before the parse are exactly the tokens jsmn makes. */
+/* The scheduler's real requests and our replies (the captured and synthetic
+ * fixtures: full Node objects and names, filter, prioritize, preemption and
+ * bind; run from the repository root). */
+static const char *const real_files[] = {
+	"tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-false.json",
+	"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json",
+	"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-false.json",
+	"tests/fixtures/extender/captured-k8s-1.20/preempt-request.nodeCacheCapable-true.json",
+	"tests/fixtures/extender/captured-k8s-1.20/bind-request.json",
+	"tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json",
+	"tests/fixtures/extender/synthetic/preempt_request_nodeCacheCapable_false.json",
+	"tests/fixtures/extender/synthetic/responses.json",
+};
+#define REAL_FILES (sizeof(real_files) / sizeof(real_files[0]))
+
+/* Tokens counted before the parse are exactly the tokens jsmn makes. */
 static void test_json_counts_real_requests(void **state)
 {
-	static const char *const files[] = {
-		"tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-false.json",
-		"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-true.json",
-		"tests/fixtures/extender/captured-k8s-1.20/bind-request.json",
-		"tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json",
-		"tests/fixtures/extender/synthetic/responses.json",
-	};
+	const char *const *files = real_files;
 
 	(void)state;
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+	for (size_t f = 0; f < REAL_FILES; f++) {
 		struct membudget b;
 		struct json d = { 0 };
 		char err[256], *text;
@@ -290,16 +297,10 @@ static void test_json_counts_real_requests(void **state)
  * members. */
 static void test_json_shallow_real_requests(void **state)
 {
-	static const char *const files[] = {
-		"tests/fixtures/extender/captured-k8s-1.20/filter-request.nodeCacheCapable-false.json",
-		"tests/fixtures/extender/captured-k8s-1.20/prioritize-request.nodeCacheCapable-false.json",
-		"tests/fixtures/extender/captured-k8s-1.20/preempt-request.nodeCacheCapable-true.json",
-		"tests/fixtures/extender/synthetic/filter_request_nodeCacheCapable_false.json",
-		"tests/fixtures/extender/synthetic/preempt_request_nodeCacheCapable_false.json",
-	};
+	const char *const *files = real_files;
 
 	(void)state;
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+	for (size_t f = 0; f < REAL_FILES; f++) {
 		struct membudget b;
 		struct json full = { 0 };
 		char err[256], *text;
