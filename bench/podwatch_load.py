@@ -94,26 +94,31 @@ def churn(args):
                     counts["errors"] += 1
             time.sleep(0.01)
 
-    t = threading.Thread(target=deletes)
+    # A daemon, and told to stop whatever ends the loop: a deleter left
+    # waiting would keep the interpreter, and the bench, alive for ever.
+    t = threading.Thread(target=deletes, daemon=True)
     t.start()
     t0 = time.monotonic()
     i = 0
-    while time.monotonic() - t0 < args.seconds:
-        due = t0 + i / args.rate
-        if due > time.monotonic():
-            time.sleep(due - time.monotonic())
-        name = f"c-{i}"
-        try:
-            api.create(f"/api/v1/namespaces/{NS}/pods", pod(name, f"node-{i % args.nodes}"))
-            counts["created"] += 1
-            with lock:
-                pending.append((time.monotonic() + 2.0, name))
-        except kapi.ApiError:
-            counts["errors"] += 1
-        i += 1
-    took = time.monotonic() - t0
-    done.set()
-    t.join(timeout=30)
+    try:
+        while time.monotonic() - t0 < args.seconds:
+            # One reading of the clock: between two, the wait can go negative.
+            wait = t0 + i / args.rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            name = f"c-{i}"
+            try:
+                api.create(f"/api/v1/namespaces/{NS}/pods", pod(name, f"node-{i % args.nodes}"))
+                counts["created"] += 1
+                with lock:
+                    pending.append((time.monotonic() + 2.0, name))
+            except kapi.ApiError:
+                counts["errors"] += 1
+            i += 1
+    finally:
+        took = time.monotonic() - t0
+        done.set()
+        t.join(timeout=30)
     print(f"churn: asked {args.rate:g}/s for {args.seconds:g} s; created {counts['created']} "
           f"({counts['created'] / took:.0f}/s), deleted {counts['deleted']}, failed {counts['errors']}")
 
