@@ -9,7 +9,14 @@
  * thread (epoll). It finds the one member it echoes with jsmn and checks
  * nothing else: its only client is the benchmark's real scheduler.
  *
- *   floor --http 127.0.0.1:0      prints "listening on 127.0.0.1:PORT"
+ * With --scores, prioritize gives every node of the request a score
+ * instead (0-10, from its place in the request, so they differ): the
+ * cheapest extender that tells the scheduler anything, whose reply the
+ * scheduler decodes as it decodes netsched's. The floor's [] costs it
+ * nothing to decode, so the gap between the two is what reading scores
+ * costs any scoring extender.
+ *
+ *   floor --http 127.0.0.1:0 [--scores]   prints "listening on 127.0.0.1:PORT"
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,6 +43,10 @@
 #define FLOOR_MAX_REQUEST (64u * 1024u * 1024u)
 #define FLOOR_MAX_HEADERS (16u * 1024u)
 #define FLOOR_MAX_EVENTS 64
+/* The scheduler's MaxExtenderPriority. */
+#define FLOOR_MAX_SCORE 10
+
+static bool scores;	/* --scores */
 
 struct conn {
 	int fd;
@@ -96,12 +107,27 @@ static int skip(const jsmntok_t *t, int n, int i)
 	return j;
 }
 
-/* The text of the top-level member named key, or NULL. */
-static const char *member(struct conn *c, const char *js, size_t len, const char *key,
-			  size_t *vlen)
+/* The value token of member key of object token obj, or -1. */
+static int child(const struct conn *c, int n, const char *js, int obj, const char *key)
+{
+	size_t klen = strlen(key);
+
+	if (obj < 0 || obj >= n || c->tok[obj].type != JSMN_OBJECT)
+		return -1;
+	for (int i = obj + 1; i + 1 < n && c->tok[i].start < c->tok[obj].end;
+	     i = skip(c->tok, n, i + 1)) {
+		const jsmntok_t *k = &c->tok[i];
+
+		if ((size_t)(k->end - k->start) == klen && !memcmp(js + k->start, key, klen))
+			return i + 1;
+	}
+	return -1;
+}
+
+/* Tokenizes js into c->tok; how many tokens, or -1. */
+static int tokenize(struct conn *c, const char *js, size_t len)
 {
 	jsmn_parser p;
-	size_t klen = strlen(key);
 	int n;
 
 	/* jsmn given no array only counts: there is always one. */
@@ -118,21 +144,84 @@ static const char *member(struct conn *c, const char *js, size_t len, const char
 		cap = c->tok_cap ? c->tok_cap * 2 : 4096;
 		t = realloc(c->tok, cap * sizeof(*t));
 		if (!t)
-			return NULL;
+			return -1;
 		c->tok = t;
 		c->tok_cap = cap;
 	}
-	if (n < 1 || c->tok[0].type != JSMN_OBJECT)
-		return NULL;
-	for (int i = 1; i + 1 < n; i = skip(c->tok, n, i + 1)) {
-		const jsmntok_t *k = &c->tok[i], *v = &c->tok[i + 1];
+	return n < 1 ? -1 : n;
+}
 
-		if ((size_t)(k->end - k->start) == klen && !memcmp(js + k->start, key, klen)) {
-			*vlen = (size_t)(v->end - v->start);
-			return js + v->start;
-		}
+/* The text of the top-level member named key of the tokenized js, or NULL. */
+static const char *member(const struct conn *c, int n, const char *js, const char *key,
+			  size_t *vlen)
+{
+	int v = child(c, n, js, 0, key);
+
+	if (v < 0)
+		return NULL;
+	*vlen = (size_t)(c->tok[v].end - c->tok[v].start);
+	return js + c->tok[v].start;
+}
+
+/* Appends one {"Host":...,"Score":...} per node of the tokenized request
+ * (NodeNames, else Nodes.items[].metadata.name) to c->out as a JSON array. */
+static bool score_all(struct conn *c, int n, const char *js)
+{
+	int arr = child(c, n, js, 0, "NodeNames"), k = 0;
+	bool names = arr >= 0 && c->tok[arr].type == JSMN_ARRAY;
+
+	if (!names)
+		arr = child(c, n, js, child(c, n, js, 0, "Nodes"), "items");
+	if (arr < 0 || c->tok[arr].type != JSMN_ARRAY)
+		return false;
+	c->out[c->out_len++] = '[';
+	for (int i = arr + 1; i < n && c->tok[i].start < c->tok[arr].end; i = skip(c->tok, n, i), k++) {
+		int name = names ? i : child(c, n, js, child(c, n, js, i, "metadata"), "name");
+		size_t len;
+
+		if (name < 0 || c->tok[name].type != JSMN_STRING)
+			return false;
+		len = (size_t)(c->tok[name].end - c->tok[name].start);
+		if (!grow(&c->out, &c->out_cap, c->out_len + len + 40))
+			return false;
+		c->out_len += (size_t)sprintf(c->out + c->out_len, "%s{\"Host\":\"%.*s\",\"Score\":%d}",
+					      k ? "," : "", (int)len, js + c->tok[name].start,
+					      k % (FLOOR_MAX_SCORE + 1));
 	}
-	return NULL;
+	if (!grow(&c->out, &c->out_cap, c->out_len + 1))
+		return false;
+	c->out[c->out_len++] = ']';
+	return true;
+}
+
+/* Queues a 200 with the scores of the tokenized request body (--scores), or
+ * a 400: the body is built first, the headers, which need its length,
+ * moved in before it. */
+static bool scored(struct conn *c, int n, const char *body)
+{
+	static const char bad[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
+				  "Content-Length: 2\r\n\r\n{}";
+	size_t at = c->out_len, hl;
+	char hdr[160];
+
+	if (!grow(&c->out, &c->out_cap, c->out_len + 4096))
+		return false;
+	if (!score_all(c, n, body)) {
+		c->out_len = at;
+		if (!grow(&c->out, &c->out_cap, c->out_len + sizeof(bad)))
+			return false;
+		memcpy(c->out + c->out_len, bad, sizeof(bad) - 1);
+		c->out_len += sizeof(bad) - 1;
+		return true;
+	}
+	hl = (size_t)snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+			      "Content-Length: %zu\r\n\r\n", c->out_len - at);
+	if (!grow(&c->out, &c->out_cap, c->out_len + hl))
+		return false;
+	memmove(c->out + at + hl, c->out + at, c->out_len - at);
+	memcpy(c->out + at, hdr, hl);
+	c->out_len += hl;
+	return true;
 }
 
 /* Queues the reply to the request whose body is body[0..len). */
@@ -141,21 +230,28 @@ static bool reply(struct conn *c, const char *path, const char *body, size_t len
 	const char *v = NULL, *key = "NodeNames";
 	size_t plen = strlen(path), vlen = 0, hl;
 	char hdr[160];
-	int status = 200;
+	int status = 200, n = 0;
 	bool filter = plen >= 7 && !strcmp(path + plen - 7, "/filter");
 	bool prioritize = plen >= 11 && !strcmp(path + plen - 11, "/prioritize");
 
-	if (filter) {
-		v = member(c, body, len, key, &vlen);
+	if (filter || (prioritize && scores)) {
+		n = tokenize(c, body, len);
+		if (n < 0)
+			status = 400;
+	}
+	if (filter && status == 200) {
+		v = member(c, n, body, key, &vlen);
 		if (!v || (vlen == 4 && !memcmp(v, "null", 4))) {
 			key = "Nodes";
-			v = member(c, body, len, key, &vlen);
+			v = member(c, n, body, key, &vlen);
 		}
 		if (!v)
 			status = 400;
-	} else if (!prioritize) {
+	} else if (!filter && !prioritize) {
 		status = 404;
 	}
+	if (status == 200 && prioritize && scores)
+		return scored(c, n, body);
 	/* {"NodeNames":[...]} or {"Nodes":{...}}; [] for prioritize. */
 	size_t blen = status != 200 ? 2 : filter ? strlen(key) + 5 + vlen : 2;
 	hl = (size_t)snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
@@ -282,14 +378,19 @@ static int listen_on(const char *spec)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = { { "http", required_argument, NULL, 'h' },
+					    { "scores", no_argument, NULL, 's' },
 					    { NULL, 0, NULL, 0 } };
 	struct epoll_event evs[FLOOR_MAX_EVENTS], ev = { .events = EPOLLIN };
 	const char *spec = "127.0.0.1:0";
 	int lfd, ep, c, one = 1;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		if (c == 's') {
+			scores = true;
+			continue;
+		}
 		if (c != 'h') {
-			fprintf(stderr, "usage: netsched-floor [--http IPV4:PORT]\n");
+			fprintf(stderr, "usage: netsched-floor [--http IPV4:PORT] [--scores]\n");
 			return 2;
 		}
 		spec = optarg;
