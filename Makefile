@@ -184,8 +184,8 @@ bench: deps-bench
 	$(Q)bench/run
 
 # The real kube-scheduler's throughput with no extender, with the floor
-# extender (bench/floor.c) and with netsched, in the same runs (bench/k8s.sh;
-# about 10 minutes; builds the control plane once, cached).
+# extender (bench/floor.c, also with --scores) and with netsched, in the same
+# runs (bench/k8s.sh; about 8 minutes; builds the control plane once, cached).
 bench-k8s: deps-bench
 	$(Q)$(MAKE) --no-print-directory bench-tools
 	$(Q)bench/k8s.sh

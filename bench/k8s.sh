@@ -7,6 +7,10 @@
 # Variants (K8S_VARIANTS), EXTENDER:CONFIG:
 #   none                    no extender
 #   floor:names             the floor, filter + prioritize, node names
+#   floor-scores:names      the floor with --scores: prioritize gives every
+#                           node a score, which the scheduler must decode as
+#                           it decodes netsched's (the floor's [] costs it
+#                           nothing): what any scoring extender pays
 #   netsched:names          netsched as deploy/ ships it (filter + prioritize,
 #                           node names, its scorer args, the pod watch on),
 #                           but over plain HTTP like the floor: deploy/'s
@@ -19,17 +23,19 @@
 #   and netsched-ab (the scorer binary K8S_AB_BIN, another build, run as
 #   netsched is: a change measured against the build before it in the same
 #   runs, which separate benchmarks minutes apart are too noisy for).
-# Each run: a fresh etcd and apiserver, K8S_NODES Node objects, K8S_PODS
-# pending pods created first; for netsched a fresh scorer watching that
+# Each run: a fresh etcd and apiserver, K8S_NODES Node objects (100), K8S_PODS
+# (3,000) pending pods created first; for netsched a fresh scorer watching that
 # cluster's pods, with fresh reports for every node from the feed tool (as
 # agents send them: each node once a second); then the scheduler starts and
 # its pods/s is measured from its own log, first binding to last (start-up
-# excluded). K8S_RUNS runs; every run measures every variant, in an order
-# that rotates from run to run, so drift and the machine's other work hit
-# all alike. Nothing is reniced: the scheduler, the apiserver, etcd and the
+# excluded). 3,000 pods bind in about 5 s: with 600 (1 s), a second of
+# the machine's other work moved a variant's pods/s by a quarter from run
+# to run, and the floor's and netsched's ranges overlapped. K8S_RUNS runs
+# (3); every run measures every variant, in an order that rotates from run
+# to run, so drift and the machine's other work hit all alike. Nothing is reniced: the scheduler, the apiserver, etcd and the
 # extender share the machine's CPUs as they would on a small control plane.
-# Printed: each variant's median pods/s, its ratio to the floor of its
-# configuration and to no extender (of the medians, and the median and
+# Printed: each variant's median pods/s, its ratio to the floor and to the
+# scoring floor of its configuration and to no extender (of the medians, and the median and
 # range of the per-run ratios), CPU ms per pod of each process, and the
 # scheduler's own mean scheduling-algorithm time per pod (its metrics:
 # extenders included). Then: a hung scorer's cost per pod.
@@ -43,9 +49,9 @@ BIN=${BINDIR:-bin}
 FEED=${FEED:-${O:-build}/rel/bench/feed}
 FLOOR=${FLOOR:-${O:-build}/rel/bench/floor}
 NODES=${K8S_NODES:-100}
-PODS=${K8S_PODS:-600}
-RUNS=${K8S_RUNS:-5}
-VARIANTS=${K8S_VARIANTS:-none floor:names netsched:names floor:prioritize netsched:prioritize}
+PODS=${K8S_PODS:-3000}
+RUNS=${K8S_RUNS:-3}
+VARIANTS=${K8S_VARIANTS:-none floor:names floor-scores:names netsched:names floor:prioritize netsched:prioritize}
 for f in "$FEED" "$FLOOR" "$BIN/netsched-scorer"; do
 	[ -x "$f" ] || fail "$f not found (make bench-tools builds it)"
 done
@@ -64,6 +70,14 @@ start floor "$FLOOR" --http 127.0.0.1:0
 FLOOR_PID=$LAST_PID
 wait_for 5 "the floor extender" grep -q '^listening on' "$WORK/floor.log"
 FLOOR_URL=http://$(sed -n 's/^listening on //p' "$WORK/floor.log")
+case " $VARIANTS" in
+*" floor-scores:"*)
+	start floor-scores "$FLOOR" --http 127.0.0.1:0 --scores
+	SCORES_PID=$LAST_PID
+	wait_for 5 "the scoring floor extender" grep -q '^listening on' "$WORK/floor-scores.log"
+	SCORES_URL=http://$(sed -n 's/^listening on //p' "$WORK/floor-scores.log")
+	;;
+esac
 mapfile -t NAMES < <(seq -f 'node-%g' 0 $((NODES - 1)))
 
 # klog time of day (HH:MM:SS.micro) of a log line, in seconds.
@@ -121,6 +135,7 @@ one() {
 		case $ext in
 		none) ;;
 		floor) url=$FLOOR_URL ext_pid=$FLOOR_PID ;;
+		floor-scores) url=$SCORES_URL ext_pid=$SCORES_PID ;;
 		netsched) netsched_up; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		netsched-nowatch) netsched_up --pod-watch=off; url=$SCORER_URL ext_pid=$SCORER_PID ;;
 		netsched-full) netsched_up --prioritize-reply=full; url=$SCORER_URL ext_pid=$SCORER_PID ;;
@@ -167,7 +182,7 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 range() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi }'; }
 
 read -ra VLIST <<<"$VARIANTS"
-declare -A R SC ALL ALGO RF RN
+declare -A R SC ALL ALGO RF RS RN
 timeouts=0
 for ((r = 1; r <= RUNS; r++)); do
 	declare -A PPS=()
@@ -183,38 +198,45 @@ for ((r = 1; r <= RUNS; r++)); do
 		[ "$v" = netsched:names ] && timeouts=$((timeouts + t))
 		echo "  run $r $v: $pps pods/s; $rest (load $(cut -d ' ' -f 1 /proc/loadavg))"
 	done
-	# This run's ratios, each variant against the floor of its configuration
-	# and against no extender measured in the same run.
+	# This run's ratios, each variant against the floor and the scoring
+	# floor of its configuration and against no extender, in the same run.
 	for v in "${VLIST[@]}"; do
-		f=floor:${v#*:}
+		f=floor:${v#*:} fs=floor-scores:${v#*:}
 		[ -n "${PPS[$f]:-}" ] && [ "$v" != none ] &&
 			RF[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[$f]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
+		[ -n "${PPS[$fs]:-}" ] && [ "$v" != none ] && [ "$v" != "$f" ] && [ "$v" != "$fs" ] &&
+			RS[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[$fs]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
 		[ -n "${PPS[none]:-}" ] &&
 			RN[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[none]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
 	done
 done
 
-echo "medians of $RUNS runs (load average now $(cut -d ' ' -f 1-3 /proc/loadavg)); vs-floor and"
-echo "vs-none: the ratio of the medians, then the median [range] of the per-run ratios; the CPU"
+echo "medians of $RUNS runs (load average now $(cut -d ' ' -f 1-3 /proc/loadavg)); vs floor,"
+echo "vs scoring floor (floor-scores) and vs none: the ratio of the medians, then the median"
+echo "[range] of the per-run ratios; the CPU"
 echo "columns are CPU ms per pod (scheduler alone; scheduler + apiserver + etcd + extender), far"
 echo "less disturbed by other work on the machine than pods/s; algo: the scheduler's mean"
 echo "scheduling-algorithm time per pod (extender calls included), ms"
-printf '%-23s %7s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs none" "sched-cpu" "all-cpu" algo "pods/s of each run"
+printf '%-23s %7s %-24s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs scoring floor" "vs none" \
+	"sched-cpu" "all-cpu" algo "pods/s of each run"
 base=$(med "${R[none]:-}")
 for v in "${VLIST[@]}"; do
-	f=floor:${v#*:}
-	fl=$(med "${R[$f]:-}")
-	awk -v v="$v" -v p="$(med "${R[$v]}")" -v f="${fl:-0}" -v b="${base:-0}" \
+	f=floor:${v#*:} fs=floor-scores:${v#*:}
+	fl=$(med "${R[$f]:-}") fls=$(med "${R[$fs]:-}")
+	awk -v v="$v" -v p="$(med "${R[$v]}")" -v f="${fl:-0}" -v fs="${fls:-0}" -v b="${base:-0}" \
 		-v rf="$(med "${RF[$v]:-}")" -v rfr="$(range "${RF[$v]:-}")" \
+		-v rs="$(med "${RS[$v]:-}")" -v rsr="$(range "${RS[$v]:-}")" \
 		-v rn="$(med "${RN[$v]:-}")" -v rnr="$(range "${RN[$v]:-}")" \
 		-v sc="$(med "${SC[$v]}")" -v all="$(med "${ALL[$v]}")" -v algo="$(med "${ALGO[$v]}")" \
 		-v runs="${R[$v]}" -v isfloor="$([ "$v" = "$f" ] && echo 1 || echo 0)" 'BEGIN {
-		a = "-"; b2 = "-"
+		a = "-"; b2 = "-"; s = "-"
 		if (isfloor) a = "1"
 		else if (f > 0 && rf != "") a = sprintf("%.2f (%.2f [%s])", p / f, rf, rfr)
+		if (v ~ /^floor-scores:/) s = "1"
+		else if (fs > 0 && rs != "") s = sprintf("%.2f (%.2f [%s])", p / fs, rs, rsr)
 		if (v == "none") b2 = "1"
 		else if (b > 0 && rn != "") b2 = sprintf("%.2f (%.2f [%s])", p / b, rn, rnr)
-		printf "%-23s %7.0f %-24s %-24s %9.2f %8.2f %7.3f  %s\n", v, p, a, b2, sc, all, algo, runs }'
+		printf "%-23s %7.0f %-24s %-24s %-24s %9.2f %8.2f %7.3f  %s\n", v, p, a, s, b2, sc, all, algo, runs }'
 done
 echo "target: netsched >= 0.90 of the floor in each configuration"
 [ "$timeouts" -gt 0 ] && echo "httpTimeout 100ms: $timeouts extender calls timed out (netsched:names)"
