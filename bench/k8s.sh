@@ -23,22 +23,24 @@
 #   and netsched-ab (the scorer binary K8S_AB_BIN, another build, run as
 #   netsched is: a change measured against the build before it in the same
 #   runs, which separate benchmarks minutes apart are too noisy for).
-# Each run: a fresh etcd and apiserver, K8S_NODES Node objects (100), K8S_PODS
-# (3,000) pending pods created first; for netsched a fresh scorer watching that
-# cluster's pods, with fresh reports for every node from the feed tool (as
-# agents send them: each node once a second); then the scheduler starts and
-# its pods/s is measured from its own log, first binding to last (start-up
-# excluded). 3,000 pods bind in about 5 s: with 600 (1 s), a second of
-# the machine's other work moved a variant's pods/s by a quarter from run
-# to run, and the floor's and netsched's ranges overlapped. K8S_RUNS runs
-# (3); every run measures every variant, in an order that rotates from run
-# to run, so drift and the machine's other work hit all alike. Nothing is reniced: the scheduler, the apiserver, etcd and the
-# extender share the machine's CPUs as they would on a small control plane.
+# Each run: a fresh etcd and apiserver, K8S_NODES Node objects (100),
+# K8S_PODS (3,000) pending pods created first; for netsched a fresh scorer
+# watching that cluster's pods, with fresh reports for every node from the
+# feed tool (as agents send them: each node once a second); then the
+# scheduler starts and its pods/s is measured from its own log, first
+# binding to last (start-up excluded). 3,000 pods bind in about 5 s: with
+# 600 (1 s), a second of the machine's other work moved a variant's pods/s
+# by a quarter from run to run, and the floor's and netsched's ranges
+# overlapped. K8S_RUNS runs (3); every run measures every variant, in an
+# order that rotates from run to run, so drift and the machine's other
+# work hit all alike. Nothing is reniced: the scheduler, the apiserver,
+# etcd and the extender share the machine's CPUs as they would on a small
+# control plane.
 # Printed: each variant's median pods/s, its ratio to the floor and to the
-# scoring floor of its configuration and to no extender (of the medians, and the median and
-# range of the per-run ratios), CPU ms per pod of each process, and the
-# scheduler's own mean scheduling-algorithm time per pod (its metrics:
-# extenders included). Then: a hung scorer's cost per pod.
+# scoring floor of its configuration and to no extender (of the medians,
+# and the median and range of the per-run ratios), CPU ms per pod of each
+# process, and the scheduler's own mean scheduling-algorithm time per pod
+# (its metrics: extenders included). Then: a hung scorer's cost per pod.
 # K8S_GOGC sets the scheduler's GOGC (Go's default 100 when unset).
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -213,10 +215,10 @@ done
 
 echo "medians of $RUNS runs (load average now $(cut -d ' ' -f 1-3 /proc/loadavg)); vs floor,"
 echo "vs scoring floor (floor-scores) and vs none: the ratio of the medians, then the median"
-echo "[range] of the per-run ratios; the CPU"
-echo "columns are CPU ms per pod (scheduler alone; scheduler + apiserver + etcd + extender), far"
-echo "less disturbed by other work on the machine than pods/s; algo: the scheduler's mean"
-echo "scheduling-algorithm time per pod (extender calls included), ms"
+echo "[range] of the per-run ratios; the CPU columns are CPU ms per pod (scheduler alone;"
+echo "scheduler + apiserver + etcd + extender), far less disturbed by other work on the machine"
+echo "than pods/s; algo: the scheduler's mean scheduling-algorithm time per pod (extender calls"
+echo "included), ms"
 printf '%-23s %7s %-24s %-24s %-24s %9s %8s %7s  %s\n' variant "pods/s" "vs floor" "vs scoring floor" "vs none" \
 	"sched-cpu" "all-cpu" algo "pods/s of each run"
 base=$(med "${R[none]:-}")
