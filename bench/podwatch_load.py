@@ -84,8 +84,12 @@ def churn(args):
     def deletes():
         while not done.is_set() or pending:
             with lock:
-                due = [n for at, n in pending if at <= time.monotonic()]
-                pending[:] = [(at, n) for at, n in pending if at > time.monotonic()]
+                # One reading of the clock: a pod due between two would be
+                # in neither list, never deleted, and its name's next
+                # create (the next churn) would fail.
+                now = time.monotonic()
+                due = [n for at, n in pending if at <= now]
+                pending[:] = [(at, n) for at, n in pending if at > now]
             for n in due:
                 try:
                     deleter.delete_pod(NS, n, grace=0)
