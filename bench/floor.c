@@ -194,34 +194,37 @@ static bool score_all(struct conn *c, int n, const char *js)
 	return true;
 }
 
-/* Queues a 200 with the scores of the tokenized request body (--scores), or
- * a 400: the body is built first, the headers, which need its length,
- * moved in before it. */
-static bool scored(struct conn *c, int n, const char *body)
+/* A reply's status line and headers for a body of blen bytes, into hdr
+ * (160 bytes hold the longest); their length. */
+static size_t head(char *hdr, size_t cap, int status, size_t blen)
 {
-	static const char bad[] = "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\n"
-				  "Content-Length: 2\r\n\r\n{}";
+	return (size_t)snprintf(hdr, cap, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+				"Content-Length: %zu\r\n\r\n", status,
+				status == 200 ? "OK" : status == 400 ? "Bad Request" : "Not Found", blen);
+}
+
+/* Queues a 200 with the scores of the tokenized request body (--scores):
+ * the body is built first, the headers, which need its length, moved in
+ * before it. 1: queued; 0: nothing queued, the body names no nodes; -1:
+ * out of memory. */
+static int scored(struct conn *c, int n, const char *body)
+{
 	size_t at = c->out_len, hl;
 	char hdr[160];
 
 	if (!grow(&c->out, &c->out_cap, c->out_len + 4096))
-		return false;
+		return -1;
 	if (!score_all(c, n, body)) {
 		c->out_len = at;
-		if (!grow(&c->out, &c->out_cap, c->out_len + sizeof(bad)))
-			return false;
-		memcpy(c->out + c->out_len, bad, sizeof(bad) - 1);
-		c->out_len += sizeof(bad) - 1;
-		return true;
+		return 0;
 	}
-	hl = (size_t)snprintf(hdr, sizeof(hdr), "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-			      "Content-Length: %zu\r\n\r\n", c->out_len - at);
+	hl = head(hdr, sizeof(hdr), 200, c->out_len - at);
 	if (!grow(&c->out, &c->out_cap, c->out_len + hl))
-		return false;
+		return -1;
 	memmove(c->out + at + hl, c->out + at, c->out_len - at);
 	memcpy(c->out + at, hdr, hl);
 	c->out_len += hl;
-	return true;
+	return 1;
 }
 
 /* Queues the reply to the request whose body is body[0..len). */
@@ -250,13 +253,16 @@ static bool reply(struct conn *c, const char *path, const char *body, size_t len
 	} else if (!filter && !prioritize) {
 		status = 404;
 	}
-	if (status == 200 && prioritize && scores)
-		return scored(c, n, body);
+	if (status == 200 && prioritize && scores) {
+		int rc = scored(c, n, body);
+
+		if (rc)
+			return rc > 0;
+		status = 400;
+	}
 	/* {"NodeNames":[...]} or {"Nodes":{...}}; [] for prioritize. */
 	size_t blen = status != 200 ? 2 : filter ? strlen(key) + 5 + vlen : 2;
-	hl = (size_t)snprintf(hdr, sizeof(hdr), "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
-			      "Content-Length: %zu\r\n\r\n", status,
-			      status == 200 ? "OK" : status == 400 ? "Bad Request" : "Not Found", blen);
+	hl = head(hdr, sizeof(hdr), status, blen);
 	if (!grow(&c->out, &c->out_cap, c->out_len + hl + blen))
 		return false;
 	memcpy(c->out + c->out_len, hdr, hl);
