@@ -3,7 +3,8 @@
 # requests captured from the real kube-scheduler 1.20: the floor echoes the
 # nodes from /filter and answers [] to /prioritize; with --scores it gives
 # every node of the request, in the request's order, a score of 0-10, from
-# NodeNames or from full Node objects alike. Either refuses what it cannot
+# NodeNames or from full Node objects alike, for a handful of nodes and for
+# 5,000. Either refuses what it cannot
 # read (400) and unknown paths (404), and serves many requests on one
 # keep-alive connection. If these did not hold, the benchmark's headline
 # ratios would be against something other than what it says.
@@ -56,6 +57,13 @@ expect "--scores: every named node, in order, scored 0-10, not all alike" "$(sco
 	"200 $want true true"
 expect "--scores: every full Node, in order, scored 0-10, not all alike" "$(scored "$FULL")" \
 	"200 $(jq -c '.Nodes.items | map(.metadata.name)' "$FULL") true true"
+
+# A 5,000-node cluster's request: every node scored, each once, in order.
+jq -c '.NodeNames = [range(5000) | "node-\(.)"]' "$NAMES" >"$WORK/big.json"
+post "$SCORES" /prioritize "$WORK/big.json" >/dev/null
+expect "--scores, 5,000 names: each scored once, in order" \
+	"$(jq -c '[length, (map(.Host) == [range(5000) | "node-\(.)"]), ([.[].Score] | min, max)]' "$WORK/reply")" \
+	'[5000,true,0,10]'
 
 printf '{"Pod":{},"NodeNames":' >"$WORK/cut.json"
 printf '{"Pod":{},"NodeNames":null,"Nodes":{"items":[{"metadata":{}}]}}' >"$WORK/nameless.json"
