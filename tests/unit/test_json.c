@@ -266,6 +266,17 @@ static const char *const real_files[] = {
 };
 #define REAL_FILES (sizeof(real_files) / sizeof(real_files[0]))
 
+/* The whole of fixture path (up to 16 MiB), or the test fails; the caller
+ * frees it. */
+static char *fixture(const char *path, size_t *len)
+{
+	char err[256], *text;
+
+	if (file_read_small(path, 1 << 24, &text, len, NULL, err, sizeof(err)))
+		fail_msg("%s", err);
+	return text;
+}
+
 /* Tokens counted before the parse are exactly the tokens jsmn makes. */
 static void test_json_counts_real_requests(void **state)
 {
@@ -278,8 +289,7 @@ static void test_json_counts_real_requests(void **state)
 		char err[256], *text;
 		size_t len;
 
-		if (file_read_small(files[f], 1 << 24, &text, &len, NULL, err, sizeof(err)))
-			fail_msg("%s", err);
+		text = fixture(files[f], &len);
 		membudget_init(&b, SIZE_MAX, 0, 0);
 		if (json_parse_budget(&d, text, len, 1 << 20, &b, err, sizeof(err)))
 			fail_msg("%s: %s", files[f], err);
@@ -307,8 +317,7 @@ static void test_json_shallow_real_requests(void **state)
 		size_t len;
 		int last_n = 0;
 
-		if (file_read_small(files[f], 1 << 24, &text, &len, NULL, err, sizeof(err)))
-			fail_msg("%s", err);
+		text = fixture(files[f], &len);
 		membudget_init(&b, SIZE_MAX, 0, 0);
 		if (json_parse(&full, text, len, 1 << 20, err, sizeof(err)))
 			fail_msg("%s: %s", files[f], err);
@@ -346,8 +355,7 @@ static void test_json_shallow_members(void **state)
 	int items, node, md, labels;
 
 	(void)state;
-	if (file_read_small(file, 1 << 24, &text, &len, NULL, err, sizeof(err)))
-		fail_msg("%s", err);
+	text = fixture(file, &len);
 	assert_int_equal(json_parse_shallow(&d, text, len, 1 << 20, 5, NULL, err, sizeof(err)), 0);
 	items = json_member(&d, json_member(&d, 0, "Nodes", false), "items", false);
 	assert_int_equal(json_type(&d, items), JSMN_ARRAY);
