@@ -183,6 +183,9 @@ med() { tr ' ' '\n' <<<"$1" | grep . | median; }
 # range "a b c": "min-max"
 range() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s-%s", lo, hi }'; }
 
+# ratio A B: A / B to two decimals (0 when B is 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
 read -ra VLIST <<<"$VARIANTS"
 declare -A R SC ALL ALGO RF RS RN
 timeouts=0
@@ -205,11 +208,11 @@ for ((r = 1; r <= RUNS; r++)); do
 	for v in "${VLIST[@]}"; do
 		f=floor:${v#*:} fs=floor-scores:${v#*:}
 		[ -n "${PPS[$f]:-}" ] && [ "$v" != none ] &&
-			RF[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[$f]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
+			RF[$v]+="$(ratio "${PPS[$v]}" "${PPS[$f]}") "
 		[ -n "${PPS[$fs]:-}" ] && [ "$v" != none ] && [ "$v" != "$f" ] && [ "$v" != "$fs" ] &&
-			RS[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[$fs]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
+			RS[$v]+="$(ratio "${PPS[$v]}" "${PPS[$fs]}") "
 		[ -n "${PPS[none]:-}" ] &&
-			RN[$v]+="$(awk -v a="${PPS[$v]}" -v b="${PPS[none]}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') "
+			RN[$v]+="$(ratio "${PPS[$v]}" "${PPS[none]}") "
 	done
 done
 
