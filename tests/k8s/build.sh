@@ -2,11 +2,18 @@
 # Builds kube-apiserver and kube-scheduler v1.20.2 from Debian bookworm's
 # `kubernetes` source package, and unpacks kubectl from Debian's
 # kubernetes-client package, into a cache outside the repository:
-#   ${XDG_CACHE_HOME:-$HOME/.cache}/netsched/k8s-<sha256 of the orig tarball>/bin/
+#   ${XDG_CACHE_HOME:-$HOME/.cache}/netsched/k8s-<sha256 of the orig tarball>-<recipe>/bin/
 # Also kube-scheduler-extender-preemption: the same v1.20.2 scheduler with the
 # one-line upstream fix that makes its preemption call extenders at all
 # (kubernetes#103019, cherry-picked to release-1.20 as #103030; v1.20.2 never
 # sends the preempt verb): for tests/k8s/test_k8s_preempt.sh.
+# The tree's vendored github.com/modern-go/reflect2 v1.0.1 is replaced by
+# Debian's 1.0.2 (golang-github-modern-go-reflect2-dev): v1.0.1 iterates maps
+# with a copy of the Go runtime's map iterator that is smaller than Go 1.18's,
+# so under Debian 12's Go 1.19 the apiserver overwrote its own stack whenever
+# it encoded a map (labels, annotations) as JSON, and died with "fatal error:
+# fault" in mapiterinit: a JSON list of pods with labels killed it at once,
+# over HTTP/1.1 every time (upstream moved to 1.0.2 for Go 1.18).
 # A second run finds the binaries there and returns at once. Prints the
 # directory holding the binaries on its last line of stdout.
 #
@@ -26,8 +33,11 @@ cd "$HERE/../.."
 # upstream v1.20.2 exactly. Any other tarball is refused.
 K8S_SHA256=b83c0780efb182d928dc63d46488a847f161f04e40a94b96bf5247dd671ecdfc
 K8S_VERSION=v1.20.2
+# What this script changes in the tree: a new recipe builds anew, beside
+# binaries of an older one (removed once the new ones are in place).
+RECIPE=preempt-reflect2
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/netsched
-OUT=$CACHE/k8s-$K8S_SHA256
+OUT=$CACHE/k8s-$K8S_SHA256-$RECIPE
 log() { echo "k8s-build: $*" >&2; }
 
 built() {
@@ -162,6 +172,14 @@ cd "$GOPATH/src/k8s.io/kubernetes"
 export PWD=$GOPATH/src/k8s.io/kubernetes
 log "unpacked in $(($(date +%s) - t)) s"
 
+# reflect2 1.0.2 from Debian in place of the vendored 1.0.1 (see the top).
+r2=/usr/share/gocode/src/github.com/modern-go/reflect2
+grep -q '^# github.com/modern-go/reflect2 v1.0.1 ' vendor/modules.txt ||
+	{ log "vendor/ does not hold reflect2 v1.0.1: not v1.20.2's tree"; exit 1; }
+[ -f "$r2/go_above_118.go" ] || { log "$r2 is not reflect2 1.0.2 or later (golang-github-modern-go-reflect2-dev)"; exit 1; }
+rm -rf vendor/github.com/modern-go/reflect2
+cp -r "$r2" vendor/github.com/modern-go/reflect2
+
 LDFLAGS="-s -w -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitVersion=$K8S_VERSION
  -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMajor=1
  -X k8s.io/kubernetes/vendor/k8s.io/component-base/version.gitMinor=20
@@ -225,5 +243,8 @@ log "kube-apiserver built in $(($(date +%s) - t)) s"
 
 cd /
 rm -rf "$WORKDIR" "$tarball"
+for old in "$CACHE/k8s-$K8S_SHA256" "$CACHE/k8s-$K8S_SHA256"-*; do
+	if [ -d "$old" ] && [ "$old" != "$OUT" ]; then rm -rf "$old"; fi
+done
 log "control plane $K8S_VERSION ready in $OUT/bin ($(($(date +%s) - start_all)) s in all)"
 echo "$OUT/bin"
