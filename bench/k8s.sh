@@ -68,16 +68,20 @@ echo "== kube-scheduler v1.20.2 throughput: no extender, the floor, netsched ($N
 echo "machine: $(nproc) cpus, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), load average $(cut -d ' ' -f 1-3 /proc/loadavg) (at start)"
 echo "nothing reniced${K8S_GOGC:+; scheduler GOGC=$K8S_GOGC}; qps/burst 5000/10000 (the default 50 caps binds at ~50 pods/s)"
 
-start floor "$FLOOR" --http 127.0.0.1:0
-FLOOR_PID=$LAST_PID
-wait_for 5 "the floor extender" grep -q '^listening on' "$WORK/floor.log"
-FLOOR_URL=http://$(sed -n 's/^listening on //p' "$WORK/floor.log")
+# floor_up NAME [ARGS...]: bench/floor started as NAME; its URL in FLOOR_UP_URL.
+floor_up() {
+	local name=$1
+	shift
+	start "$name" "$FLOOR" --http 127.0.0.1:0 "$@"
+	wait_for 5 "the $name extender" grep -q '^listening on' "$WORK/$name.log"
+	FLOOR_UP_URL=http://$(sed -n 's/^listening on //p' "$WORK/$name.log")
+}
+floor_up floor
+FLOOR_PID=$LAST_PID FLOOR_URL=$FLOOR_UP_URL
 case " $VARIANTS" in
 *" floor-scores:"*)
-	start floor-scores "$FLOOR" --http 127.0.0.1:0 --scores
-	SCORES_PID=$LAST_PID
-	wait_for 5 "the scoring floor extender" grep -q '^listening on' "$WORK/floor-scores.log"
-	SCORES_URL=http://$(sed -n 's/^listening on //p' "$WORK/floor-scores.log")
+	floor_up floor-scores --scores
+	SCORES_PID=$LAST_PID SCORES_URL=$FLOOR_UP_URL
 	;;
 esac
 mapfile -t NAMES < <(seq -f 'node-%g' 0 $((NODES - 1)))
