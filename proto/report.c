@@ -16,6 +16,7 @@
 #include "keyfile.h"
 #include "nodename.h"
 #include "netsched.pb-c.h"
+#include "podwire.h"
 
 #define REPORT_MAC_BYTES 32 /* HMAC-SHA256 */
 
@@ -463,50 +464,6 @@ static void wire_get(struct report_iface *d, const Netsched__Interface *s)
 	}
 }
 
-/* Where encoding keeps a pod's wire form until the report is packed. */
-struct wire_pod {
-	Netsched__Pod m;
-	ProtobufCBinaryData ips[REPORT_MAX_POD_IPS];
-};
-
-static void pod_put(struct wire_pod *d, const struct report_pod *src)
-{
-	netsched__pod__init(&d->m);
-	for (uint32_t k = 0; k < src->n_ips && k < REPORT_MAX_POD_IPS; k++) {
-		d->ips[k].data = (uint8_t *)src->ips[k].addr;
-		d->ips[k].len = src->ips[k].len;
-	}
-	d->m.n_ips = src->n_ips;
-	d->m.ips = d->ips;
-	d->m.rx_bytes = src->rx_bytes;
-	d->m.tx_bytes = src->tx_bytes;
-	d->m.covered_ms = src->covered_ms;
-	d->m.has_rx_recent_bytes_per_second = true;
-	d->m.rx_recent_bytes_per_second = src->rx.recent;
-	d->m.has_tx_recent_bytes_per_second = true;
-	d->m.tx_recent_bytes_per_second = src->tx.recent;
-}
-
-/* Copies a pod's wire form; -1 (malformed) for an address that is neither 4
- * nor 16 bytes, -2 (oversize) for too many. Bounds are checked later by
- * report_validate(). */
-static int pod_get(struct report_pod *d, const Netsched__Pod *s)
-{
-	if (s->n_ips > REPORT_MAX_POD_IPS)
-		return -2;
-	d->n_ips = (uint32_t)s->n_ips;
-	for (size_t k = 0; k < s->n_ips; k++) {
-		if (s->ips[k].len != 4 && s->ips[k].len != 16)
-			return -1;
-		d->ips[k].len = (uint8_t)s->ips[k].len;
-		memcpy(d->ips[k].addr, s->ips[k].data, s->ips[k].len);
-	}
-	report_pod_count(d, s->rx_bytes, s->tx_bytes, s->covered_ms);
-	d->rx.recent = s->has_rx_recent_bytes_per_second ? s->rx_recent_bytes_per_second : 0;
-	d->tx.recent = s->has_tx_recent_bytes_per_second ? s->tx_recent_bytes_per_second : 0;
-	return 0;
-}
-
 int report_encode(const struct report *r, uint8_t *buf, size_t cap, size_t *len)
 {
 	return report_encode_signed(r, NULL, buf, cap, len);
@@ -521,8 +478,7 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	Netsched__Envelope env = NETSCHED__ENVELOPE__INIT;
 	Netsched__Interface ifs[REPORT_MAX_INTERFACES];
 	Netsched__Interface *ifp[REPORT_MAX_INTERFACES];
-	struct wire_pod pods[REPORT_MAX_PODS + 1];
-	Netsched__Pod *podp[REPORT_MAX_PODS];
+	struct podwire_table pods;
 	uint8_t inner[REPORT_MAX_BYTES];
 	size_t inner_len, outer_len;
 
@@ -543,16 +499,8 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	rep.n_interfaces = r->n_ifaces;
 	rep.interfaces = ifp;
 	if (r->has_pods) {
-		for (uint32_t i = 0; i < r->n_pods; i++) {
-			pod_put(&pods[i], &r->pods[i]);
-			podp[i] = &pods[i].m;
-		}
-		rep.n_pods = r->n_pods;
-		rep.pods = podp;
-		pod_put(&pods[REPORT_MAX_PODS], &r->pods_rest);
-		rep.pods_rest = &pods[REPORT_MAX_PODS].m;
-		rep.has_pods_seen = true;
-		rep.pods_seen = r->pods_seen;
+		podwire_put_table(&pods, r);
+		rep.pod_table = &pods.m;
 	}
 
 	inner_len = netsched__report__get_packed_size(&rep);
@@ -712,11 +660,6 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 			  rep->n_interfaces, REPORT_MAX_INTERFACES);
 		goto out;
 	}
-	if (rep->n_pods > REPORT_MAX_PODS) {
-		rc = errmsg(err, errlen, -REPORT_EPODS_OVERSIZE, "%s: %zu pods listed, limit %u",
-			  r.node, rep->n_pods, REPORT_MAX_PODS);
-		goto out;
-	}
 	r.instance_id = rep->instance_id;
 	r.seq = rep->seq;
 	r.window_start_unix_ms = rep->window_start_unix_ms;
@@ -735,30 +678,15 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 		}
 		wire_get(d, s);
 	}
-	r.has_pods = rep->has_pods_seen;
-	r.pods_seen = rep->has_pods_seen ? rep->pods_seen : 0;
-	r.n_pods = (uint32_t)rep->n_pods;
-	for (size_t i = 0; i <= rep->n_pods; i++) {
-		const Netsched__Pod *s = i < rep->n_pods ? rep->pods[i] : rep->pods_rest;
-		struct report_pod *d = i < rep->n_pods ? &r.pods[i] : &r.pods_rest;
-		int bad;
-
-		if (!s)
-			continue;
-		bad = pod_get(d, s);
-		if (bad) {
-			char which[32] = "the rest of the pods";
-
-			if (i < rep->n_pods)
-				snprintf(which, sizeof(which), "pod %zu", i);
-			rc = bad == -1 ? errmsg(err, errlen, -EBADMSG, "%s: %s has an address neither "
-					      "4 nor 16 bytes long", r.node, which) :
-				       errmsg(err, errlen, -REPORT_EPODS_OVERSIZE,
-					      "%s: %s has %zu addresses, limit %u", r.node, which,
-					      s->n_ips, REPORT_MAX_POD_IPS);
-			goto out;
-		}
+	if (rep->pod_table && (rep->has_pods_seen || rep->n_pods || rep->pods_rest)) {
+		rc = errmsg(err, errlen, -EBADMSG, "%s: pod figures both as a table and as a list",
+			  r.node);
+		goto out;
 	}
+	rc = rep->pod_table ? podwire_get_table(&r, rep->pod_table, err, errlen) :
+			      podwire_get_list(&r, rep, err, errlen);
+	if (rc)
+		goto out;
 	rc = validate_figures(&r, err, errlen);
 	if (rc)
 		goto out;

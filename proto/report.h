@@ -1,5 +1,6 @@
 /* The agent -> scorer report: a plain C struct both binaries share, and the
- * only code that touches the protobuf-c generated types.
+ * only code that touches the protobuf-c generated types (with podwire.h,
+ * the pod figures' two wire forms, behind it).
  *
  * report_encode() packs an Envelope around a Report; report_decode() unpacks
  * and validates one. Decoding never trusts the sender: every length, count and
@@ -18,7 +19,7 @@
 
 #define REPORT_WIRE_VERSION 1u
 /* A full report with REPORT_MAX_INTERFACES long-named interfaces is ~4 KB;
- * with REPORT_MAX_PODS pods too, 11.8 KB at worst (test_report.c). */
+ * with REPORT_MAX_PODS pods too, 11.0 KB at worst (test_report.c). */
 #define REPORT_MAX_BYTES (16u * 1024u)
 #define REPORT_MAX_INTERFACES 32u
 /* IFNAMSIZ - 1; node names follow nodename.h. */
@@ -35,7 +36,7 @@
  * agent's --pods-reported is at most this), each with 1 to
  * REPORT_MAX_POD_IPS addresses, and sums the rest; REPORT_MAX_PODS_SEEN
  * bounds the count of pod interfaces it says it measured. The worst case
- * (every interface and pod at its bounds, IPv6 addresses) is 11.8 KB, so
+ * (every interface and pod at its bounds, IPv6 addresses) is 11.0 KB, so
  * REPORT_MAX_BYTES did not move (test_report.c holds it under 7/8 of it). */
 #define REPORT_MAX_PODS 64u
 #define REPORT_MAX_POD_IPS 4u
@@ -106,9 +107,10 @@ struct report {
 	uint32_t sample_interval_ms;
 	uint32_t n_ifaces;
 	struct report_iface ifaces[REPORT_MAX_INTERFACES];
-	/* Pod figures: only when has_pods (pods_seen on the wire); a report
-	 * without them (an older agent, --pod-interfaces off, or pods
-	 * withheld) has has_pods false and the rest 0. */
+	/* Pod figures: only when has_pods (a pod table, or pods_seen, on the
+	 * wire: podwire.h); a report without them (an older agent,
+	 * --pod-interfaces off, or pods withheld) has has_pods false and the
+	 * rest 0. Decoded, a pod's addresses are IPv4 first. */
 	bool has_pods;
 	uint32_t pods_seen;	/* pod interfaces measured, listed or not */
 	uint32_t n_pods;	/* busiest first */

@@ -524,56 +524,256 @@ static const struct pod_row pod_rows[] = {
 	{ "recent rates over twice the link", -REPORT_EPODS_OVER_LINK, "tx 2000 B/s (recent 250000001)", p_recent_over_link },
 };
 
+/* The same pods as a table, the form agents send since issue 25. */
+struct forged_table {
+	Netsched__PodTable t;
+	uint32_t v4n[F_PODS], v6n[F_PODS];
+	uint8_t v4[F_PODS * F_IPS * 4], v6[F_PODS * F_IPS * 16];
+	uint64_t rx[F_PODS], tx[F_PODS], ms[F_PODS], rx_recent[F_PODS], tx_recent[F_PODS];
+};
+
+/* Moves rep's pod list into ft, column by column (addresses of 4 or 16
+ * bytes only), and rep->pod_table to it. */
+static void f_table(Netsched__Report *rep, struct forged_table *ft)
+{
+	size_t n = rep->n_pods, b4 = 0, b6 = 0;
+
+	netsched__pod_table__init(&ft->t);
+	for (size_t i = 0; i < n; i++) {
+		const Netsched__Pod *p = rep->pods[i];
+
+		ft->v4n[i] = ft->v6n[i] = 0;
+		for (size_t k = 0; k < p->n_ips; k++) {
+			if (p->ips[k].len == 4) {
+				memcpy(ft->v4 + b4, p->ips[k].data, 4);
+				b4 += 4;
+				ft->v4n[i]++;
+			} else {
+				memcpy(ft->v6 + b6, p->ips[k].data, 16);
+				b6 += 16;
+				ft->v6n[i]++;
+			}
+		}
+		ft->rx[i] = p->rx_bytes;
+		ft->tx[i] = p->tx_bytes;
+		ft->ms[i] = p->covered_ms;
+		ft->rx_recent[i] = p->rx_recent_bytes_per_second;
+		ft->tx_recent[i] = p->tx_recent_bytes_per_second;
+	}
+	ft->t.seen = rep->pods_seen;
+	ft->t.n_ipv4_count = ft->t.n_ipv6_count = ft->t.n_rx_bytes = ft->t.n_tx_bytes = n;
+	ft->t.n_covered_ms = ft->t.n_rx_recent_bytes_per_second = n;
+	ft->t.n_tx_recent_bytes_per_second = n;
+	ft->t.ipv4_count = ft->v4n;
+	ft->t.ipv6_count = ft->v6n;
+	ft->t.has_ipv4 = ft->t.has_ipv6 = 1;
+	ft->t.ipv4 = (ProtobufCBinaryData){ b4, ft->v4 };
+	ft->t.ipv6 = (ProtobufCBinaryData){ b6, ft->v6 };
+	ft->t.rx_bytes = ft->rx;
+	ft->t.tx_bytes = ft->tx;
+	ft->t.covered_ms = ft->ms;
+	ft->t.rx_recent_bytes_per_second = ft->rx_recent;
+	ft->t.tx_recent_bytes_per_second = ft->tx_recent;
+	ft->t.rest = rep->pods_rest;
+	rep->pod_table = &ft->t;
+	rep->n_pods = 0;
+	rep->pods = NULL;
+	rep->pods_rest = NULL;
+	rep->has_pods_seen = 0;
+	rep->pods_seen = 0;
+}
+
+/* Faults only the table can have, on three well-formed pods (p_ok). */
+struct table_row {
+	const char *name;
+	int rc;
+	const char *reason;
+	void (*mutate)(Netsched__Report *rep, struct forged_table *ft);
+};
+
+static void t_short_column(Netsched__Report *rep, struct forged_table *ft) { (void)rep; ft->t.n_tx_bytes = 2; }
+static void t_no_figures(Netsched__Report *rep, struct forged_table *ft) { (void)rep; ft->t.n_rx_bytes = 0; }
+static void t_short_bytes(Netsched__Report *rep, struct forged_table *ft) { (void)rep; ft->t.ipv4.len -= 4; }
+static void t_huge_count(Netsched__Report *rep, struct forged_table *ft) { (void)rep; ft->v4n[1] = UINT32_MAX; }
+static void t_spare_v6(Netsched__Report *rep, struct forged_table *ft) { (void)rep; ft->t.ipv6.len = 16; }
+static void t_and_list(Netsched__Report *rep, struct forged_table *ft) { (void)ft; rep->has_pods_seen = 1; rep->pods_seen = 3; }
+
+static const struct table_row table_rows[] = {
+	{ "a column shorter than the rest", -EBADMSG, "node-7: the pod table lists 3 pods by rx_bytes but 2 by tx_bytes", t_short_column },
+	{ "addresses and no figures", -EBADMSG, "lists 0 pods by rx_bytes but 3 by ipv4_count", t_no_figures },
+	{ "an address short", -EBADMSG, "holds 8 bytes of IPv4 and 0 of IPv6 addresses, its counts make 12 and 0", t_short_bytes },
+	{ "an address no count claims", -EBADMSG, "holds 12 bytes of IPv4 and 16 of IPv6 addresses, its counts make 12 and 0", t_spare_v6 },
+	{ "a count of 2^32 - 1 addresses", -REPORT_EPODS_OVERSIZE, "pod 1 has 4294967295 addresses, limit 4", t_huge_count },
+	{ "pods both as a table and as a list", -EBADMSG, "node-7: pod figures both as a table and as a list", t_and_list },
+};
+
+/* Decodes rep (a forged node-7 with eth0) and holds the result to the
+ * row's; name says which row and form. */
+static void check_forged(const char *name, const Netsched__Report *rep, int want,
+			 const char *reason, uint32_t n_pods)
+{
+	uint8_t buf[REPORT_MAX_BYTES * 4];
+	struct report out;
+	char err[512] = "";
+	size_t len;
+	int rc;
+
+	len = forge(buf, REPORT_WIRE_VERSION, rep);
+	memset(&out, 0x5a, sizeof(out));
+	rc = report_decode(buf, len, &out, err, sizeof(err));
+	if (rc != want)
+		fail_msg("%s: rc %d, want %d (%s)", name, rc, want, err);
+	if (!strstr(err, reason))
+		fail_msg("%s: reason \"%s\" does not mention \"%s\"", name, err, reason);
+	if (rc == 0) {
+		assert_true(out.has_pods);
+		assert_int_equal(out.n_pods, n_pods);
+		return;
+	}
+	for (size_t b = 0; b < sizeof(out); b++)
+		if (((uint8_t *)&out)[b] != 0x5a)
+			fail_msg("%s: output written on error", name);
+}
+
+/* A forged node-7 with one interface, eth0, 1000 B over 1 s. */
+static void forged_node(Netsched__Report *rep, Netsched__Interface *ifc, Netsched__Interface **ifp)
+{
+	netsched__report__init(rep);
+	netsched__interface__init(ifc);
+	rep->node = "node-7";
+	rep->window_end_unix_ms = 2000;
+	ifc->name = "eth0";
+	ifc->rx_bytes = 1000;
+	ifc->covered_ms = 1000;
+	*ifp = ifc;
+	rep->n_interfaces = 1;
+	rep->interfaces = ifp;
+}
+
+/* Every row as a list (older agents) and as a table (agents since issue
+ * 25): the same fault gives the same error whichever form carries it. */
 static void test_report_pods_forged(void **state)
 {
 	static struct forged_pods f;
+	static struct forged_table ft;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(pod_rows) / sizeof(pod_rows[0]); i++) {
 		const struct pod_row *row = &pod_rows[i];
-		Netsched__Report rep = NETSCHED__REPORT__INIT;
-		Netsched__Interface ifc = NETSCHED__INTERFACE__INIT;
-		Netsched__Interface *ifp = &ifc;
-		uint8_t buf[REPORT_MAX_BYTES * 4];
-		struct report out;
-		char err[512] = "";
-		size_t len;
-		int rc;
+		Netsched__Report rep;
+		Netsched__Interface ifc, *ifp;
+		char name[128];
+		uint32_t n;
+
+		/* Faults a table cannot carry: an address of another size, pods
+		 * without a count seen (the table's is required). */
+		bool list_only = row->mutate == p_ip_length || row->mutate == p_unseen;
+
+		for (int table = 0; table < 2 - list_only; table++) {
+			memset(&f, 0, sizeof(f));
+			forged_node(&rep, &ifc, &ifp);
+			row->mutate(&rep, &ifc, &f);
+			n = (uint32_t)rep.n_pods;
+			if (table)
+				f_table(&rep, &ft);
+			snprintf(name, sizeof(name), "%s, as a %s", row->name, table ? "table" : "list");
+			check_forged(name, &rep, row->rc, row->reason, n);
+		}
+	}
+	for (size_t i = 0; i < sizeof(table_rows) / sizeof(table_rows[0]); i++) {
+		const struct table_row *row = &table_rows[i];
+		Netsched__Report rep;
+		Netsched__Interface ifc, *ifp;
 
 		memset(&f, 0, sizeof(f));
-		rep.node = "node-7";
-		rep.window_end_unix_ms = 2000;
-		ifc.name = "eth0";
-		ifc.rx_bytes = 1000;
-		ifc.covered_ms = 1000;
-		rep.n_interfaces = 1;
-		rep.interfaces = &ifp;
-		row->mutate(&rep, &ifc, &f);
-		len = forge(buf, REPORT_WIRE_VERSION, &rep);
-		memset(&out, 0x5a, sizeof(out));
-		rc = report_decode(buf, len, &out, err, sizeof(err));
-		if (rc != row->rc)
-			fail_msg("%s: rc %d, want %d (%s)", row->name, rc, row->rc, err);
-		if (!strstr(err, row->reason))
-			fail_msg("%s: reason \"%s\" does not mention \"%s\"", row->name, err,
-				 row->reason);
-		if (rc == 0) {
-			assert_true(out.has_pods);
-			assert_int_equal(out.n_pods, rep.n_pods);
-			continue;
-		}
-		for (size_t b = 0; b < sizeof(out); b++)
-			if (((uint8_t *)&out)[b] != 0x5a)
-				fail_msg("%s: output written on error", row->name);
+		forged_node(&rep, &ifc, &ifp);
+		p_ok(&rep, &ifc, &f);
+		f_table(&rep, &ft);
+		row->mutate(&rep, &ft);
+		check_forged(row->name, &rep, row->rc, row->reason, 3);
 	}
 }
 
-/* How an older scorer reads a newer agent: protobuf skips a field it does
- * not know. A report carrying a field numbered past any we use decodes. */
+/* An older agent's list and a newer agent's table carry the same report:
+ * both decode to it, a dual-stack pod's IPv4 address first whatever order
+ * the list gave, and the table is the smaller. */
+static void test_report_pod_forms_agree(void **state)
+{
+	static struct forged_pods f;
+	static struct forged_table ft;
+	struct report in = sample_report(), as_list, as_table;
+	Netsched__Report rep;
+	Netsched__Interface ifc, *ifp;
+	Netsched__Pod rest = NETSCHED__POD__INIT;
+	uint8_t buf[REPORT_MAX_BYTES * 4];
+	size_t table_len, list_len;
+	char err[256] = "";
+
+	(void)state;
+	assert_int_equal(report_encode(&in, buf, sizeof(buf), &table_len), 0);
+	assert_int_equal(report_decode(buf, table_len, &as_table, err, sizeof(err)), 0);
+	assert_memory_equal(&in, &as_table, sizeof(in));
+
+	/* sample_report()'s pods, forged as a list on node-7's eth0. */
+	memset(&f, 0, sizeof(f));
+	forged_node(&rep, &ifc, &ifp);
+	f_pods(&rep, &f, in.n_pods);
+	rep.pods_seen = in.pods_seen;
+	for (uint32_t i = 0; i < in.n_pods; i++) {
+		Netsched__Pod *p = &f.pods[i];
+		const struct report_pod *src = &in.pods[i];
+
+		/* The list gives pod 0's IPv6 address first. */
+		for (uint32_t k = 0; k < src->n_ips; k++) {
+			uint32_t at = src->n_ips - 1 - k;
+
+			memcpy(f.addr[i][at], src->ips[k].addr, src->ips[k].len);
+			f.ips[i][at] = (ProtobufCBinaryData){ src->ips[k].len, f.addr[i][at] };
+		}
+		p->n_ips = src->n_ips;
+		p->rx_bytes = src->rx_bytes;
+		p->tx_bytes = src->tx_bytes;
+		p->covered_ms = src->covered_ms;
+		p->has_rx_recent_bytes_per_second = p->has_tx_recent_bytes_per_second = 1;
+		p->rx_recent_bytes_per_second = src->rx.recent;
+		p->tx_recent_bytes_per_second = src->tx.recent;
+	}
+	rest.rx_bytes = in.pods_rest.rx_bytes;
+	rest.tx_bytes = in.pods_rest.tx_bytes;
+	rest.covered_ms = in.pods_rest.covered_ms;
+	rest.has_tx_recent_bytes_per_second = 1;
+	rest.tx_recent_bytes_per_second = in.pods_rest.tx.recent;
+	rep.pods_rest = &rest;
+	list_len = forge(buf, REPORT_WIRE_VERSION, &rep);
+	assert_int_equal(report_decode(buf, list_len, &as_list, err, sizeof(err)), 0);
+	assert_int_equal(as_list.pods[0].ips[0].len, 4);
+	assert_int_equal(as_list.pods[0].ips[1].len, 16);
+	assert_true(as_list.has_pods);
+	assert_int_equal(as_list.pods_seen, as_table.pods_seen);
+	assert_int_equal(as_list.n_pods, as_table.n_pods);
+	assert_memory_equal(as_list.pods, as_table.pods, sizeof(as_table.pods));
+	assert_memory_equal(&as_list.pods_rest, &as_table.pods_rest, sizeof(as_table.pods_rest));
+
+	/* 32 pods, as the agent lists by default: the table is the smaller. */
+	memset(&f, 0, sizeof(f));
+	forged_node(&rep, &ifc, &ifp);
+	f_pods(&rep, &f, 32);
+	for (size_t i = 0; i < 32; i++) {
+		f.pods[i].has_rx_recent_bytes_per_second = 1;
+		f.pods[i].has_tx_recent_bytes_per_second = 1;
+	}
+	list_len = forge(buf, REPORT_WIRE_VERSION, &rep);
+	f_table(&rep, &ft);
+	table_len = forge(buf, REPORT_WIRE_VERSION, &rep);
+	print_message("32 pods: %zu bytes as a list, %zu as a table\n", list_len, table_len);
+	assert_true(table_len * 4 < list_len * 3);
+}
+
 /* A forged message of nothing but empty pods: 16 KB of them unpack to
  * hundreds of KB, past the decode arena, so protobuf-c mallocs the rest. It is
  * refused, what it took is freed (the sanitizer build would report a
- * leak), and the next report decodes from the arena again. */
+ * leak), and the next report decodes from the arena again. The same for a
+ * table whose column is the 16 KB. */
 static void test_report_arena_spill(void **state)
 {
 	static Netsched__Pod empty = NETSCHED__POD__INIT;
@@ -607,8 +807,33 @@ static void test_report_arena_spill(void **state)
 	assert_int_equal(report_encode(&good, buf, sizeof(buf), &len), 0);
 	assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), 0);
 	assert_memory_equal(&good, &out, sizeof(good));
+
+	/* The table's way: a column of 16,000 one-byte figures unpacks to
+	 * 128 KB, twice the arena. */
+	{
+		static uint64_t figures[REPORT_MAX_BYTES];
+		Netsched__PodTable t = NETSCHED__POD_TABLE__INIT;
+		Netsched__Pod rest = NETSCHED__POD__INIT;
+
+		rep.n_pods = 0;
+		rep.pods = NULL;
+		t.n_rx_bytes = REPORT_MAX_BYTES - 384;
+		t.rx_bytes = figures;
+		t.rest = &rest;
+		rep.pod_table = &t;
+		len = forge(buf, REPORT_WIRE_VERSION, &rep);
+		assert_true(len <= REPORT_MAX_BYTES);
+		assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)),
+				 -REPORT_EPODS_OVERSIZE);
+		assert_non_null(strstr(err, "node-7: 16000 pods listed, limit 64"));
+		assert_int_equal(report_encode(&good, buf, sizeof(buf), &len), 0);
+		assert_int_equal(report_decode(buf, len, &out, err, sizeof(err)), 0);
+		assert_memory_equal(&good, &out, sizeof(good));
+	}
 }
 
+/* How an older scorer reads a newer agent: protobuf skips a field it does
+ * not know. A report carrying a field numbered past any we use decodes. */
 static void test_report_unknown_field_skipped(void **state)
 {
 	struct report in = sample_report(), out;
@@ -788,6 +1013,7 @@ int main(void)
 		cmocka_unit_test(test_report_round_trip),
 		cmocka_unit_test(test_report_worst_case_fits),
 		cmocka_unit_test(test_report_pods_forged),
+		cmocka_unit_test(test_report_pod_forms_agree),
 		cmocka_unit_test(test_report_arena_spill),
 		cmocka_unit_test(test_report_unknown_field_skipped),
 		cmocka_unit_test(test_report_ip_text),
