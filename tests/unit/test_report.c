@@ -173,6 +173,53 @@ static size_t forge(uint8_t *buf, uint32_t version, const Netsched__Report *rep)
 	return netsched__envelope__pack(&env, buf);
 }
 
+/* Decodes rep (a forged node-7 with eth0) and holds the result to the
+ * row's; name says which row and form. */
+static void check_forged(const char *name, const Netsched__Report *rep, int want,
+			 const char *reason, uint32_t n_pods)
+{
+	uint8_t buf[REPORT_MAX_BYTES * 4];
+	struct report out;
+	char err[512] = "";
+	size_t len;
+	int rc;
+
+	len = forge(buf, REPORT_WIRE_VERSION, rep);
+	memset(&out, 0x5a, sizeof(out));
+	rc = report_decode(buf, len, &out, err, sizeof(err));
+	if (rc != want)
+		fail_msg("%s: rc %d, want %d (%s)", name, rc, want, err);
+	if (!strstr(err, reason))
+		fail_msg("%s: reason \"%s\" does not mention \"%s\"", name, err, reason);
+	if (rc == 0) {
+		assert_true(out.has_pods);
+		assert_int_equal(out.n_pods, n_pods);
+		return;
+	}
+	for (size_t b = 0; b < sizeof(out); b++)
+		if (((uint8_t *)&out)[b] != 0x5a)
+			fail_msg("%s: output written on error", name);
+}
+
+/* A forged node-7 with one interface, eth0, 1000 B over 1 s, its window
+ * ending at 2 s. */
+static void forged_node(Netsched__Report *rep, Netsched__Interface *ifc, Netsched__Interface **ifp)
+{
+	netsched__report__init(rep);
+	netsched__interface__init(ifc);
+	rep->node = "node-7";
+	rep->instance_id = 1;
+	rep->seq = 1;
+	rep->window_start_unix_ms = 1000;
+	rep->window_end_unix_ms = 2000;
+	ifc->name = "eth0";
+	ifc->rx_bytes = 1000;
+	ifc->covered_ms = 1000;
+	*ifp = ifc;
+	rep->n_interfaces = 1;
+	rep->interfaces = ifp;
+}
+
 struct bad_row {
 	const char *name;
 	int rc;
@@ -280,36 +327,12 @@ static void test_report_forged(void **state)
 	memset(long_node, 'n', sizeof(long_node) - 1);
 	for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
 		const struct bad_row *row = &bad_rows[i];
-		Netsched__Report rep = NETSCHED__REPORT__INIT;
-		Netsched__Interface ifc = NETSCHED__INTERFACE__INIT;
-		Netsched__Interface *ifp = &ifc;
-		uint8_t buf[REPORT_MAX_BYTES * 4];
-		struct report out;
-		char err[256] = "";
-		size_t len;
-		int rc;
+		Netsched__Report rep;
+		Netsched__Interface ifc, *ifp;
 
-		rep.node = "node-7";
-		rep.instance_id = 1;
-		rep.seq = 1;
-		rep.window_start_unix_ms = 1000;
-		rep.window_end_unix_ms = 2000;
-		ifc.name = "eth0";
-		ifc.rx_bytes = 1000;
-		ifc.covered_ms = 1000;
-		rep.n_interfaces = 1;
-		rep.interfaces = &ifp;
+		forged_node(&rep, &ifc, &ifp);
 		row->mutate(&rep, &ifc);
-		len = forge(buf, REPORT_WIRE_VERSION, &rep);
-		memset(&out, 0x5a, sizeof(out));
-		rc = report_decode(buf, len, &out, err, sizeof(err));
-		if (rc != row->rc)
-			fail_msg("%s: rc %d, want %d (%s)", row->name, rc, row->rc, err);
-		if (!strstr(err, row->reason))
-			fail_msg("%s: reason \"%s\" does not mention \"%s\"", row->name, err, row->reason);
-		for (size_t b = 0; b < sizeof(out); b++)
-			if (((uint8_t *)&out)[b] != 0x5a)
-				fail_msg("%s: output written on error", row->name);
+		check_forged(row->name, &rep, row->rc, row->reason, 0);
 	}
 }
 
@@ -606,49 +629,6 @@ static const struct table_row table_rows[] = {
 	{ "a count of 2^32 - 1 addresses", -REPORT_EPODS_OVERSIZE, "pod 1 has 4294967295 addresses, limit 4", t_huge_count },
 	{ "pods both as a table and as a list", -EBADMSG, "node-7: pod figures both as a table and as a list", t_and_list },
 };
-
-/* Decodes rep (a forged node-7 with eth0) and holds the result to the
- * row's; name says which row and form. */
-static void check_forged(const char *name, const Netsched__Report *rep, int want,
-			 const char *reason, uint32_t n_pods)
-{
-	uint8_t buf[REPORT_MAX_BYTES * 4];
-	struct report out;
-	char err[512] = "";
-	size_t len;
-	int rc;
-
-	len = forge(buf, REPORT_WIRE_VERSION, rep);
-	memset(&out, 0x5a, sizeof(out));
-	rc = report_decode(buf, len, &out, err, sizeof(err));
-	if (rc != want)
-		fail_msg("%s: rc %d, want %d (%s)", name, rc, want, err);
-	if (!strstr(err, reason))
-		fail_msg("%s: reason \"%s\" does not mention \"%s\"", name, err, reason);
-	if (rc == 0) {
-		assert_true(out.has_pods);
-		assert_int_equal(out.n_pods, n_pods);
-		return;
-	}
-	for (size_t b = 0; b < sizeof(out); b++)
-		if (((uint8_t *)&out)[b] != 0x5a)
-			fail_msg("%s: output written on error", name);
-}
-
-/* A forged node-7 with one interface, eth0, 1000 B over 1 s. */
-static void forged_node(Netsched__Report *rep, Netsched__Interface *ifc, Netsched__Interface **ifp)
-{
-	netsched__report__init(rep);
-	netsched__interface__init(ifc);
-	rep->node = "node-7";
-	rep->window_end_unix_ms = 2000;
-	ifc->name = "eth0";
-	ifc->rx_bytes = 1000;
-	ifc->covered_ms = 1000;
-	*ifp = ifc;
-	rep->n_interfaces = 1;
-	rep->interfaces = ifp;
-}
 
 /* Every row as a list (older agents) and as a table (agents since issue
  * 25): the same fault gives the same error whichever form carries it. */
