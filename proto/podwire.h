@@ -4,7 +4,8 @@
  *              figure. Agents since issue 25 send it. libprotobuf-c
  *              unpacks a report of 32 pods in a fifth of the list's time.
  *   the list   Report.pods, pods_rest and pods_seen: a Pod message each.
- *              Agents of issues 23 to 25 sent it; scorers still read it.
+ *              Agents sent it from issue 23 until the table; scorers
+ *              still read it.
  *
  * Only report.c calls these, with the generated types; the rest of the
  * project sees struct report. Reading fills r's pod fields from either
