@@ -39,12 +39,13 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
 PKG_LIBS = $(shell pkg-config --libs $(PKGS))
 # Tests and benchmarks include by path from the repository root
-# ("scorer/options.h"): agent/ and scorer/ both have an options.h.
-CPPFLAGS += -I. -Icommon -Iproto -I$(GEN)
+# ("scorer/options.h"): agent/ and scorer/ both have an options.h. The
+# scorer's files include each other by folder ("nodes/view.h").
+CPPFLAGS += -I. -Icommon -Iproto -Iscorer -I$(GEN)
 
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c) $(GEN)/netsched.pb-c.c
 AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
-SCORER_SRC := $(filter-out scorer/main.c,$(wildcard scorer/*.c))
+SCORER_SRC := $(filter-out scorer/main.c,$(wildcard scorer/*.c scorer/*/*.c))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))

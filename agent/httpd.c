@@ -143,7 +143,7 @@ struct agent_httpd *agent_httpd_start(const char *addr, uint16_t port, char *err
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	const union MHD_DaemonInfo *info;
 	/* poll(), not epoll: level-triggered, so a client that closes is
-	 * forgotten at once (see scorer/http.c). */
+	 * forgotten at once (see scorer/serve/http.c). */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 	struct agent_httpd *h;
 

@@ -1,5 +1,5 @@
 /* netsched-inflight-cost: what counting in-flight pods costs the extender's
- * request path (scorer/inflight.c), in-process, one thread:
+ * request path (scorer/pods/inflight.c), in-process, one thread:
  *  - the lookup prioritize and filter make for every requested node, for
  *    5,000 node names: with nothing in flight (one atomic read), with
  *    1,000 pods in flight on 500 nodes (one hash probe under a read lock),
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/clock.h"
-#include "scorer/inflight.h"
+#include "scorer/pods/inflight.h"
 
 #define NODES 5000
 #define ROUNDS 200

@@ -28,13 +28,13 @@
 #include "bench/podfeed.h"
 #include "common/clock.h"
 #include "proto/report.h"
-#include "scorer/inflight.h"
-#include "scorer/ingest.h"
-#include "scorer/podindex.h"
-#include "scorer/podweight.h"
-#include "scorer/registry.h"
-#include "scorer/table.h"
-#include "scorer/workload.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/reports/ingest.h"
+#include "scorer/pods/podindex.h"
+#include "scorer/pods/podweight.h"
+#include "scorer/status/registry.h"
+#include "scorer/nodes/table.h"
+#include "scorer/pods/workload.h"
 
 #define NODES 5000u
 #define PODS 110u

@@ -1,6 +1,6 @@
 /* A node's or one interface's traffic: the one in-memory form of the
  * figures the agent measures (agent/window.c), the report carries
- * (report.c), the scorer adds up per node (scorer/table.c), judges and
+ * (report.c), the scorer adds up per node (scorer/nodes/table.c), judges and
  * shows (/v1/nodes, /metrics).
  *
  * traffic_figures[] says, per figure, how it travels, adds up over a

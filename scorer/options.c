@@ -391,7 +391,7 @@ static const struct cli_opt opts[] = {
 	{ .name = "inflight-estimate", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_estimate,
 	  .help = "what a just-placed pod of unknown demand weighs, per direction; 0 = the "
 		  "cluster's measured average per running pod", .def = "0" },
-	/* One step of the 0..10 score: see scorer/podweight.h. */
+	/* One step of the 0..10 score: see scorer/pods/podweight.h. */
 	{ .name = "inflight-penalty", .kind = CLI_VALUE, .arg = "PCT", .set = set_inflight_penalty,
 	  .help = "share of its node's free link a just-placed pod of unknown demand takes besides",
 	  .def = "10%" },

@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "filter.h"
+#include "rules/filter.h"
 #include "log.h"
-#include "prom.h"
-#include "tls.h"
-#include "policy.h"
+#include "prom/prom.h"
+#include "serve/tls.h"
+#include "rules/policy.h"
 
 #define SCORER_OPT_URL_MAX 256
 

@@ -8,13 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "extreq.h"
-#include "filter.h"
+#include "serve/extreq.h"
+#include "rules/filter.h"
 #include "membudget.h"
-#include "podweight.h"
-#include "policy.h"
-#include "registry.h"
-#include "table.h"
+#include "pods/podweight.h"
+#include "rules/policy.h"
+#include "status/registry.h"
+#include "nodes/table.h"
 
 /* Bounds on what the scheduler may send. The defaults fit a 5,000-node
  * cluster in full-Node mode (~4 KB per node object, ~21 MB). */

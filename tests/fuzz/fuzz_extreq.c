@@ -18,11 +18,11 @@
 
 #include "common/log.h"
 #include "proto/report.h"
-#include "scorer/extender.h"
-#include "scorer/extreq.h"
-#include "scorer/json.h"
-#include "scorer/policy.h"
-#include "scorer/reply.h"
+#include "scorer/serve/extender.h"
+#include "scorer/serve/extreq.h"
+#include "scorer/parse/json.h"
+#include "scorer/rules/policy.h"
+#include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
 #include "tests/unit/fake_scorer.h"
 

@@ -13,8 +13,8 @@
 
 #include "common/log.h"
 #include "common/nodename.h"
-#include "scorer/kubepod.h"
-#include "scorer/workload.h"
+#include "scorer/parse/kubepod.h"
+#include "scorer/pods/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

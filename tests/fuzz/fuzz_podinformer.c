@@ -1,4 +1,4 @@
-/* libFuzzer: the pod watch's informer (scorer/podinformer.h) fed what an
+/* libFuzzer: the pod watch's informer (scorer/kube/podinformer.h) fed what an
  * apiserver could send. The first two bytes choose how the rest arrives:
  * the size of each read (1 to 256 bytes) and the status of the second
  * answer; up to the first NUL byte the rest is a list page, after it what
@@ -15,11 +15,11 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/inflight.h"
-#include "scorer/podindex.h"
-#include "scorer/podinformer.h"
-#include "scorer/podweight.h"
-#include "scorer/workload.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/pods/podindex.h"
+#include "scorer/kube/podinformer.h"
+#include "scorer/pods/podweight.h"
+#include "scorer/pods/workload.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

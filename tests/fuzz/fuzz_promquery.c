@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "scorer/promquery.h"
+#include "scorer/prom/promquery.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

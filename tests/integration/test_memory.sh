@@ -48,8 +48,8 @@ done
 echo "deploy/: memory limit $((limit / 1048576)) MiB, ${deploy_args:-no limits set}; filling $nodes nodes"
 
 # The Prometheus stand-in: every query answered with a success of one
-# series; while $WORK/prom.big exists, padded to the caps (scorer/prom.h,
-# scorer/promquery.c) with one array of 1-byte numbers and one long
+# series; while $WORK/prom.big exists, padded to the caps (scorer/prom/prom.h,
+# scorer/prom/promquery.c) with one array of 1-byte numbers and one long
 # string: the most memory a reply may make the scorer hold. Counts the
 # replies at the caps it sent in $WORK/prom.count.
 PROM_PORT=$(free_port)

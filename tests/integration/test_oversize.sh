@@ -4,7 +4,7 @@
 # and unlogged. Now NNG's own limit is twice ours, so a report up to
 # that size arrives and is counted and logged with its size; good reports
 # keep flowing. (Larger messages NNG still closes the connection for, with
-# nothing in libnng 1.5 to tell that from a normal close: scorer/ingest.h.)
+# nothing in libnng 1.5 to tell that from a normal close: scorer/reports/ingest.h.)
 set -u
 . "$(dirname "$0")/lib.sh"
 

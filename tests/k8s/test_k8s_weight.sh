@@ -10,7 +10,7 @@
 # its figures are shares of the link like the first's):
 #  1. cold ("burst"): nothing learned, nothing of it running; ten pods of
 #     a Deployment, 20% of the link each, at once: they weigh the fallback
-#     (scorer/podweight.h: a share of each node's free link);
+#     (scorer/pods/podweight.h: a share of each node's free link);
 #  2. learned ("learned"): two pods each of a heavy (20%) and a light (2%)
 #     Deployment run until netsched has learned what they move (the agents
 #     here use a 6 s window, deploy/ 60 s), then each is scaled up by 8 at

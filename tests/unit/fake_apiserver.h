@@ -4,7 +4,7 @@
  * the test set last, and records the paths and the Authorization header
  * it saw. A watch sends its body, then stays open while hold is set, as a
  * quiet real watch does, until released or the server stops. The pod
- * watch (scorer/kubeclient.c, scorer/podwatch.c) talks to it over real
+ * watch (scorer/kube/kubeclient.c, scorer/kube/podwatch.c) talks to it over real
  * sockets and real TLS with libcurl. Header-only. */
 #ifndef NETSCHED_TEST_FAKE_APISERVER_H
 #define NETSCHED_TEST_FAKE_APISERVER_H

@@ -1,7 +1,7 @@
 /* A Prometheus HTTP API for unit tests: a real HTTP server (libmicrohttpd)
  * on 127.0.0.1 that answers GET /api/v1/query with whatever status and
  * body the test set last, and counts the queries and the bearer tokens it
- * saw. The scorer's fallback (scorer/prom.c) talks to it over real
+ * saw. The scorer's fallback (scorer/prom/prom.c) talks to it over real
  * sockets with libcurl. Header-only: each test is one translation unit. */
 #ifndef NETSCHED_TEST_FAKE_PROMETHEUS_H
 #define NETSCHED_TEST_FAKE_PROMETHEUS_H

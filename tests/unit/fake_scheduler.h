@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scorer/json.h"
-#include "scorer/reply.h"
+#include "scorer/parse/json.h"
+#include "scorer/serve/reply.h"
 
 /* The index in names[0..n) of the node the scheduler takes from reply
  * out (a HostPriorityList naming some of them, each once; a node it leaves

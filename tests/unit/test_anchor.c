@@ -1,4 +1,4 @@
-/* Agent clocks behind ours (scorer/anchor.h), on times given by hand: the
+/* Agent clocks behind ours (scorer/reports/anchor.h), on times given by hand: the
  * first report of an instance is held; its next one applies when the
  * agent's clock moved as ours did, whatever the offset between them; a
  * held report sent again, an older one, or two captured reports sent back
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/anchor.h"
+#include "scorer/reports/anchor.h"
 
 #define S NS_PER_SEC
 /* The agent's clock: 200 s behind ours, which reads 1,000,000 s. */

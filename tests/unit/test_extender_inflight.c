@@ -1,5 +1,5 @@
-/* In-flight pods through the extender verbs (scorer/extender.c with
- * scorer/inflight.c): a burst of pods through prioritize spreads instead of
+/* In-flight pods through the extender verbs (scorer/serve/extender.c with
+ * scorer/pods/inflight.c): a burst of pods through prioritize spreads instead of
  * piling onto the quietest node; declared bandwidth reserves room in the
  * filter, so ten pods asking 30M do not all pass a node with 50M free; a
  * retried pod is not judged against its own assumption; /v1/nodes and
@@ -16,14 +16,14 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/extender.h"
-#include "scorer/inflight.h"
-#include "scorer/json.h"
-#include "scorer/metrics.h"
-#include "scorer/reply.h"
+#include "scorer/serve/extender.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/parse/json.h"
+#include "scorer/status/metrics.h"
+#include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/status.h"
-#include "scorer/view.h"
+#include "scorer/status/status.h"
+#include "scorer/nodes/view.h"
 #include "tests/unit/fake_scheduler.h"
 #include "tests/unit/fake_scorer.h"
 

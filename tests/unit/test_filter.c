@@ -13,10 +13,10 @@
 #include <cmocka.h>
 
 #include "common/log.h"
-#include "scorer/extender.h"
-#include "scorer/filter.h"
-#include "scorer/table.h"
-#include "scorer/reply.h"
+#include "scorer/serve/extender.h"
+#include "scorer/rules/filter.h"
+#include "scorer/nodes/table.h"
+#include "scorer/serve/reply.h"
 #include "tests/unit/fake_scorer.h"
 
 #define GBIT (1000000000ULL / 8) /* 1 Gb/s in bytes per second */

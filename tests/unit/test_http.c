@@ -1,4 +1,4 @@
-/* The scorer's HTTP server (scorer/http.c) on 127.0.0.1 with a scorer on a
+/* The scorer's HTTP server (scorer/serve/http.c) on 127.0.0.1 with a scorer on a
  * fake clock, asked over real sockets with libcurl: each route and method,
  * the answer every error gets ({"error"} with 404, 405 and its Allow
  * header, 413 by Content-Length and by a chunked body, 400), HEAD, the
@@ -20,7 +20,7 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/http.h"
+#include "scorer/serve/http.h"
 #include "scorer/scorer.h"
 #include "tests/unit/fake_scorer.h"
 

@@ -1,4 +1,4 @@
-/* In-flight pods (scorer/inflight.c): assume, confirm, move, drop, expire,
+/* In-flight pods (scorer/pods/inflight.c): assume, confirm, move, drop, expire,
  * fade, ties, the caps, and a random sequence checked against a model of
  * the per-node sums. Time is passed in by hand. */
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/inflight.h"
+#include "scorer/pods/inflight.h"
 
 #define T0 (1000ULL * NS_PER_SEC)
 #define HOLD (10ULL * NS_PER_SEC)

@@ -26,10 +26,10 @@
 #include "common/log.h"
 #include "netsched.pb-c.h"
 #include "proto/report.h"
-#include "scorer/anchor.h"
-#include "scorer/ingest.h"
-#include "scorer/podindex.h"
-#include "scorer/workload.h"
+#include "scorer/reports/anchor.h"
+#include "scorer/reports/ingest.h"
+#include "scorer/pods/podindex.h"
+#include "scorer/pods/workload.h"
 #include "tests/unit/fake_scorer.h"
 
 static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)

@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "file_tree.h"
-#include "scorer/kubeaccess.h"
+#include "scorer/kube/kubeaccess.h"
 
 static char root[64];
 

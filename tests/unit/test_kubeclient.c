@@ -1,4 +1,4 @@
-/* The apiserver client (scorer/kubeclient.c) against a real HTTPS server
+/* The apiserver client (scorer/kube/kubeclient.c) against a real HTTPS server
  * (fake_apiserver.h): the status before the body, a body streamed and
  * ended by the handler, the bearer token (static, from a file read per
  * request, refused when unsafe), the CA as data or a file, insecure skip,
@@ -17,7 +17,7 @@
 
 #include <curl/curl.h>
 
-#include "scorer/kubeclient.h"
+#include "scorer/kube/kubeclient.h"
 #include "tests/unit/fake_apiserver.h"
 
 static struct fake_apiserver *fa;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "scorer/kubepod.h"
+#include "scorer/parse/kubepod.h"
 
 #define POD_UID "0c4b2c3e-8d1a-4b55-9f0e-2b8a51f3c0de"
 

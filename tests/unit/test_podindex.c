@@ -1,4 +1,4 @@
-/* The pod index and the join (scorer/podindex.c): a report's pod entries
+/* The pod index and the join (scorer/pods/podindex.c): a report's pod entries
  * joined to the running pod bound to the reporting node that owns the
  * address, and every other case counted by why: an unknown address, one
  * on another node, a pod that does not run; an address reused by a new pod;
@@ -18,9 +18,9 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/inflight.h"
-#include "scorer/podindex.h"
-#include "scorer/workload.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/pods/podindex.h"
+#include "scorer/pods/workload.h"
 
 #define T0 (1000ULL * NS_PER_SEC)
 #define UNIX_MS 1800000000000ULL	/* the wall clock at T0 */

@@ -1,4 +1,4 @@
-/* The pod watch's informer (scorer/podinformer.c) on bytes alone, with a
+/* The pod watch's informer (scorer/kube/podinformer.c) on bytes alone, with a
  * clock moved by hand: list pages with continue tokens, an expired continue
  * token, pages over the bound, watch events of every type, a stream cut at
  * every byte, 410 Gone as a status and mid-stream, malformed and oversized
@@ -20,11 +20,11 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/inflight.h"
-#include "scorer/podindex.h"
-#include "scorer/podinformer.h"
-#include "scorer/podweight.h"
-#include "scorer/workload.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/pods/podindex.h"
+#include "scorer/kube/podinformer.h"
+#include "scorer/pods/podweight.h"
+#include "scorer/pods/workload.h"
 #include "tests/unit/stderr_capture.h"
 
 #define T0 (1000ULL * NS_PER_SEC)

@@ -1,4 +1,4 @@
-/* The pod watch's thread (scorer/podwatch.c) end to end against a real
+/* The pod watch's thread (scorer/kube/podwatch.c) end to end against a real
  * HTTPS server (fake_apiserver.h): it lists, watches, applies what comes
  * to the in-flight table and says it is in sync; it stops promptly while a
  * watch is open; a refused request is retried, counted and out of sync.
@@ -17,8 +17,8 @@
 #include <curl/curl.h>
 
 #include "common/clock.h"
-#include "scorer/inflight.h"
-#include "scorer/podwatch.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/kube/podwatch.h"
 #include "tests/unit/fake_apiserver.h"
 
 #define POD(uid, node) \

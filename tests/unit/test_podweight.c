@@ -1,5 +1,5 @@
-/* What a pod in flight weighs (scorer/podweight.c) and what that does to
- * a burst through prioritize (scorer/extender.c):
+/* What a pod in flight weighs (scorer/pods/podweight.c) and what that does to
+ * a burst through prioritize (scorer/serve/extender.c):
  *  - the order: declared, else learned, else the fallback (the measured
  *    average, or --inflight-estimate), and what the filter holds;
  *  - the doubt unknown pods bring: a share of the free link, compounding;
@@ -23,14 +23,14 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/extender.h"
-#include "scorer/inflight.h"
-#include "scorer/json.h"
-#include "scorer/podweight.h"
-#include "scorer/reply.h"
+#include "scorer/serve/extender.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/parse/json.h"
+#include "scorer/pods/podweight.h"
+#include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/view.h"
-#include "scorer/workload.h"
+#include "scorer/nodes/view.h"
+#include "scorer/pods/workload.h"
 #include "tests/unit/fake_scheduler.h"
 #include "tests/unit/fake_scorer.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "scorer/policy.h"
+#include "scorer/rules/policy.h"
 
 #define MAXN 4
 #define NODATA UINT64_MAX /* marks a node without data in the tables below */

@@ -1,4 +1,4 @@
-/* The Prometheus fallback's client (scorer/prom.c) against a real HTTP
+/* The Prometheus fallback's client (scorer/prom/prom.c) against a real HTTP
  * server (fake_prometheus.h): the first refresh runs at once and sends the
  * bearer token; a failed refresh is counted and keeps the last good
  * snapshot; dropped values are counted; a snapshot older than max_age is
@@ -18,8 +18,8 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/registry.h"
-#include "scorer/prom.h"
+#include "scorer/status/registry.h"
+#include "scorer/prom/prom.h"
 #include "tests/unit/fake_prometheus.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)

@@ -12,7 +12,7 @@
 #include <cmocka.h>
 
 #include "common/membudget.h"
-#include "scorer/promquery.h"
+#include "scorer/prom/promquery.h"
 
 static struct promquery_config base(enum promquery_preset preset)
 {

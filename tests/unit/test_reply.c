@@ -1,4 +1,4 @@
-/* The reply every endpoint answers with (scorer/reply.c): an error body is
+/* The reply every endpoint answers with (scorer/serve/reply.c): an error body is
  * {"error":"..."} with the message escaped, whatever it holds; a finished
  * buffer becomes a 200; a failed one a 500 without a body. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/buf.h"
-#include "scorer/reply.h"
+#include "scorer/serve/reply.h"
 
 struct error_row {
 	const char *name;

@@ -1,4 +1,4 @@
-/* The report port's connection budget (scorer/reportconns.c) on real NNG
+/* The report port's connection budget (scorer/reports/reportconns.c) on real NNG
  * sockets over loopback: over its budget a new connection makes room, and
  * what it delivers is reported without closing it. Silence,
  * the descriptor pause and many addresses are tests/integration/
@@ -18,8 +18,8 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "common/clock.h"
-#include "scorer/registry.h"
-#include "scorer/reportconns.h"
+#include "scorer/status/registry.h"
+#include "scorer/reports/reportconns.h"
 
 #define PUSHERS 5
 

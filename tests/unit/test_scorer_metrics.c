@@ -1,4 +1,4 @@
-/* GET /metrics (scorer/metrics.c): the Prometheus text that the verbs'
+/* GET /metrics (scorer/status/metrics.c): the Prometheus text that the verbs'
  * counters and latency histograms turn into, and the node gauges by source
  * as the view counts them, the fallback's nodes included (a real HTTP
  * server plays Prometheus: fake_prometheus.h). */
@@ -14,10 +14,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/extender.h"
-#include "scorer/metrics.h"
-#include "scorer/prom.h"
-#include "scorer/reply.h"
+#include "scorer/serve/extender.h"
+#include "scorer/status/metrics.h"
+#include "scorer/prom/prom.h"
+#include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
 #include "tests/unit/fake_prometheus.h"
 #include "tests/unit/fake_scorer.h"

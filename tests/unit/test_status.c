@@ -12,9 +12,9 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/reply.h"
+#include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/status.h"
+#include "scorer/status/status.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)

@@ -1,4 +1,4 @@
-/* Shared status replies (scorer/statusreply.c): requests waiting for one
+/* Shared status replies (scorer/serve/statusreply.c): requests waiting for one
  * render share it; an expensive render is reused for a while; every reply's
  * bytes are charged while anyone holds it, and no room is -EBUSY. The
  * render is a stand-in that counts its calls and takes the time it is told. */
@@ -14,8 +14,8 @@
 #include "common/buf.h"
 #include "common/clock.h"
 #include "common/membudget.h"
-#include "scorer/reply.h"
-#include "scorer/statusreply.h"
+#include "scorer/serve/reply.h"
+#include "scorer/serve/statusreply.h"
 
 static unsigned renders;
 static size_t render_bytes = 1000;

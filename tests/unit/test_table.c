@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "scorer/table.h"
+#include "scorer/nodes/table.h"
 
 #define END0 1800000000000ULL /* 2027-01-15, in ms */
 

@@ -1,4 +1,4 @@
-/* HTTPS certificate files (scorer/tls.c): loading a pair, and every way a
+/* HTTPS certificate files (scorer/serve/tls.c): loading a pair, and every way a
  * set of files is refused with a message naming the file (missing, not
  * PEM, too large, a key that is not the certificate's); noticing a
  * replaced file, and restamping so a broken set is not retried until it
@@ -24,7 +24,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 
-#include "scorer/tls.h"
+#include "scorer/serve/tls.h"
 #include "tests/unit/self_signed.h"
 
 static char dir[] = "/tmp/netsched-test-tls-XXXXXX";

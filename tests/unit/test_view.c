@@ -1,4 +1,4 @@
-/* Which nodes exist and where their data comes from (scorer/view.c), on a
+/* Which nodes exist and where their data comes from (scorer/nodes/view.c), on a
  * scorer with a fake clock and its Prometheus fallback pointed at a real
  * HTTP server (fake_prometheus.h): fresh agent data wins over the
  * fallback, the fallback serves silent and agentless nodes while its data
@@ -17,10 +17,10 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/inflight.h"
-#include "scorer/prom.h"
+#include "scorer/pods/inflight.h"
+#include "scorer/prom/prom.h"
 #include "scorer/scorer.h"
-#include "scorer/view.h"
+#include "scorer/nodes/view.h"
 #include "tests/unit/fake_prometheus.h"
 #include "tests/unit/fake_scorer.h"
 

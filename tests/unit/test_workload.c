@@ -1,4 +1,4 @@
-/* Workloads (scorer/workload.c): which workload a pod belongs to, and the
+/* Workloads (scorer/pods/workload.c): which workload a pod belongs to, and the
  * learned demand: a high percentile across pods that one outlier does not
  * move, decay of old measurements, a pod counted once, eviction of the
  * idle workload seen least recently, refusal when every workload is live,
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/workload.h"
+#include "scorer/pods/workload.h"
 
 #define T0 (1000ULL * NS_PER_SEC)
 #define HALF (60ULL * NS_PER_SEC)

@@ -1,0 +1,894 @@
+#include "pods/inflight.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "log.h"
+#include "units.h"
+
+/* A weight's share of itself while it fades, in 1/65536ths. */
+#define FULL 65536u
+#define NONE (-1)
+
+/* Pods and nodes sit in fixed arrays allocated at creation, chained into
+ * power-of-two hash buckets by index (NONE ends a chain); free slots form a
+ * list through the same link. Nothing grows after inflight_create(). */
+struct ipod {
+	int32_t next;			/* bucket chain, or the free list */
+	/* Unconfirmed assumptions, oldest first: the ones that give way
+	 * when the slots are full (NONE ends it; both NONE and not first:
+	 * not in it). */
+	int32_t older, newer;
+	int32_t live_at;		/* its place in inflight.live, while used */
+	uint32_t hash;
+	bool used;
+	bool bound;
+	uint8_t uid_len;
+	uint8_t n;			/* nodes it is counted on */
+	bool unknown_rx, unknown_tx;	/* its demand is a guess (inflight_pod) */
+	uint8_t basis;			/* enum inflight_basis */
+	char uid[POD_UID_MAX];
+	char label[INFLIGHT_LABEL_MAX + 1];
+	int32_t nodes[INFLIGHT_TIE_MAX];
+	uint64_t t0_ns;			/* bound, or assumed while unconfirmed */
+	uint64_t assumed_ns;
+	uint64_t w_rx, w_tx;		/* full weight, bytes per second */
+	uint64_t r_rx, r_tx;		/* reserved, bytes per second */
+	/* What the agents' window has measured of it (inflight_measured()):
+	 * the share of its weight left, FULL when unmeasured, only ever
+	 * lower; and the figures it came from, for /v1/nodes. */
+	uint32_t measured_f;
+	uint32_t measured_ms, window_ms;
+	struct inflight_load share;	/* what it adds to each of its nodes now */
+};
+
+struct inode {
+	int32_t next;
+	uint32_t hash;
+	uint32_t refs;			/* pods counted on it; 0 = free slot */
+	uint16_t len;
+	char name[NODENAME_MAX_LEN + 1];
+	struct inflight_load sum;
+};
+
+struct inflight {
+	pthread_rwlock_t lock;
+	struct inflight_config cfg;
+	struct ipod *pods;
+	/* The used slots, st.pods of them, in no order: the tick and the
+	 * listing visit these, not every slot. The tick's pass over all
+	 * 10,000 slots (3 MB, cold by the next tick) held the write lock
+	 * 105-110 us every INFLIGHT_TICK_NS whether 0 or 1,000 pods were in
+	 * flight; over the live ones, 1 and 20 us. */
+	int32_t *live;
+	int32_t *pod_buckets;
+	uint32_t pod_mask;
+	int32_t pod_free;
+	struct inode *nodes;
+	int32_t *node_buckets;
+	uint32_t node_mask;
+	int32_t node_free;
+	size_t n_nodes;
+	int32_t oldest, newest;		/* the unconfirmed assumptions */
+	struct inflight_stats st;	/* counters and pods; nodes, confirming filled on read */
+	atomic_size_t tracked;		/* st.pods, read without the lock */
+	_Atomic uint64_t next_tick_ns;
+	atomic_bool confirming;
+};
+
+/* The scorer's one string hash (hash.h), cut to the 32 bits a slot keeps:
+ * a node name's is then the node table's too, so a request's lookup in
+ * both hashes each name once (namekey.h). */
+static uint32_t hash(const char *s, size_t len)
+{
+	return (uint32_t)hash_fnv1a(s, len);
+}
+
+static uint32_t buckets_for(size_t n)
+{
+	uint32_t b = 16;
+
+	while (b < n * 2)
+		b *= 2;
+	return b;
+}
+
+struct inflight *inflight_create(const struct inflight_config *cfg)
+{
+	struct inflight *in;
+
+	if (!cfg->max_pods || !cfg->max_nodes || cfg->max_pods > (1u << 24) ||
+	    cfg->max_nodes > (1u << 24))
+		return NULL;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	in->cfg = *cfg;
+	in->pod_mask = buckets_for(cfg->max_pods) - 1;
+	in->node_mask = buckets_for(cfg->max_nodes) - 1;
+	in->pods = calloc(cfg->max_pods, sizeof(*in->pods));
+	in->live = malloc(cfg->max_pods * sizeof(*in->live));
+	in->nodes = calloc(cfg->max_nodes, sizeof(*in->nodes));
+	in->pod_buckets = malloc(((size_t)in->pod_mask + 1) * sizeof(*in->pod_buckets));
+	in->node_buckets = malloc(((size_t)in->node_mask + 1) * sizeof(*in->node_buckets));
+	if (!in->pods || !in->live || !in->nodes || !in->pod_buckets || !in->node_buckets)
+		goto out_free;
+	if (pthread_rwlock_init(&in->lock, NULL))
+		goto out_free;
+	for (uint32_t i = 0; i <= in->pod_mask; i++)
+		in->pod_buckets[i] = NONE;
+	for (uint32_t i = 0; i <= in->node_mask; i++)
+		in->node_buckets[i] = NONE;
+	for (size_t i = 0; i < cfg->max_pods; i++)
+		in->pods[i].next = i + 1 < cfg->max_pods ? (int32_t)(i + 1) : NONE;
+	for (size_t i = 0; i < cfg->max_nodes; i++)
+		in->nodes[i].next = i + 1 < cfg->max_nodes ? (int32_t)(i + 1) : NONE;
+	in->pod_free = 0;
+	in->node_free = 0;
+	in->oldest = in->newest = NONE;
+	return in;
+
+out_free:
+	free(in->pods);
+	free(in->live);
+	free(in->nodes);
+	free(in->pod_buckets);
+	free(in->node_buckets);
+	free(in);
+	return NULL;
+}
+
+void inflight_destroy(struct inflight *in)
+{
+	if (!in)
+		return;
+	pthread_rwlock_destroy(&in->lock);
+	free(in->pods);
+	free(in->live);
+	free(in->nodes);
+	free(in->pod_buckets);
+	free(in->node_buckets);
+	free(in);
+}
+
+/* ------------------------------------------------------------ the indexes */
+
+static int32_t find_pod(const struct inflight *in, const char *uid, size_t len, uint32_t h)
+{
+	for (int32_t i = in->pod_buckets[h & in->pod_mask]; i != NONE; i = in->pods[i].next) {
+		const struct ipod *p = &in->pods[i];
+
+		if (p->hash == h && p->uid_len == len && memcmp(p->uid, uid, len) == 0)
+			return i;
+	}
+	return NONE;
+}
+
+static int32_t find_node(const struct inflight *in, const char *name, size_t len, uint32_t h)
+{
+	for (int32_t i = in->node_buckets[h & in->node_mask]; i != NONE; i = in->nodes[i].next) {
+		const struct inode *n = &in->nodes[i];
+
+		if (n->hash == h && n->len == len && memcmp(n->name, name, len) == 0)
+			return i;
+	}
+	return NONE;
+}
+
+/* Unlinks slot i from the chain starting at *head. */
+static void unlink_slot(int32_t *head, int32_t i, int32_t *(*next_of)(struct inflight *, int32_t),
+			struct inflight *in)
+{
+	for (int32_t *at = head; *at != NONE; at = next_of(in, *at)) {
+		if (*at == i) {
+			*at = *next_of(in, i);
+			return;
+		}
+	}
+}
+
+static int32_t *pod_next(struct inflight *in, int32_t i)
+{
+	return &in->pods[i].next;
+}
+
+static int32_t *node_next(struct inflight *in, int32_t i)
+{
+	return &in->nodes[i].next;
+}
+
+/* The unconfirmed assumptions, oldest first. */
+static bool in_queue(const struct inflight *in, int32_t i)
+{
+	return in->oldest == i || in->pods[i].older != NONE;
+}
+
+static void dequeue(struct inflight *in, int32_t i)
+{
+	struct ipod *p = &in->pods[i];
+
+	if (!in_queue(in, i))
+		return;
+	if (p->older != NONE)
+		in->pods[p->older].newer = p->newer;
+	else
+		in->oldest = p->newer;
+	if (p->newer != NONE)
+		in->pods[p->newer].older = p->older;
+	else
+		in->newest = p->older;
+	p->older = p->newer = NONE;
+}
+
+static void enqueue_newest(struct inflight *in, int32_t i)
+{
+	struct ipod *p = &in->pods[i];
+
+	p->older = in->newest;
+	p->newer = NONE;
+	if (in->newest != NONE)
+		in->pods[in->newest].newer = i;
+	else
+		in->oldest = i;
+	in->newest = i;
+}
+
+static void pod_free(struct inflight *in, int32_t i);
+
+/* Makes room by dropping the oldest unconfirmed assumption: a pod the
+ * apiserver has confirmed is never dropped for one it has not, and a flood
+ * of made-up pods replaces itself rather than keep real ones out. false
+ * when there is none. */
+static bool displace_oldest(struct inflight *in)
+{
+	int32_t i = in->oldest;
+
+	if (i == NONE)
+		return false;
+	in->st.displaced++;
+	pod_free(in, i);
+	return true;
+}
+
+/* A reference to the node named name, created if new; NONE when the node
+ * slots are all taken. */
+static int32_t node_ref(struct inflight *in, const char *name, size_t len)
+{
+	uint32_t h = hash(name, len);
+	int32_t i = find_node(in, name, len, h);
+	struct inode *n;
+
+	if (i == NONE) {
+		/* A displaced pod may take the last reference to a node. */
+		while (in->node_free == NONE)
+			if (!displace_oldest(in))
+				return NONE;
+		i = in->node_free;
+		n = &in->nodes[i];
+		in->node_free = n->next;
+		memset(n, 0, sizeof(*n));
+		memcpy(n->name, name, len);
+		n->len = (uint16_t)len;
+		n->hash = h;
+		n->next = in->node_buckets[h & in->node_mask];
+		in->node_buckets[h & in->node_mask] = i;
+		in->n_nodes++;
+	}
+	in->nodes[i].refs++;
+	return i;
+}
+
+static void node_unref(struct inflight *in, int32_t i)
+{
+	struct inode *n = &in->nodes[i];
+
+	if (--n->refs)
+		return;
+	unlink_slot(&in->node_buckets[n->hash & in->node_mask], i, node_next, in);
+	n->next = in->node_free;
+	in->node_free = i;
+	in->n_nodes--;
+}
+
+/* --------------------------------------------------------------- weights */
+
+static uint64_t mul_div(uint64_t v, uint64_t num, uint64_t den)
+{
+	unsigned __int128 r = (unsigned __int128)v * num / den;
+
+	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/* How much of its weight pod p still carries at now: all of it for
+ * hold_ns from t0, then linearly less over fade_ns. */
+static uint32_t factor(const struct inflight *in, const struct ipod *p, uint64_t now)
+{
+	uint64_t since = now > p->t0_ns ? now - p->t0_ns : 0;
+
+	if (since < in->cfg.hold_ns)
+		return FULL;
+	since -= in->cfg.hold_ns;
+	if (since >= in->cfg.fade_ns)
+		return 0;
+	return FULL - (uint32_t)mul_div(since, FULL, in->cfg.fade_ns);
+}
+
+/* The hold and fade's share f, never more than what the agents' window
+ * has not measured yet. */
+static uint32_t unmeasured(const struct ipod *p, uint32_t f)
+{
+	return f < p->measured_f ? f : p->measured_f;
+}
+
+/* The share left at now. */
+static uint32_t factor_now(const struct inflight *in, const struct ipod *p, uint64_t now)
+{
+	return unmeasured(p, factor(in, p, now));
+}
+
+/* Its share on each of its nodes at factor f: all of it on each tied
+ * node (see the header). */
+static struct inflight_load share_at(const struct ipod *p, uint32_t f)
+{
+	struct inflight_load l = {
+		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL),
+		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL),
+		.reserved_rx_bytes_per_second = mul_div(p->r_rx, f, FULL),
+		.reserved_tx_bytes_per_second = mul_div(p->r_tx, f, FULL),
+		.milli_pods = (uint32_t)mul_div(1000, f, FULL),
+	};
+
+	/* A pod still counted is never rounded down to nothing. */
+	if (f && !l.milli_pods)
+		l.milli_pods = 1;
+	l.unknown_rx_milli = p->unknown_rx ? l.milli_pods : 0;
+	l.unknown_tx_milli = p->unknown_tx ? l.milli_pods : 0;
+	return l;
+}
+
+static void load_add(struct inflight_load *sum, const struct inflight_load *l)
+{
+	sum->rx_bytes_per_second = units_add_sat(sum->rx_bytes_per_second, l->rx_bytes_per_second);
+	sum->tx_bytes_per_second = units_add_sat(sum->tx_bytes_per_second, l->tx_bytes_per_second);
+	sum->reserved_rx_bytes_per_second =
+		units_add_sat(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
+	sum->reserved_tx_bytes_per_second =
+		units_add_sat(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
+	sum->milli_pods += l->milli_pods;
+	sum->unknown_rx_milli += l->unknown_rx_milli;
+	sum->unknown_tx_milli += l->unknown_tx_milli;
+}
+
+/* Exact inverse of load_add() for a share that was added (a saturated sum
+ * stays where it is rather than wrap). */
+static uint64_t sub_floor(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static void load_sub(struct inflight_load *sum, const struct inflight_load *l)
+{
+	sum->rx_bytes_per_second = sub_floor(sum->rx_bytes_per_second, l->rx_bytes_per_second);
+	sum->tx_bytes_per_second = sub_floor(sum->tx_bytes_per_second, l->tx_bytes_per_second);
+	sum->reserved_rx_bytes_per_second =
+		sub_floor(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
+	sum->reserved_tx_bytes_per_second =
+		sub_floor(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
+	sum->milli_pods = l->milli_pods < sum->milli_pods ? sum->milli_pods - l->milli_pods : 0;
+	sum->unknown_rx_milli = l->unknown_rx_milli < sum->unknown_rx_milli ?
+					sum->unknown_rx_milli - l->unknown_rx_milli : 0;
+	sum->unknown_tx_milli = l->unknown_tx_milli < sum->unknown_tx_milli ?
+					sum->unknown_tx_milli - l->unknown_tx_milli : 0;
+}
+
+/* Sets p's share to what it weighs at factor f, on every node it is on. */
+static void pod_set_share(struct inflight *in, struct ipod *p, uint32_t f)
+{
+	struct inflight_load l = share_at(p, f);
+
+	for (unsigned k = 0; k < p->n; k++) {
+		struct inode *n = &in->nodes[p->nodes[k]];
+
+		load_sub(&n->sum, &p->share);
+		load_add(&n->sum, &l);
+	}
+	p->share = l;
+}
+
+/* Takes p off its nodes (its share and its references). */
+static void pod_detach(struct inflight *in, struct ipod *p)
+{
+	pod_set_share(in, p, 0);
+	for (unsigned k = 0; k < p->n; k++)
+		node_unref(in, p->nodes[k]);
+	p->n = 0;
+	memset(&p->share, 0, sizeof(p->share));
+}
+
+/* Puts p on nodes[0..n) with full share; false (p on no node) when the
+ * node slots ran out. Duplicate names count once. */
+static bool pod_attach(struct inflight *in, struct ipod *p, const struct inflight_name *nodes,
+		       size_t n, uint64_t now)
+{
+	if (n > INFLIGHT_TIE_MAX)
+		n = INFLIGHT_TIE_MAX;
+	p->n = 0;
+	for (size_t k = 0; k < n; k++) {
+		int32_t idx = node_ref(in, nodes[k].s, nodes[k].len);
+		bool dup = false;
+
+		if (idx == NONE) {
+			for (unsigned j = 0; j < p->n; j++)
+				node_unref(in, p->nodes[j]);
+			p->n = 0;
+			return false;
+		}
+		for (unsigned j = 0; j < p->n && !dup; j++)
+			dup = p->nodes[j] == idx;
+		if (dup)
+			node_unref(in, idx);
+		else
+			p->nodes[p->n++] = idx;
+	}
+	memset(&p->share, 0, sizeof(p->share));
+	pod_set_share(in, p, factor_now(in, p, now));
+	return true;
+}
+
+/* What p weighs, and holds from the bandwidth filter; each counts at most
+ * cap bytes a second (0: no cap), so a made-up pod declaring 400G makes a
+ * node no fuller than its link: it fades below it as fast as a real pod's
+ * would. */
+static void pod_weights(struct ipod *p, const struct inflight_pod *pod, uint64_t cap)
+{
+	p->w_rx = pod->rx_bytes_per_second;
+	p->w_tx = pod->tx_bytes_per_second;
+	p->r_rx = pod->reserve_rx_bytes_per_second;
+	p->r_tx = pod->reserve_tx_bytes_per_second;
+	if (cap) {
+		p->w_rx = p->w_rx < cap ? p->w_rx : cap;
+		p->w_tx = p->w_tx < cap ? p->w_tx : cap;
+		p->r_rx = p->r_rx < cap ? p->r_rx : cap;
+		p->r_tx = p->r_tx < cap ? p->r_tx : cap;
+	}
+	p->unknown_rx = pod->unknown_rx;
+	p->unknown_tx = pod->unknown_tx;
+	p->basis = (uint8_t)pod->basis;
+	/* Else keep the label it has (the watch may not send one). It ends
+	 * up in logs and JSON. */
+	if (pod->label)
+		log_printable(pod->label, strnlen(pod->label, INFLIGHT_LABEL_MAX), p->label,
+			      sizeof(p->label));
+}
+
+/* Nothing of it measured (yet, or any more: it went elsewhere). */
+static void measure_reset(struct ipod *p)
+{
+	p->measured_f = FULL;
+	p->measured_ms = 0;
+	p->window_ms = 0;
+}
+
+static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint32_t h)
+{
+	int32_t i;
+	struct ipod *p;
+
+	if (in->pod_free == NONE && !displace_oldest(in))
+		return NONE;
+	i = in->pod_free;
+	p = &in->pods[i];
+	in->pod_free = p->next;
+	memset(p, 0, sizeof(*p));
+	p->older = p->newer = NONE;
+	p->measured_f = FULL;
+	p->used = true;
+	p->hash = h;
+	p->uid_len = (uint8_t)len;
+	memcpy(p->uid, uid, len);
+	p->next = in->pod_buckets[h & in->pod_mask];
+	in->pod_buckets[h & in->pod_mask] = i;
+	p->live_at = (int32_t)in->st.pods;
+	in->live[in->st.pods] = i;
+	in->st.pods++;
+	atomic_store(&in->tracked, in->st.pods);
+	return i;
+}
+
+static void pod_free(struct inflight *in, int32_t i)
+{
+	struct ipod *p = &in->pods[i];
+
+	dequeue(in, i);
+	pod_detach(in, p);
+	unlink_slot(&in->pod_buckets[p->hash & in->pod_mask], i, pod_next, in);
+	p->used = false;
+	p->next = in->pod_free;
+	in->pod_free = i;
+	in->st.pods--;
+	/* The last live slot takes its place. */
+	in->live[p->live_at] = in->live[in->st.pods];
+	in->pods[in->live[p->live_at]].live_at = p->live_at;
+	atomic_store(&in->tracked, in->st.pods);
+}
+
+/* ------------------------------------------------------------------ time */
+
+static void tick_locked(struct inflight *in, uint64_t now)
+{
+	bool confirming = atomic_load(&in->confirming);
+
+	/* Backwards: a freed pod's place takes the last live one, already
+	 * visited. */
+	for (size_t k = in->st.pods; k-- > 0;) {
+		int32_t i = in->live[k];
+		struct ipod *p = &in->pods[i];
+		uint32_t f;
+
+		if (!p->bound && confirming && now >= p->assumed_ns &&
+		    now - p->assumed_ns >= in->cfg.expire_ns) {
+			in->st.expired++;
+			pod_free(in, i);
+			continue;
+		}
+		/* A pod measured whole stays, weighing nothing, until its
+		 * fade ends: a later event of the watch must find it, not
+		 * observe it anew at its whole weight. */
+		f = factor(in, p, now);
+		if (!f) {
+			in->st.faded++;
+			pod_free(in, i);
+		} else if (f != FULL || p->measured_f != FULL) {
+			pod_set_share(in, p, unmeasured(p, f));
+		}
+	}
+	atomic_store(&in->next_tick_ns, now + INFLIGHT_TICK_NS);
+}
+
+static void maybe_tick_locked(struct inflight *in, uint64_t now)
+{
+	if (now >= atomic_load(&in->next_tick_ns))
+		tick_locked(in, now);
+}
+
+void inflight_tick(struct inflight *in, uint64_t now_ns, bool force)
+{
+	if (!in)
+		return;
+	if (!force && now_ns < atomic_load_explicit(&in->next_tick_ns, memory_order_relaxed))
+		return;
+	pthread_rwlock_wrlock(&in->lock);
+	if (force)
+		tick_locked(in, now_ns);
+	else
+		maybe_tick_locked(in, now_ns);
+	pthread_rwlock_unlock(&in->lock);
+}
+
+void inflight_set_confirming(struct inflight *in, bool on)
+{
+	atomic_store(&in->confirming, on);
+}
+
+/* ----------------------------------------------------------- the changes */
+
+static bool valid_name(const char *s, size_t len, size_t max)
+{
+	return s && len && len <= max;
+}
+
+/* The largest known link among a prediction's nodes (0: none known): a
+ * tied node with a smaller link is full at its own link either way. */
+static uint64_t widest_link(const struct inflight_name *nodes, size_t n)
+{
+	uint64_t widest = 0;
+
+	for (size_t k = 0; k < n && k < INFLIGHT_TIE_MAX; k++)
+		if (nodes[k].link_bytes_per_second > widest)
+			widest = nodes[k].link_bytes_per_second;
+	return widest;
+}
+
+int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
+		    const struct inflight_pod *pod, const struct inflight_name *nodes, size_t n,
+		    uint64_t now_ns)
+{
+	uint32_t h;
+	int32_t i;
+	struct ipod *p;
+	int rc = 0;
+
+	if (!valid_name(uid, uid_len, POD_UID_MAX) || n == 0)
+		return -EINVAL;
+	for (size_t k = 0; k < n && k < INFLIGHT_TIE_MAX; k++)
+		if (!valid_name(nodes[k].s, nodes[k].len, NODENAME_MAX_LEN))
+			return -EINVAL;
+	h = hash(uid, uid_len);
+	pthread_rwlock_wrlock(&in->lock);
+	i = find_pod(in, uid, uid_len, h);
+	if (i != NONE && in->pods[i].bound) {
+		rc = -EALREADY;
+		goto out;
+	}
+	if (i == NONE)
+		i = pod_alloc(in, uid, uid_len, h);
+	if (i == NONE) {
+		in->st.cap_hits++;
+		rc = -ENOSPC;
+		goto out;
+	}
+	/* Out of the queue while it attaches, so it never gives way to
+	 * itself; back in as the newest. */
+	dequeue(in, i);
+	p = &in->pods[i];
+	pod_detach(in, p);
+	pod_weights(p, pod, widest_link(nodes, n));
+	measure_reset(p);
+	p->t0_ns = now_ns;
+	p->assumed_ns = now_ns;
+	if (!pod_attach(in, p, nodes, n, now_ns)) {
+		pod_free(in, i);
+		in->st.cap_hits++;
+		rc = -ENOSPC;
+		goto out;
+	}
+	enqueue_newest(in, i);
+	in->st.assumed++;
+out:
+	pthread_rwlock_unlock(&in->lock);
+	return rc;
+}
+
+int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const char *node,
+		   size_t node_len, const struct inflight_pod *pod, uint64_t bound_ns,
+		   uint64_t now_ns)
+{
+	struct inflight_name name = { node, node_len, 0 };
+	uint32_t h;
+	int32_t i;
+	struct ipod *p;
+	bool here = false;
+	int rc = 0;
+
+	if (!valid_name(uid, uid_len, POD_UID_MAX) ||
+	    !valid_name(node, node_len, NODENAME_MAX_LEN))
+		return -EINVAL;
+	if (bound_ns > now_ns)
+		bound_ns = now_ns;
+	h = hash(uid, uid_len);
+	pthread_rwlock_wrlock(&in->lock);
+	i = find_pod(in, uid, uid_len, h);
+	if (i == NONE) {
+		/* Bound long enough ago that its traffic is measured: nothing
+		 * to count (a watch's first list sees every running pod). */
+		if (now_ns - bound_ns >= in->cfg.hold_ns + in->cfg.fade_ns)
+			goto out;
+		i = pod_alloc(in, uid, uid_len, h);
+		if (i == NONE) {
+			in->st.cap_hits++;
+			rc = -ENOSPC;
+			goto out;
+		}
+		in->st.observed++;
+	} else {
+		p = &in->pods[i];
+		for (unsigned k = 0; k < p->n && !here; k++)
+			here = in->nodes[p->nodes[k]].len == node_len &&
+			       memcmp(in->nodes[p->nodes[k]].name, node, node_len) == 0;
+		if (p->bound && here)
+			goto out; /* a repeated event: nothing new */
+		if (here)
+			in->st.confirmed++;
+		else
+			in->st.moved++;
+	}
+	dequeue(in, i);
+	p = &in->pods[i];
+	pod_detach(in, p);
+	pod_weights(p, pod, 0);
+	if (!here)
+		measure_reset(p); /* measured on the node it left, if at all */
+	p->bound = true;
+	p->t0_ns = bound_ns;
+	if (!pod_attach(in, p, &name, 1, now_ns)) {
+		pod_free(in, i);
+		in->st.cap_hits++;
+		rc = -ENOSPC;
+	}
+out:
+	pthread_rwlock_unlock(&in->lock);
+	return rc;
+}
+
+/* Whether p is counted on node idx alone. */
+static bool only_on(const struct ipod *p, int32_t idx)
+{
+	return p->n == 1 && p->nodes[0] == idx;
+}
+
+size_t inflight_measured(struct inflight *in, const char *node, size_t node_len,
+			 uint64_t window_ms, const struct inflight_measure *m, size_t n,
+			 uint64_t now_ns)
+{
+	size_t gave = 0;
+	int32_t idx;
+
+	if (!in || !n || !window_ms || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0 ||
+	    !valid_name(node, node_len, NODENAME_MAX_LEN))
+		return 0;
+	pthread_rwlock_wrlock(&in->lock);
+	idx = find_node(in, node, node_len, hash(node, node_len));
+	for (size_t k = 0; idx != NONE && k < n; k++) {
+		uint64_t ms = m[k].measured_ms < window_ms ? m[k].measured_ms : window_ms;
+		uint32_t f = (uint32_t)(FULL - mul_div(ms, FULL, window_ms));
+		int32_t i;
+		struct ipod *p;
+
+		if (!valid_name(m[k].uid, m[k].uid_len, POD_UID_MAX) || !ms)
+			continue;
+		i = find_pod(in, m[k].uid, m[k].uid_len, hash(m[k].uid, m[k].uid_len));
+		if (i == NONE)
+			continue;
+		p = &in->pods[i];
+		/* Tied on several nodes: wait for the watch to say which. */
+		if (!only_on(p, idx) || f >= p->measured_f)
+			continue;
+		if (!f)
+			in->st.measured++;
+		p->measured_f = f;
+		p->measured_ms = (uint32_t)ms;
+		p->window_ms = window_ms < UINT32_MAX ? (uint32_t)window_ms : UINT32_MAX;
+		pod_set_share(in, p, factor_now(in, p, now_ns));
+		gave++;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return gave;
+}
+
+uint64_t inflight_horizon_ns(const struct inflight *in)
+{
+	return in ? in->cfg.hold_ns + in->cfg.fade_ns : 0;
+}
+
+void inflight_drop(struct inflight *in, const char *uid, size_t uid_len)
+{
+	int32_t i;
+	uint32_t h;
+
+	if (!valid_name(uid, uid_len, POD_UID_MAX))
+		return;
+	h = hash(uid, uid_len);
+	pthread_rwlock_wrlock(&in->lock);
+	i = find_pod(in, uid, uid_len, h);
+	if (i != NONE) {
+		pod_free(in, i);
+		in->st.dropped++;
+	}
+	pthread_rwlock_unlock(&in->lock);
+}
+
+/* ------------------------------------------------------------- the reads */
+
+/* The pod uid's slot, when uid is one (NULL: no exception, or unknown). */
+static const struct ipod *excepted(const struct inflight *in, const char *uid, size_t uid_len)
+{
+	int32_t k;
+
+	if (!uid || !valid_name(uid, uid_len, POD_UID_MAX))
+		return NULL;
+	k = find_pod(in, uid, uid_len, hash(uid, uid_len));
+	return k == NONE ? NULL : &in->pods[k];
+}
+
+/* Takes p's share out of *load when p is counted on node i. */
+static void exclude(const struct ipod *p, int32_t i, struct inflight_load *load)
+{
+	for (unsigned m = 0; p && m < p->n; m++)
+		if (p->nodes[m] == i) {
+			load_sub(load, &p->share);
+			return;
+		}
+}
+
+static void copy_load(size_t i, const struct inflight_load *load, void *ctx)
+{
+	(void)i;
+	*(struct inflight_load *)ctx = *load;
+}
+
+bool inflight_get(struct inflight *in, const char *node, size_t len, const char *except_uid,
+		  size_t except_len, struct inflight_load *out)
+{
+	struct namekey key;
+
+	memset(out, 0, sizeof(*out));
+	if (!valid_name(node, len, NODENAME_MAX_LEN))
+		return false;
+	key = namekey_of(node, len);
+	return inflight_get_each(in, &key, 1, except_uid, except_len, copy_load, out) == 1;
+}
+
+size_t inflight_get_each(struct inflight *in, const struct namekey *keys, size_t n,
+			 const char *except_uid, size_t except_len,
+			 void (*fn)(size_t i, const struct inflight_load *load, void *ctx), void *ctx)
+{
+	const struct ipod *except;
+	size_t found = 0;
+
+	if (!in || atomic_load_explicit(&in->tracked, memory_order_relaxed) == 0)
+		return 0;
+	pthread_rwlock_rdlock(&in->lock);
+	except = excepted(in, except_uid, except_len);
+	for (size_t k = 0; k < n; k++) {
+		int32_t i = find_node(in, keys[k].s, keys[k].len, (uint32_t)keys[k].hash);
+		struct inflight_load load;
+
+		if (i == NONE)
+			continue;
+		load = in->nodes[i].sum;
+		exclude(except, i, &load);
+		fn(k, &load, ctx);
+		found++;
+	}
+	pthread_rwlock_unlock(&in->lock);
+	return found;
+}
+
+void inflight_stats(struct inflight *in, struct inflight_stats *out)
+{
+	pthread_rwlock_rdlock(&in->lock);
+	*out = in->st;
+	out->nodes = in->n_nodes;
+	pthread_rwlock_unlock(&in->lock);
+	out->confirming = atomic_load(&in->confirming);
+}
+
+const char *inflight_basis_name(enum inflight_basis b)
+{
+	return b == INFLIGHT_DECLARED ? "declared" : b == INFLIGHT_LEARNED ? "learned" : "guessed";
+}
+
+static int by_node_label(const void *a, const void *b)
+{
+	const struct inflight_entry *x = a, *y = b;
+	int c = strcmp(x->node, y->node);
+
+	return c ? c : strcmp(x->label, y->label);
+}
+
+long inflight_list(struct inflight *in, struct inflight_entry **out)
+{
+	struct inflight_entry *e;
+	size_t n = 0, cap;
+
+	pthread_rwlock_rdlock(&in->lock);
+	cap = in->st.pods * INFLIGHT_TIE_MAX;
+	e = calloc(cap ? cap : 1, sizeof(*e));
+	if (!e) {
+		pthread_rwlock_unlock(&in->lock);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < in->st.pods; i++) {
+		const struct ipod *p = &in->pods[in->live[i]];
+
+		for (unsigned k = 0; k < p->n && n < cap; k++, n++) {
+			const struct inode *nd = &in->nodes[p->nodes[k]];
+
+			memcpy(e[n].node, nd->name, nd->len);
+			memcpy(e[n].label, p->label, sizeof(e[n].label));
+			e[n].bound = p->bound;
+			e[n].load = p->share;
+			e[n].basis = (enum inflight_basis)p->basis;
+			e[n].measured_ms = p->measured_ms;
+			e[n].window_ms = p->window_ms;
+		}
+	}
+	pthread_rwlock_unlock(&in->lock);
+	qsort(e, n, sizeof(*e), by_node_label);
+	*out = e;
+	return (long)n;
+}

@@ -1,0 +1,140 @@
+/* Workloads and what their pods move: the learned demand an in-flight pod
+ * of a known workload weighs (podweight.h) before its own traffic shows.
+ *
+ * A pod's workload is its namespace plus its controller
+ * (workload_key_of()): a ReplicaSet named <deployment>-<pod-template-hash>
+ * counts as that Deployment, so a rollout keeps what was learned; a Job
+ * named <name>-<8 or more digits> (what a CronJob names the Jobs it
+ * starts: <cronjob>-<scheduled minute>) counts as the CronJob <name>, so
+ * each run learns from the previous ones; a StatefulSet, DaemonSet, other
+ * Job or any other controller is itself; a pod with no controller is its
+ * own workload, by name.
+ *
+ * The learned demand, per direction: the weighted 90th percentile (nearest
+ * rank) of the windowed rates of the workload's last WORKLOAD_SAMPLES
+ * measured pods, one rate per pod (its latest), each weighing
+ * 2^-(age / half_life) by the age of that measurement. So one outlier among
+ * ten pods is left out; a pod measured again and again counts once; a pod
+ * that left keeps counting with less and less weight against the pods
+ * running now, and a workload whose pods all left keeps its demand (its
+ * measurements age alike) until it is forgotten. Pods in their start-up are
+ * never sampled (the pod index decides: podindex.h).
+ *
+ * Bounded: at most max_workloads. A workload is live while the pod index
+ * holds a pod of it (workload_ref()), idle otherwise. A new workload with
+ * the table full evicts the idle one seen least recently, or is refused
+ * when every workload is live: a flood of one-pod workloads never pushes
+ * out a live workload. An idle workload unseen for WORKLOAD_FORGET_HALF_LIVES
+ * half-lives (its measurements then weigh under 1/64) is forgotten.
+ *
+ * Costs: a sample is a few compares under a mutex; the percentile is
+ * computed by workload_tick() for the workloads sampled since, off every
+ * request; a lookup is one hash probe. Memory: about 1 KB a workload,
+ * touched only when used.
+ *
+ * Thread-safe: one mutex. Time is passed in (monotonic ns). */
+#ifndef NETSCHED_WORKLOAD_H
+#define NETSCHED_WORKLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parse/kubepod.h"
+
+#define WORKLOAD_NS_MAX 63u		/* a namespace is a DNS label */
+#define WORKLOAD_KIND_MAX KUBEPOD_KIND_MAX
+#define WORKLOAD_NAME_MAX 253u
+#define WORKLOAD_SAMPLES 16u
+#define WORKLOAD_PERCENTILE 90u
+#define WORKLOAD_FORGET_HALF_LIVES 6u
+/* "namespace/Kind/name": for /v1/workloads, /v1/nodes and logs. */
+#define WORKLOAD_LABEL_MAX (WORKLOAD_NS_MAX + WORKLOAD_KIND_MAX + WORKLOAD_NAME_MAX + 2)
+
+/* A workload's identity; NUL-terminated strings. */
+struct workload_key {
+	char ns[WORKLOAD_NS_MAX + 1];
+	char kind[WORKLOAD_KIND_MAX + 1];
+	char name[WORKLOAD_NAME_MAX + 1];
+};
+
+/* The workload of a pod in namespace ns named pod_name with controller
+ * owner (kubepod_read_owner(); kind.s NULL: none), as received (escapes
+ * not decoded: valid names have none). 0, or -EINVAL when the namespace or
+ * the name is not one the apiserver would accept (the pod then has no
+ * workload). */
+int workload_key_of(const struct kubepod_str *ns, const struct kubepod_owner *owner,
+		    const struct kubepod_str *pod_name, struct workload_key *out);
+
+/* "namespace/Kind/name" into out (WORKLOAD_LABEL_MAX + 1 bytes). */
+const char *workload_label(const struct workload_key *k, char *out, size_t cap);
+
+struct workload_config {
+	size_t max_workloads;	/* > 0 */
+	uint64_t half_life_ns;	/* > 0 */
+};
+
+/* What a workload has learned, per direction, bytes per second. */
+struct workload_demand {
+	uint64_t rx_bytes_per_second;
+	uint64_t tx_bytes_per_second;
+	uint32_t pods;		/* measured pods behind it (at most WORKLOAD_SAMPLES) */
+};
+
+struct workload_stats {
+	size_t tracked;		/* workloads now */
+	size_t live;		/* ... with a pod in the index */
+	size_t learned;		/* ... with a learned demand */
+	uint64_t evicted;	/* idle ones evicted for a new one (table full) */
+	uint64_t refused;	/* new ones refused: the table full of live ones */
+	uint64_t forgotten;	/* idle ones unseen too long */
+	uint64_t samples;	/* pod measurements taken */
+};
+
+/* One workload, for /v1/workloads. */
+struct workload_entry {
+	struct workload_key key;
+	uint32_t pods;			/* in the pod index now */
+	bool learned;
+	struct workload_demand demand;
+	uint64_t age_ns;		/* since its newest measurement (learned only) */
+};
+
+struct workload;
+
+/* NULL when the config is invalid or memory ran out. */
+struct workload *workload_create(const struct workload_config *cfg);
+/* Accepts NULL. */
+void workload_destroy(struct workload *w);
+
+/* A pod of workload k joined the pod index: its id (>= 0), or -ENOSPC
+ * (full of live workloads: counted in refused). */
+int32_t workload_ref(struct workload *w, const struct workload_key *k, uint64_t now_ns);
+
+/* The pod of id left the pod index. */
+void workload_unref(struct workload *w, int32_t id, uint64_t now_ns);
+
+/* Pod pod (a key unique to the pod: podindex.h) of workload id moved rx
+ * and tx bytes per second over its latest window, measured at now_ns. */
+void workload_sample(struct workload *w, int32_t id, uint64_t pod, uint64_t rx, uint64_t tx,
+		     uint64_t now_ns);
+
+/* Recomputes the demand of the workloads sampled since the last call,
+ * and forgets idle ones unseen too long. Off the request path. */
+void workload_tick(struct workload *w, uint64_t now_ns);
+
+/* The learned demand of workload k as of the last tick: false (and *out
+ * zeroed) when it has none. w may be NULL. */
+bool workload_demand_of(struct workload *w, const struct workload_key *k,
+			struct workload_demand *out);
+
+/* The label of workload id into out; "" when id is not a workload. */
+const char *workload_label_of(struct workload *w, int32_t id, char *out, size_t cap);
+
+void workload_stats(struct workload *w, struct workload_stats *out);
+
+/* Every workload, sorted by label: how many, and a malloc'd array in *out
+ * the caller frees; -ENOMEM (*out untouched). */
+long workload_list(struct workload *w, uint64_t now_ns, struct workload_entry **out);
+
+#endif

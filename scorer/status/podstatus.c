@@ -1,0 +1,178 @@
+#include "status/podstatus.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "pods/podindex.h"
+#include "serve/reply.h"
+#include "scorer.h"
+#include "nodes/view.h"
+#include "pods/workload.h"
+
+/* /v1/workloads lists every tracked workload: --max-workloads (50,000 at
+ * most) of about 300 bytes; like /v1/nodes, within the status replies'
+ * budget (statusreply.h). */
+#define PODSTATUS_MAX_BODY (16u * 1024u * 1024u)
+
+static void put_u64(struct buf *b, const char *key, uint64_t v)
+{
+	buf_printf(b, ",\"%s\":", key);
+	buf_json_u64(b, v);
+}
+
+void podstatus_workloads(struct scorer *s, struct reply *out)
+{
+	struct workload *wl = s->weights.workloads;
+	struct workload_entry *e = NULL;
+	struct podindex_stats ps;
+	struct workload_stats ws;
+	char label[WORKLOAD_LABEL_MAX + 1];
+	long n = 0;
+	struct buf b;
+
+	buf_init(&b, PODSTATUS_MAX_BODY);
+	if (!wl) {
+		buf_puts(&b, "{\"enabled\":false,\"workloads\":[]}");
+		goto out;
+	}
+	n = workload_list(wl, s->now_ns(), &e);
+	if (n < 0) {
+		b.failed = true;
+		goto out;
+	}
+	workload_stats(wl, &ws);
+	podindex_stats(s->weights.pods, &ps);
+	buf_puts(&b, "{\"enabled\":true");
+	put_u64(&b, "tracked", ws.tracked);
+	put_u64(&b, "live", ws.live);
+	put_u64(&b, "learned", ws.learned);
+	/* What a pod nothing is known of weighs before its doubt (podweight.h). */
+	buf_puts(&b, ",\"averagePerPod\":{\"pods\":");
+	buf_json_u64(&b, ps.avg_pods);
+	put_u64(&b, "rxBytesPerSecond", ps.avg_rx_bytes_per_second);
+	put_u64(&b, "txBytesPerSecond", ps.avg_tx_bytes_per_second);
+	buf_puts(&b, "},\"workloads\":[");
+	for (long i = 0; i < n; i++) {
+		buf_puts(&b, i ? ",{\"workload\":" : "{\"workload\":");
+		buf_json_cstr(&b, workload_label(&e[i].key, label, sizeof(label)));
+		buf_puts(&b, ",\"namespace\":");
+		buf_json_cstr(&b, e[i].key.ns);
+		buf_puts(&b, ",\"kind\":");
+		buf_json_cstr(&b, e[i].key.kind);
+		buf_puts(&b, ",\"name\":");
+		buf_json_cstr(&b, e[i].key.name);
+		put_u64(&b, "pods", e[i].pods);
+		put_u64(&b, "podsMeasured", e[i].learned ? e[i].demand.pods : 0);
+		buf_puts(&b, e[i].learned ? ",\"learned\":true" : ",\"learned\":false");
+		put_u64(&b, "rxBytesPerSecond", e[i].demand.rx_bytes_per_second);
+		put_u64(&b, "txBytesPerSecond", e[i].demand.tx_bytes_per_second);
+		buf_puts(&b, ",\"ageSeconds\":");
+		buf_json_double(&b, (double)e[i].age_ns / (double)NS_PER_SEC);
+		buf_puts(&b, "}");
+	}
+	buf_puts(&b, "]}");
+out:
+	free(e);
+	reply_take(&b, out);
+}
+
+void podstatus_node(struct buf *b, struct scorer *s, const char *node)
+{
+	struct podindex_top top[PODINDEX_TOP];
+	size_t n;
+
+	if (!s->weights.pods)
+		return;
+	n = podindex_node_top(s->weights.pods, node, strlen(node), top);
+	buf_puts(b, ",\"pods\":{\"top\":[");
+	for (size_t i = 0; i < n; i++) {
+		buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
+		buf_json_cstr(b, top[i].pod);
+		buf_puts(b, ",\"workload\":");
+		buf_json_cstr(b, top[i].workload);
+		put_u64(b, "rxBytesPerSecond", top[i].rx_bytes_per_second);
+		put_u64(b, "txBytesPerSecond", top[i].tx_bytes_per_second);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "]}");
+}
+
+/* A label value: pod and workload labels are made printable ASCII by the
+ * index (no '"', '\\' or newline can reach here), so nothing to escape. */
+static void top_series(struct buf *b, struct scorer *s)
+{
+	static const char *const dir[2] = { "rx", "tx" };
+	struct view_entry *rows = NULL;
+	long n = view_list(s, s->now_ns(), &rows);
+
+	if (n < 0) {
+		b->failed = true;
+		return;
+	}
+	buf_printf(b, "# HELP netsched_scorer_node_top_pod_bytes_per_second The busiest pods of a node in its latest report, by direction, from the pod's point of view (the top %u).\n"
+		      "# TYPE netsched_scorer_node_top_pod_bytes_per_second gauge\n", PODSTATUS_METRIC_TOP);
+	for (long i = 0; i < n; i++) {
+		struct podindex_top top[PODINDEX_TOP];
+		size_t k = podindex_node_top(s->weights.pods, rows[i].name, strlen(rows[i].name), top);
+
+		for (size_t j = 0; j < k && j < PODSTATUS_METRIC_TOP; j++)
+			for (int d = 0; d < 2; d++)
+				buf_printf(b, "netsched_scorer_node_top_pod_bytes_per_second{node=\"%s\","
+					   "pod=\"%s\",workload=\"%s\",direction=\"%s\"} %llu\n",
+					   rows[i].name, top[j].pod, top[j].workload, dir[d],
+					   (unsigned long long)(d ? top[j].tx_bytes_per_second :
+								    top[j].rx_bytes_per_second));
+	}
+	free(rows);
+}
+
+void podstatus_metrics(struct buf *b, struct scorer *s)
+{
+	struct podindex_stats ps;
+	struct workload_stats ws;
+
+	if (!s->weights.pods)
+		return;
+	podindex_stats(s->weights.pods, &ps);
+	workload_stats(s->weights.workloads, &ws);
+	buf_puts(b, "# HELP netsched_scorer_pod_traffic_total Pod entries of agents' reports, by what the join made of them: matched to a running pod bound to the node, or not (an unknown address, one of pods on other nodes, one of pods that do not run).\n"
+		    "# TYPE netsched_scorer_pod_traffic_total counter\n");
+	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"matched\"} %llu\n", (unsigned long long)ps.matched);
+	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"unknown_ip\"} %llu\n", (unsigned long long)ps.unknown_ip);
+	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"wrong_node\"} %llu\n", (unsigned long long)ps.wrong_node);
+	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"not_running\"} %llu\n", (unsigned long long)ps.not_running);
+	buf_printf(b, "# HELP netsched_scorer_pods_indexed Bound pods the pod index holds, and how many of them run.\n"
+		      "# TYPE netsched_scorer_pods_indexed gauge\n"
+		      "netsched_scorer_pods_indexed{state=\"bound\"} %zu\n"
+		      "netsched_scorer_pods_indexed{state=\"running\"} %zu\n", ps.pods, ps.running);
+	buf_printf(b, "# HELP netsched_scorer_pods_not_indexed_total Pods left out of the index: absurd addresses or owner references, or the index full (--max-pods).\n"
+		      "# TYPE netsched_scorer_pods_not_indexed_total counter\n"
+		      "netsched_scorer_pods_not_indexed_total{reason=\"absurd\"} %llu\n"
+		      "netsched_scorer_pods_not_indexed_total{reason=\"full\"} %llu\n",
+		   (unsigned long long)ps.ignored, (unsigned long long)ps.full);
+	buf_printf(b, "# HELP netsched_scorer_pod_average_bytes_per_second The cluster's average traffic per measured pod: what a pod nothing is known of weighs.\n"
+		      "# TYPE netsched_scorer_pod_average_bytes_per_second gauge\n"
+		      "netsched_scorer_pod_average_bytes_per_second{direction=\"rx\"} %llu\n"
+		      "netsched_scorer_pod_average_bytes_per_second{direction=\"tx\"} %llu\n",
+		   (unsigned long long)ps.avg_rx_bytes_per_second,
+		   (unsigned long long)ps.avg_tx_bytes_per_second);
+	buf_printf(b, "# HELP netsched_scorer_workloads Workloads tracked (--max-workloads), with a pod in the index (live), with a learned demand.\n"
+		      "# TYPE netsched_scorer_workloads gauge\n"
+		      "netsched_scorer_workloads{state=\"tracked\"} %zu\n"
+		      "netsched_scorer_workloads{state=\"live\"} %zu\n"
+		      "netsched_scorer_workloads{state=\"learned\"} %zu\n", ws.tracked, ws.live,
+		   ws.learned);
+	buf_printf(b, "# HELP netsched_scorer_workloads_total Workloads let go: idle ones evicted for a new one, new ones refused (all live), idle ones forgotten.\n"
+		      "# TYPE netsched_scorer_workloads_total counter\n"
+		      "netsched_scorer_workloads_total{event=\"evicted\"} %llu\n"
+		      "netsched_scorer_workloads_total{event=\"refused\"} %llu\n"
+		      "netsched_scorer_workloads_total{event=\"forgotten\"} %llu\n",
+		   (unsigned long long)ws.evicted, (unsigned long long)ws.refused,
+		   (unsigned long long)ws.forgotten);
+	buf_printf(b, "# HELP netsched_scorer_workload_samples_total Pod measurements the workloads learned from.\n"
+		      "# TYPE netsched_scorer_workload_samples_total counter\n"
+		      "netsched_scorer_workload_samples_total %llu\n", (unsigned long long)ws.samples);
+	top_series(b, s);
+}
