@@ -15,7 +15,9 @@ the pods bound to them and, per pod, as a kubelet with a CNI plugin would:
     startTime, the Initialized/ContainersReady/Ready conditions, a running
     status per container;
   - runs the traffic its netsched.test/traffic annotation asks (traffic.py)
-    between the pod and the hub's far address; a malformed annotation gets a
+    between the pod and the hub's far address (or, with its peer key,
+    another pod of its group: pod to pod, on one node never crossing the
+    uplink); a malformed annotation gets a
     Warning event (reason InvalidTraffic) and a log line, and no traffic;
   - when the pod is deleted: stops its traffic, removes its namespace and,
     for a graceful delete, finalizes it (DELETE with grace 0 and the UID
@@ -120,7 +122,8 @@ class Kubelet:
         self.uplink = {}
         self.pods = {}  # uid -> record (dict, saved as DIR/pods/<uid>.json)
         # (uid, "pod"|"far") -> traffic.Proc: the pod's own iperf3 (whose
-        # JSON says what the pod got) and its peer in the hub.
+        # JSON says what the pod got) and its peer in the hub (or in the
+        # pod it talks to: the traffic annotation's peer key).
         self.procs = {}
         self.finalized = set()
         self.timers = []
@@ -309,12 +312,14 @@ class Kubelet:
                 rec["port"] = self.free_port()
                 rec["due"] = rec["started"] + t.delay
                 rec["out"] = os.path.join(self.state, "out", rec["uid"] + ".json")
-                # The receiver listens from the start; the sender starts
-                # after the delay.
+                if t.peer:
+                    rec["group"] = (m.get("labels") or {}).get(t.peer)
+                # The receiver listens from the start (a peer's, once the
+                # peer is known); the sender starts after the delay.
                 if t.dir == "rx":
                     self.track(rec, "pod", traffic.start_listener(rec["netns"], rec["ip4"], rec["port"],
                                                                   rec["out"]))
-                else:
+                elif not t.peer:
                     self.track(rec, "far", traffic.start_listener(self.hub, self.far4, rec["port"]))
                 self.at(t.delay, "send", rec["uid"])
         self.save(rec)
@@ -336,7 +341,31 @@ class Kubelet:
             return
         spec = traffic.Spec.from_dict(rec["traffic"])
         since = since or time.monotonic()
-        listener = rec["netns"] if spec.dir == "rx" else self.hub
+        if spec.peer and not rec.get("peer"):
+            peer = self.find_peer(rec, spec.peer)
+            if peer is None:
+                if time.monotonic() - since < 10:
+                    self.at(0.2, "send", uid, since)
+                    return
+                log(f"{rec['namespace']}/{rec['name']}: no running pod with label {spec.peer}="
+                    f"{rec.get('group')!r} to talk to after 10 s: no traffic")
+                self.record_result(rec, 0, 0.0, f"no peer with label {spec.peer} after 10 s", None)
+                self.save(rec)
+                return
+            rec["peer"] = {"uid": peer["uid"], "name": peer["name"], "node": peer["node"],
+                           "netns": peer["netns"], "ip4": peer["ip4"]}
+            if spec.dir == "tx":
+                # The pod sends to a server in its peer's namespace.
+                self.track(rec, "far", traffic.start_listener(peer["netns"], peer["ip4"], rec["port"]))
+            log(f"{rec['namespace']}/{rec['name']}: talks to {peer['name']} on {peer['node']} ({spec.dir})")
+            self.save(rec)
+            self.at(0.05, "send", uid)  # its receiver's 5 s to listen start now
+            return
+        peer = rec.get("peer")
+        if spec.dir == "rx":
+            listener = rec["netns"]
+        else:
+            listener = peer["netns"] if peer else self.hub
         try:
             up = self.reader.listening(listener, rec["port"])
         except OSError as e:
@@ -353,11 +382,28 @@ class Kubelet:
             return
         rec["wire0"] = self.wire_bytes(rec)
         if spec.dir == "rx":
-            self.track(rec, "far", traffic.start_sender(self.hub, rec["ip4"], rec["port"], spec))
+            self.track(rec, "far", traffic.start_sender(peer["netns"] if peer else self.hub, rec["ip4"],
+                                                        rec["port"], spec))
         else:
-            self.track(rec, "pod", traffic.start_sender(rec["netns"], self.far4, rec["port"], spec, rec["out"]))
+            self.track(rec, "pod", traffic.start_sender(rec["netns"], peer["ip4"] if peer else self.far4,
+                                                        rec["port"], spec, rec["out"]))
         rec["sending"] = time.time()
         self.save(rec)
+
+    def find_peer(self, rec, key):
+        """The pod rec talks to: among the running pods of its namespace
+        with the same value of label key (rec["group"]), the next after it
+        by name (a ring, so two pods talk to each other)."""
+        if rec.get("group") is None:
+            return None
+        ring = sorted((r for r in self.pods.values()
+                       if r["namespace"] == rec["namespace"] and r.get("netns") and r.get("traffic")
+                       and r["traffic"].get("peer") == key and r.get("group") == rec["group"]),
+                      key=lambda r: r["name"])
+        if len(ring) < 2:
+            return None
+        i = next(k for k, r in enumerate(ring) if r["uid"] == rec["uid"])
+        return ring[(i + 1) % len(ring)]
 
     def wire_bytes(self, rec):
         """Bytes on the pod's host end in its traffic's direction (the
@@ -387,6 +433,7 @@ class Kubelet:
             "namespace": rec["namespace"], "name": rec["name"], "uid": rec["uid"], "node": rec["node"],
             "dir": t["dir"], "rate": t["rate"], "streams": t["streams"], "delay": t["delay"],
             "duration": t["duration"], "start": rec.get("sending"), "end": time.time(),
+            "peer": (rec.get("peer") or {}).get("name"), "peerNode": (rec.get("peer") or {}).get("node"),
             "seconds": round(secs, 3), "bytes": got, "bps": round(bps), "wireBytes": wire,
             "fraction": round(min(1.0, bps / t["rate"]), 4), "error": err}) + "\n")
         rec["result_done"] = True

@@ -14,23 +14,27 @@
 #                               and netsched's (lab_netsched_scheduler)
 #   lab_kubelet [ARGS...]       the stand-in for every node (kubelet.py run)
 #   lab_kubelet_stop            SIGTERM: it tears its pods down and exits
-#   lab_background NODE RATE STREAMS   iperf3 into node NODE (its own
-#                               namespace, like a hostNetwork daemon), for
-#                               at most LAB_BG_SECONDS (600)
-#   lab_backgrounds             lab_background for each "NODE RATE STREAMS"
-#                               line on stdin, on ports 5201 and up
+#   lab_background NODE RATE STREAMS [PORT [DIR]]   iperf3 into node NODE
+#                               (DIR rx, the default) or out of it (tx),
+#                               from its own namespace, like a hostNetwork
+#                               daemon, for at most LAB_BG_SECONDS (600)
+#   lab_backgrounds             lab_background for each "NODE RATE STREAMS
+#                               [DIR]" line on stdin, on ports 5201 and up
 #   lab_background_stop         ends every background flow
 #   lab_rx NODE                 bytes the node's uplink has received so far
-#   lab_uplink_bps NODE         its rx rate by the stand-in's last two samples
+#   lab_uplink_bps NODE [DIR]   its rx (or tx) rate by the stand-in's last
+#                               two samples
 #   lab_netsched_scheduler      a second kube-scheduler, deploy/'s v1beta1
 #                               config (profile netsched-scheduler, the extender
 #                               on the scorer's fixed port), for the running
 #                               apiserver; its httpTimeout LAB_HTTP_TIMEOUT
 #                               when set
 #   lab_netsched_up SPEED       a fresh scorer with deploy/scorer.yaml's args
-#                               and an agent per node with deploy/agent.yaml's
-#                               (+ --netns, --link-speed eth0=SPEED, and
-#                               LAB_AGENT_ARGS: --option=value words), signed
+#                               (+ LAB_SCORER_ARGS: --option=value words, e.g.
+#                               --direction=rx to see a test fail without
+#                               what it tests) and an agent per node with
+#                               deploy/agent.yaml's (+ --netns, --link-speed
+#                               eth0=SPEED, and LAB_AGENT_ARGS), signed
 #                               reports; waits for every node's data
 #   lab_netsched_down           stops them (the scorer's log stays)
 #
@@ -208,27 +212,34 @@ lab_kubelet_stop() {
 	wait "$LAB_KUBELET" 2>/dev/null
 }
 
-# lab_background NODE RATE STREAMS [PORT]: STREAMS TCP flows of RATE/STREAMS
-# each from the hub into NODE's namespace (its uplink's rx), paced as the
-# stand-in paces pods (traffic.py: -b and the kernel's --fq-rate), so a
-# flow held back on a full link does not burst to catch up later.
+# lab_background NODE RATE STREAMS [PORT [DIR]]: STREAMS TCP flows of
+# RATE/STREAMS each from the hub into NODE's namespace (DIR rx: its uplink's
+# rx, the hub side's tbf) or from NODE's namespace to the hub's end of its
+# uplink (tx: its uplink's tx, the node side's tbf), paced as the stand-in
+# paces pods (traffic.py: -b and the kernel's --fq-rate), so a flow held
+# back on a full link does not burst to catch up later.
 LAB_BG_SECONDS=${LAB_BG_SECONDS:-600}
 lab_background() {
-	local node=$1 rate=$2 streams=$3 port=${4:-5201} i=${1#n} per
+	local node=$1 rate=$2 streams=$3 port=${4:-5201} dir=${5:-rx} i=${1#n} per server client addr
 	per=$(($(lab_bps "$rate") / streams))
-	start "bg-server-$node-$port" ip netns exec "$LAB_P-n$i" iperf3 -s -1 -B "10.231.$i.2" -p "$port"
+	case $dir in
+	rx) server=$LAB_P-n$i client=$LAB_HUB addr=10.231.$i.2 ;;
+	tx) server=$LAB_HUB client=$LAB_P-n$i addr=10.231.$i.1 ;;
+	*) fail "lab_background: direction '$dir' is neither rx nor tx" ;;
+	esac
+	start "bg-server-$node-$port" ip netns exec "$server" iperf3 -s -1 -B "$addr" -p "$port"
 	LAB_BG+=("$LAST_PID")
-	wait_for 5 "iperf3 server on port $port in $LAB_P-n$i" \
-		bash -c "ip netns exec '$LAB_P-n$i' ss -Hltn 'sport = :$port' | grep -q ."
-	start "bg-$node-$port" ip netns exec "$LAB_HUB" iperf3 -c "10.231.$i.2" -p "$port" \
+	wait_for 5 "iperf3 server on port $port in $server" \
+		bash -c "ip netns exec '$server' ss -Hltn 'sport = :$port' | grep -q ."
+	start "bg-$node-$port" ip netns exec "$client" iperf3 -c "$addr" -p "$port" \
 		-t "$LAB_BG_SECONDS" -P "$streams" -b "$per" --fq-rate "$((per * 105 / 100))" -C cubic
 	LAB_BG+=("$LAST_PID")
 }
 
 lab_backgrounds() {
-	local node rate streams port=5201
-	while read -r node rate streams; do
-		lab_background "$node" "$rate" "$streams" "$port"
+	local node rate streams dir port=5201
+	while read -r node rate streams dir; do
+		lab_background "$node" "$rate" "$streams" "$port" "${dir:-rx}"
 		port=$((port + 1))
 	done
 }
@@ -243,11 +254,14 @@ lab_rx() {
 	ip -n "$LAB_P-n${1#n}" -s -j link show eth0 | jq '.[0].stats64.rx.bytes'
 }
 
-# lab_uplink_bps NODE: bits per second its uplink received between the
-# stand-in's last two samples (0 before there are two).
+# lab_uplink_bps NODE [DIR]: bits per second its uplink received (DIR rx,
+# the default) or sent (tx) between the stand-in's last two samples (0
+# before there are two).
 lab_uplink_bps() {
+	local col=3
+	[ "${2:-rx}" = tx ] && col=4
 	grep ",$1," "$WORK/stats.csv" 2>/dev/null | tail -n 2 |
-		awk -F, 'NR == 1 { t = $1; b = $3 } NR == 2 && $1 > t { r = ($3 - b) * 8 / ($1 - t) } END { printf "%d\n", r }'
+		awk -F, -v c="$col" 'NR == 1 { t = $1; b = $c } NR == 2 && $1 > t { r = ($c - b) * 8 / ($1 - t) } END { printf "%d\n", r }'
 }
 
 # The scorer's ports and report key, fixed for the whole lab so the
@@ -296,7 +310,7 @@ lab_netsched_up() {
 		"--http=127.0.0.1:$LAB_SC_HTTP" "--health-listen=127.0.0.1:$LAB_SC_HEALTH" \
 		"--key-file=$WORK/report.key" "--kubeconfig=$WORK/kubeconfig" \
 		"--tls-cert=$WORK/tls/scorer.crt" "--tls-key=$WORK/tls/scorer.key" \
-		"--tls-client-ca=$WORK/tls/ca.crt" "$@")
+		"--tls-client-ca=$WORK/tls/ca.crt" "$@" ${LAB_SCORER_ARGS:-})
 	[ "${#args[@]}" -gt 6 ] || fail "no scorer args from deploy/scorer.yaml"
 	start scorer "$BIN/netsched-scorer" "${args[@]}"
 	LAB_SCORER=$LAST_PID

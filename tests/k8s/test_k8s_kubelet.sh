@@ -10,7 +10,10 @@
 #     beyond the uplink over IPv4 and IPv6, and the hub reaches them;
 #  2. status as a kubelet reports it: Running, podIP/podIPs, hostIP,
 #     startTime, Ready; traffic as annotated in both directions crosses
-#     the uplink and is recorded (rate asked, bytes got);
+#     the uplink and is recorded (rate asked, bytes got); two pods that
+#     talk to each other (peer=) on one node: their traffic is delivered
+#     and never crosses the uplink; background out of a node (lab.sh, tx)
+#     is its uplink's tx;
 #  3. a malformed annotation: a Warning event, no traffic;
 #  4. restart: killed with SIGKILL, a pod deleted and one bound meanwhile:
 #     the new process adopts the running pod (same address, traffic still
@@ -57,9 +60,11 @@ python3 - <<'PY' || fail "the traffic annotation parser"
 import sys
 sys.path.insert(0, "tests/k8s")
 import traffic
-ok = [("rate=300M", (300000000, "rx", 0, 60, 1)),
-      ("rate=12.5M,dir=tx,delay=500ms,duration=1m,streams=4", (12500000, "tx", 0.5, 60, 4)),
-      (" rate=1k , duration=3600s", (1000, "rx", 0, 3600, 1))]
+ok = [("rate=300M", (300000000, "rx", 0, 60, 1, None)),
+      ("rate=12.5M,dir=tx,delay=500ms,duration=1m,streams=4", (12500000, "tx", 0.5, 60, 4, None)),
+      (" rate=1k , duration=3600s", (1000, "rx", 0, 3600, 1, None)),
+      ("rate=5M,dir=tx,peer=app", (5000000, "tx", 0, 60, 1, "app")),
+      ("rate=5M,peer=example.com/tier", (5000000, "rx", 0, 60, 1, "example.com/tier"))]
 bad = [("", "'' is not key=value"), ("rate", "'rate' is not key=value"),
        ("rate=1M,colour=red", "unknown key 'colour'"), ("rate=1M,rate=2M", "rate given twice"),
        ("dir=rx", "no rate"), ("rate=fast", "rate 'fast' is not a number"),
@@ -67,10 +72,11 @@ bad = [("", "'' is not key=value"), ("rate", "'rate' is not key=value"),
        ("rate=1.2345M", "rate '1.2345M' is not a number"), ("rate=1M,dir=up", "dir 'up' is neither"),
        ("rate=1M,streams=17", "streams '17' is not 1..16"), ("rate=1M,delay=601s", "delay '601s' is outside"),
        ("rate=1M,duration=0s", "duration '0s' is outside"), ("rate=1M,duration=2h", "duration '2h' is not"),
-       ("rate=1M," + "x" * 300, "over the limit of 256")]
+       ("rate=1M," + "x" * 300, "over the limit of 256"), ("rate=1M,peer=-app", "peer '-app' is not a label key"),
+       ("rate=1M,peer=a/b/c", "peer 'a/b/c' is not a label key")]
 for text, want in ok:
     s = traffic.parse(text)
-    got = (s.rate, s.dir, s.delay, s.duration, s.streams)
+    got = (s.rate, s.dir, s.delay, s.duration, s.streams, s.peer)
     assert got == want, f"{text!r}: {got} != {want}"
 for text, want in bad:
     try:
@@ -129,6 +135,37 @@ done
 expect "r1's direction and node" "$(result r1 | jq -r '.dir + " on " + .node')" "rx on n1"
 expect "b1's direction and node" "$(result b1 | jq -r '.dir + " on " + .node')" "tx on n2"
 echo "ok: status Running/Ready with hostIP and startTime; 20 Mb/s each way delivered and recorded"
+
+# Two pods of one group on n1 that talk to each other (the peer key: the
+# pods with the same value of label "test"), 20 Mb/s each way: delivered
+# pod to pod on the node, nothing of it on n1's uplink.
+tx0=$(ip -n "$P-n1" -s -j link show eth0 | jq '.[0].stats64.tx.bytes + .[0].stats64.rx.bytes')
+pod talk1 n1 "rate=20M,dir=tx,delay=1s,duration=2s,peer=test"
+pod talk2 n1 "rate=20M,dir=tx,delay=1s,duration=2s,peer=test"
+for p in talk1 talk2; do wait_for 20 "$p's traffic result" has_result "$p"; done
+seen_pids
+up=$(($(ip -n "$P-n1" -s -j link show eth0 | jq '.[0].stats64.tx.bytes + .[0].stats64.rx.bytes') - tx0))
+for p in talk1 talk2; do
+	res=$(result "$p")
+	echo "  $p: $res"
+	jq -e '.error == null and .fraction >= 0.8 and .peerNode == "n1" and (.peer | startswith("talk"))
+		and .peer != .name and .wireBytes > .bytes' <<<"$res" >/dev/null ||
+		fail "$p, talking to its peer on n1 at 20 Mb/s, got $res"
+done
+# Two 20 Mb/s flows for 2 s are 10 MB; the uplink saw next to nothing.
+[ "$up" -lt 500000 ] || fail "n1's uplink carried $up bytes while its pods talked to each other"
+echo "ok: talk1 and talk2 talked to each other on n1 (20 Mb/s each way delivered); n1's uplink: $up bytes"
+kc delete pod talk1 talk2 --wait=false >/dev/null
+for p in talk1 talk2; do wait_for 20 "$p finalized" gone "$p"; done
+
+# Background out of n2: its uplink's tx, not its rx.
+lab_background n2 30M 3 5301 tx
+bg_tx() { [ "$(lab_uplink_bps n2 tx)" -ge 24000000 ]; }
+wait_for 10 "n2's uplink sending 30 Mb/s of background" bg_tx
+rx=$(lab_uplink_bps n2 rx)
+[ "$rx" -lt 5000000 ] || fail "n2's uplink received $rx b/s while it sent its background"
+echo "ok: background out of n2: tx $(lab_uplink_bps n2 tx) b/s, rx $rx b/s (its ACKs)"
+lab_background_stop
 
 # ----------------------------------------------------- 3. a bad annotation
 event() { kc get events --field-selector "involvedObject.name=bad,reason=InvalidTraffic" -o jsonpath='{.items[0].message}'; }

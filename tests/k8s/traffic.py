@@ -11,6 +11,11 @@ dir       rx (the pod receives: iperf3 -R, counted on its node's uplink as
 delay     from the pod's start to its traffic, 0s to 600s; default 0s
 duration  how long it sends, 1s to 3600s; default 60s
 streams   TCP connections sharing the rate, 1 to 16; default 1
+peer      a label key, e.g. app: the traffic runs between the pod and
+          another running pod of its namespace with the same value of that
+          label (the next by name, on any node: pods of one Deployment that
+          talk to each other) instead of the hub; on one node it never
+          crosses the uplink
 
 Bounded: 256 characters at most, each key once, nothing else. A malformed
 value raises BadTraffic, whose text says which part and why.
@@ -39,6 +44,8 @@ _RATE = re.compile(r"(\d{1,12})(?:\.(\d{1,3}))?([kMG]?)")
 _TIME = re.compile(r"(\d{1,7})(ms|s|m)")
 _UNIT = {"": 1, "k": 10**3, "M": 10**6, "G": 10**9}
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60}
+# A label key: an optional DNS prefix and "/", then a name of 1-63 characters.
+_LABEL = re.compile(r"(?:[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
 
 
 class BadTraffic(ValueError):
@@ -46,17 +53,17 @@ class BadTraffic(ValueError):
 
 
 class Spec:
-    def __init__(self, rate, direction, delay, duration, streams):
+    def __init__(self, rate, direction, delay, duration, streams, peer=None):
         self.rate, self.dir, self.delay = rate, direction, delay
-        self.duration, self.streams = duration, streams
+        self.duration, self.streams, self.peer = duration, streams, peer
 
     def as_dict(self):
         return {"rate": self.rate, "dir": self.dir, "delay": self.delay,
-                "duration": self.duration, "streams": self.streams}
+                "duration": self.duration, "streams": self.streams, "peer": self.peer}
 
     @classmethod
     def from_dict(cls, d):
-        return cls(d["rate"], d["dir"], d["delay"], d["duration"], d["streams"])
+        return cls(d["rate"], d["dir"], d["delay"], d["duration"], d["streams"], d.get("peer"))
 
 
 def _rate(v):
@@ -90,8 +97,8 @@ def parse(text):
         key, sep, value = part.strip().partition("=")
         if not sep or not key or not value:
             raise BadTraffic(f"{part.strip()!r} is not key=value")
-        if key not in ("rate", "dir", "delay", "duration", "streams"):
-            raise BadTraffic(f"unknown key {key!r} (rate, dir, delay, duration, streams)")
+        if key not in ("rate", "dir", "delay", "duration", "streams", "peer"):
+            raise BadTraffic(f"unknown key {key!r} (rate, dir, delay, duration, streams, peer)")
         if key in seen:
             raise BadTraffic(f"{key} given twice")
         seen[key] = value
@@ -103,8 +110,11 @@ def parse(text):
     streams = seen.get("streams", "1")
     if not streams.isdigit() or not 1 <= int(streams) <= 16:
         raise BadTraffic(f"streams {streams!r} is not 1..16")
+    peer = seen.get("peer")
+    if peer is not None and not _LABEL.fullmatch(peer):
+        raise BadTraffic(f"peer {peer!r} is not a label key such as app")
     return Spec(_rate(seen["rate"]), direction, _seconds("delay", seen.get("delay", "0s"), 0, 600),
-                _seconds("duration", seen.get("duration", "60s"), 1, 3600), int(streams))
+                _seconds("duration", seen.get("duration", "60s"), 1, 3600), int(streams), peer)
 
 
 class Proc:
