@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """The closed-loop placement bench's driver (bench/placement.sh runs it):
 
-  placement.py background WORKLOAD SPEED      "node bits-per-second streams"
+  placement.py background WORKLOAD SPEED      "node bits-per-second streams rx|tx"
+  placement.py netsched-args WORKLOAD agent|scorer   the netsched way's extra
+                                              options, one a line
+  placement.py list                           make bench-placement's workloads
   placement.py run --workload W --speed S --placement P --out DIR ...
   placement.py report DIR [--plots DIR] [--ways W,...]
 
@@ -12,14 +15,20 @@ with controller: true and labelled with its pod-template-hash, as the
 ReplicaSet controller makes them), then its pods at their times, placed by
 the stock scheduler (stock), by netsched's scheduler (netsched:
 spec.schedulerName netsched-scheduler, deploy/'s way (a)), or bound at once
-to the oracle's node (oracle: spec.nodeName); deletes them at their times;
-and writes DIR/run.json. `report` turns the runs into the tables and plots.
+to the oracle's node (oracle: spec.nodeName; a group pinned to a node is
+bound there whatever the way); deletes them at their times; and writes
+DIR/run.json. A workload that learns waits, under netsched (--scorer), until
+the scorer's /v1/workloads says its groups are learned before the pods due
+from its learn_at on (60 s at most; the rest of the timeline moves with
+it), and keeps what the scorer believed of them then and at the end.
+`report` turns the runs into the tables and plots.
 """
 import argparse
 import json
 import os
 import sys
 import time
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Nothing written into the source tree (no __pycache__).
@@ -63,6 +72,37 @@ def template_hash(template):
 
 
 # ---------------------------------------------------------------- run
+def workloads_seen(scorer, ns):
+    """What the scorer's /v1/workloads says of the namespace's workloads:
+    {name: {"learned", "pods", "podsMeasured", "rxBps", "txBps"}} (bits per
+    second per pod), {} when it cannot say."""
+    try:
+        with urllib.request.urlopen(f"{scorer}/v1/workloads", timeout=5) as r:
+            doc = json.loads(r.read(16 << 20))
+    except (OSError, ValueError):
+        return {}
+    return {w["name"]: {"learned": w.get("learned", False), "pods": w.get("pods", 0),
+                        "podsMeasured": w.get("podsMeasured", 0),
+                        "rxBps": w.get("rxBytesPerSecond", 0) * 8, "txBps": w.get("txBytesPerSecond", 0) * 8}
+            for w in doc.get("workloads", []) if w.get("namespace") == ns}
+
+
+def wait_learned(scorer, ns, groups, limit=60.0):
+    """Until the scorer has learned every group (bounded); returns the
+    seconds waited and what it said last."""
+    t = time.time()
+    seen = {}
+    while time.time() - t < limit:
+        seen = workloads_seen(scorer, ns)
+        if all(seen.get(g, {}).get("learned") for g in groups):
+            break
+        time.sleep(0.5)
+    else:
+        print(f"placement: {ns}: the scorer had not learned {', '.join(groups)} after {limit:g} s: "
+              f"{json.dumps(seen)}", file=sys.stderr)
+    return time.time() - t, seen
+
+
 def cpu_busy():
     with open("/proc/stat", encoding="ascii") as f:
         v = [int(x) for x in f.readline().split()[1:8]]
@@ -98,11 +138,12 @@ def run(args):
     owners, templates = {}, {}
     for g in {p.group.name: p.group for p in w.pods}.values():
         n = sum(1 for p in w.pods if p.group is g)
-        rate = int(g.rate * link)
+        rate = round(g.rate * link)
         # Traffic until the pod is deleted (the hour is only a bound).
-        ann = {"netsched.test/traffic": f"rate={quantity(rate)},dir=rx,delay={g.delay:g}s,duration=3600s"}
+        ann = {"netsched.test/traffic": f"rate={quantity(rate)},dir={g.dir},delay={g.delay:g}s,duration=3600s"
+                                        + (",peer=app" if g.peer else "")}
         if g.declared:
-            ann["kubernetes.io/ingress-bandwidth"] = quantity(rate)
+            ann[f"kubernetes.io/{'ingress' if g.dir == 'rx' else 'egress'}-bandwidth"] = quantity(rate)
         template = {"metadata": {"labels": {"app": g.name}, "annotations": ann},
                     "spec": {"containers": [{"name": g.name, "image": "netsched.invalid/pause",
                                              "resources": {"requests": {"cpu": f"{g.cpu_m}m",
@@ -133,8 +174,13 @@ def run(args):
     pods = {}
     busy0 = cpu_busy()
     t0 = time.time()
+    shift, learned, gated = 0.0, {}, not (w.learn and args.placement == "netsched" and args.scorer)
     for at, kind, p in actions:
-        delay = t0 + at - time.time()
+        if not gated and at >= w.learn_at:
+            time.sleep(max(0.0, t0 + at - time.time()))
+            shift, learned = wait_learned(args.scorer, ns, w.learn)
+            gated = True
+        delay = t0 + shift + at - time.time()
         if delay > 0:
             time.sleep(delay)
         if kind == 0:
@@ -147,8 +193,8 @@ def run(args):
                                                       "uid": rs["metadata"]["uid"], "controller": True,
                                                       "blockOwnerDeletion": True}]),
                    "spec": tpl["spec"]}
-            if args.placement == "oracle":
-                obj["spec"]["nodeName"] = assign[p.idx]
+            if args.placement == "oracle" or p.group.node:
+                obj["spec"]["nodeName"] = assign.get(p.idx) or p.group.node
             created = time.time()
             got = api.create(f"/api/v1/namespaces/{ns}/pods", obj)
             pods[p.idx] = {"idx": p.idx, "group": p.group.name, "name": got["metadata"]["name"],
@@ -158,13 +204,14 @@ def run(args):
         else:
             pods[p.idx]["deleted"] = time.time()
             api.delete_pod(ns, pods[p.idx]["name"])
-    delay = t0 + w.end - time.time()
+    delay = t0 + shift + w.end - time.time()
     if delay > 0:
         time.sleep(delay)
     if args.run_for:
         run_for(api, ns, pods, args.run_for, max(g.delay for g in {p.group for p in w.pods}))
     end = time.time()
     busy1 = cpu_busy()
+    believed = workloads_seen(args.scorer, ns) if args.scorer and args.placement == "netsched" else {}
     for item in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", []):
         for rec in pods.values():
             if rec["uid"] == item["metadata"]["uid"]:
@@ -184,6 +231,8 @@ def run(args):
         json.dump({"workload": w.key, "speed": args.speed, "link": link, "placement": args.placement,
                    "namespace": ns, "t0": t0, "end": end, "oracle": {str(k): v for k, v in assign.items()},
                    "cpuBusy": (busy1[0] - busy0[0]) / max(1, busy1[1] - busy0[1]),
+                   "learnAt": t0 + w.learn_at if w.learn_at is not None else None, "learnWait": shift,
+                   "learned": learned, "believedAtEnd": believed,
                    "pods": sorted(pods.values(), key=lambda r: r["idx"])}, f, indent=1)
 
 
@@ -203,6 +252,11 @@ def main():
     r.add_argument("--run-for", type=float, default=0,
                    help="after the timeline, until every pod has run this long (tests)")
     r.add_argument("--namespace", help="the run's namespace (default WORKLOAD-PLACEMENT)")
+    r.add_argument("--scorer", help="the scorer's status URL (http://ADDR:PORT): netsched's learning")
+    na = sub.add_parser("netsched-args")
+    na.add_argument("workload", choices=sorted(model.WORKLOADS))
+    na.add_argument("kind", choices=("agent", "scorer"))
+    sub.add_parser("list")
     rep = sub.add_parser("report")
     rep.add_argument("dir")
     rep.add_argument("--plots")
@@ -211,9 +265,15 @@ def main():
     a = ap.parse_args()
     if a.cmd == "background":
         w, link = model.WORKLOADS[a.workload], speed_bps(a.speed)
-        for node, frac in w.background.items():
-            if frac > 0:
-                print(node, int(frac * link), w.streams(node))
+        for node in w.background:
+            for d in model.DIRS:
+                if w.bg(node, d) > 0:
+                    print(node, round(w.bg(node, d) * link), w.streams(node, d), d)
+    elif a.cmd == "netsched-args":
+        w = model.WORKLOADS[a.workload]
+        print("\n".join(w.agent_args if a.kind == "agent" else w.scorer_args))
+    elif a.cmd == "list":
+        print(" ".join(model.BENCH))
     elif a.cmd == "run":
         os.makedirs(a.out, exist_ok=True)
         run(a)

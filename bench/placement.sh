@@ -17,9 +17,11 @@
 # each link speed of PLACEMENT_SPEEDS (default "50M 500M": the machine's 2
 # cores carry 500 Mb/s links with room, 1 Gb/s ones not with the bench's
 # aggregate traffic; same 10x ratio). Reference workloads
-# (PLACEMENT_WORKLOADS, default "burst declared steps churn"; rates are
-# fractions of the link, so each means the same at both speeds): see
-# bench/placement_model.py. Each speed gets a fresh control plane and
+# (PLACEMENT_WORKLOADS, default "burst declared steps churn egress warm
+# mixed colocated"; rates are fractions of the link, so each means the same
+# at both speeds): see bench/placement_model.py. A workload that learns
+# (warm, colocated) runs netsched with the agents' window scaled to 6 s
+# (placement.py netsched-args), as tests/k8s/test_k8s_weight.sh does. Each speed gets a fresh control plane and
 # stand-in; each workload its background traffic, then the three ways one
 # after the other, each in its own namespace, each starting on idle pod
 # links, netsched each time with a fresh scorer and fresh agents.
@@ -36,11 +38,11 @@ BIN=${BINDIR:-bin}
 . bench/lib.sh
 lab_need bench-placement bench
 SPEEDS=${PLACEMENT_SPEEDS:-50M 500M}
-WORKLOADS=${PLACEMENT_WORKLOADS:-burst declared steps churn}
+PY=bench/placement.py
+WORKLOADS=${PLACEMENT_WORKLOADS:-$(python3 "$PY" list)}
 WAYS=${PLACEMENT_WAYS:-stock netsched oracle}
 OUT=${PLACEMENT_OUT:-${O:-build}/bench-placement}
 STYLES=(${PLACEMENT_STYLES:-routed routed routed bridged bridged bridged})
-PY=bench/placement.py
 T_START=$(date +%s)
 k8s_init
 
@@ -53,20 +55,20 @@ first=${SPEEDS%% *}
 lab_nodes "$P" "$first" "${STYLES[@]}"
 
 # rates_ok SPEED WORKLOAD: every node's uplink carries at least 85% of its
-# background (the stand-in's counters, the last second).
+# background, each direction (the stand-in's counters, the last second).
 rates_ok() {
-	local node rate streams
-	while read -r node rate streams; do
-		[ "$(lab_uplink_bps "$node")" -ge $((rate * 85 / 100)) ] || return 1
+	local node rate streams dir
+	while read -r node rate streams dir; do
+		[ "$(lab_uplink_bps "$node" "$dir")" -ge $((rate * 85 / 100)) ] || return 1
 	done < <(python3 "$PY" background "$2" "$1")
 }
 
 # scorer_ok SPEED WORKLOAD: the scorer sees each node's background.
 scorer_ok() {
-	local node rate streams got
-	while read -r node rate streams; do
+	local node rate streams dir got
+	while read -r node rate streams dir; do
 		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
-			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
+			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .${dir}BytesPerSecond * 8 | floor")
 		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
 	done < <(python3 "$PY" background "$2" "$1")
 }
@@ -84,11 +86,14 @@ for speed in $SPEEDS; do
 		wait_for 20 "$w's background traffic at $speed" rates_ok "$speed" "$w"
 		for way in $WAYS; do
 			if [ "$way" = netsched ]; then
-				lab_netsched_up "$speed" --log-level=debug
+				mapfile -t extra < <(python3 "$PY" netsched-args "$w" scorer)
+				LAB_AGENT_ARGS=$(python3 "$PY" netsched-args "$w" agent | tr '\n' ' ') \
+					lab_netsched_up "$speed" --log-level=debug "${extra[@]}"
 				wait_for 20 "the scorer to see every node's background" scorer_ok "$speed" "$w"
 			fi
 			python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$w" --speed "$speed" \
-				--placement "$way" --out "$D/$w-$way" --kubelet-state "$WORK/kubelet" ||
+				--placement "$way" --out "$D/$w-$way" --kubelet-state "$WORK/kubelet" \
+				${LAB_SC_HEALTH:+--scorer "http://127.0.0.1:$LAB_SC_HEALTH"} ||
 				fail "$w at $speed, $way: the run failed"
 			if [ "$way" = netsched ]; then
 				lab_netsched_down

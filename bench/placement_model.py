@@ -5,6 +5,13 @@ flows on one link gets, used by the oracle and to explain shortfalls.
 Every rate is a fraction of the link speed L, so a workload means the same
 at 50 Mb/s and 500 Mb/s. Rates are TCP payload (what iperf3 -b asks and
 counts); a link shaped to L on the wire carries PAYLOAD x L of it.
+
+A link has two directions, each its own capacity: tests/k8s/lab.sh shapes
+both ends of every uplink with a tbf at L (the hub side's egress is what the
+node receives, rx; the node side's what it sends, tx), and the ACKs of one
+direction's TCP flows are a few percent of the other's at most. A workload's
+background and each of its pods' traffic go one way (rx or tx); the model
+shares each direction of each link among the flows that use it.
 """
 import math
 import random
@@ -17,14 +24,24 @@ NODE_CPU_M = 4000
 NODE_PODS = 110
 
 
+DIRS = ("rx", "tx")
+
+
 class Group:
     """A Deployment: its pods' requests and traffic (every pod of it the
     same, as a Deployment's template makes them): rate, a fraction of the
-    link, from `delay` s after the pod starts until it is deleted."""
+    link, from `delay` s after the pod starts until it is deleted, received
+    (dir rx) or sent (tx). declared: the rate as kubernetes.io/ingress-
+    bandwidth (rx) or egress-bandwidth (tx). peer: the pods talk to each
+    other (the traffic annotation's peer key), not to the hub; such a group
+    is pinned to one node (node: bound there with spec.nodeName whatever
+    the way, as pods already running), so its traffic never crosses a
+    link."""
 
-    def __init__(self, name, cpu_m, rate, declared, delay):
+    def __init__(self, name, cpu_m, rate, declared, delay, direction="rx", peer=False, node=None):
         self.name, self.cpu_m, self.rate, self.declared = name, cpu_m, rate, declared
-        self.delay = delay
+        self.delay, self.dir, self.peer, self.node = delay, direction, peer, node
+        assert direction in DIRS and (node or not peer)
 
 
 class PodPlan:
@@ -41,15 +58,37 @@ class PodPlan:
 
 
 class Workload:
-    def __init__(self, key, title, background, pods, end, note):
-        self.key, self.title, self.background, self.pods = key, title, background, pods
-        self.end, self.note = end, note
+    """background: {node: fraction of the link received} or {node: (rx,
+    tx)}. learn: groups netsched must have learned before the pods created
+    from learn_at on (the bench waits for the scorer's /v1/workloads to say
+    so, 60 s at most, under netsched; the timeline is the same for every
+    way otherwise). agent_args, scorer_args: what the netsched way runs
+    with besides deploy/'s (a workload that learns scales the window down
+    as tests/k8s/test_k8s_weight.sh does)."""
 
-    def streams(self, node):
-        """Background flows into a node: one per tenth of the link, so a
-        busy link carries many flows, as it does in a cluster, and a new
-        pod's fair share on it is small."""
-        return max(1, math.ceil(self.background[node] * 10 - 1e-9))
+    def __init__(self, key, title, background, pods, end, note, learn=(), learn_at=None,
+                 agent_args=(), scorer_args=()):
+        self.key, self.title, self.pods = key, title, pods
+        self.background = {n: tuple(v) if isinstance(v, (tuple, list)) else (v, 0.0)
+                           for n, v in background.items()}
+        self.end, self.note = end, note
+        self.learn, self.learn_at = tuple(learn), learn_at
+        self.agent_args, self.scorer_args = tuple(agent_args), tuple(scorer_args)
+
+    def bg(self, node, direction="rx"):
+        return self.background[node][DIRS.index(direction)]
+
+    def dirs(self):
+        """The directions this workload loads: background or pods."""
+        used = {d for v in self.background.values() for d, x in zip(DIRS, v) if x > 0}
+        used |= {p.group.dir for p in self.pods if not p.group.peer}
+        return tuple(d for d in DIRS if d in used)
+
+    def streams(self, node, direction="rx"):
+        """Background flows into (rx) or out of (tx) a node: one per tenth
+        of the link, so a busy link carries many flows, as it does in a
+        cluster, and a new pod's fair share on it is small."""
+        return max(1, math.ceil(self.bg(node, direction) * 10 - 1e-9))
 
 
 GRADED = {"n1": 0.85, "n2": 0.85, "n3": 0.40, "n4": 0.20, "n5": 0.20, "n6": 0.05}
@@ -120,9 +159,96 @@ def _outcome():
                     6.0, "n1 and n2 saturated, n3 and n4 idle; 6 pods asking 20% each, at once")
 
 
+# A workload that learns runs netsched with the agents' window and the
+# scorer's in-flight hold scaled from deploy/'s 60 s to 6 s, as
+# tests/k8s/test_k8s_weight.sh does: a pod is learned about 10 s of
+# start-up and a window and a half after it started.
+SHORT_AGENT = ("--window=6s", "--pod-interval=3s")
+SHORT_SCORER = ("--inflight-hold=16s", "--inflight-fade=6s")
+LEARN_AT = 24.0
+
+
+def _egress():
+    send = Group("upload", 500, 0.20, False, 2.0, "tx")
+    pods = [PodPlan(i, send, 0.0) for i in range(8)]
+    bg = {"n1": (0.0, 0.93), "n2": (0.0, 0.93), "n3": (0.0, 0.50), "n4": (0.0, 0.30), "n5": (0.0, 0.20),
+          "n6": (0.0, 0.05)}
+    return Workload("egress", "a burst of senders next to nodes busy sending", bg, pods, 15.0,
+                    "nodes sending 93, 93, 50, 30, 20, 5% of the link (receiving nothing); 8 pods sending "
+                    "20% each, created at once, declaring nothing")
+
+
+def _warm(key, direction, title):
+    """4 pods of a Deployment learned, then +8 at once next to nodes busy
+    90% to 10% in the pods' direction: room for the 12 (2.7 links of it
+    for 2.4 asked), none on the 90% node."""
+    web = Group("web", 500, 0.20, False, 1.0, direction)
+    pods = [PodPlan(i, web, 0.0) for i in range(4)] + [PodPlan(4 + i, web, LEARN_AT) for i in range(8)]
+    grade = (0.90, 0.74, 0.58, 0.42, 0.26, 0.10)
+    bg = {f"n{i + 1}": (x, 0.0) if direction == "rx" else (0.0, x) for i, x in enumerate(grade)}
+    verb = "receiving" if direction == "rx" else "sending"
+    return Workload(key, title, bg, pods, LEARN_AT + 10.0,
+                    f"nodes {verb} 90, 74, 58, 42, 26, 10% of the link; 4 pods of a Deployment {verb} "
+                    f"20% each run until netsched learned them (agents' window 6 s), then +8 at once "
+                    f"(at {LEARN_AT:g} s or once learned), declaring nothing; the room left in all takes them",
+                    learn=("web",), learn_at=LEARN_AT, agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER)
+
+
+def _mixed():
+    reader = Group("reader", 500, 0.20, False, 2.0, "rx")
+    writer = Group("writer", 500, 0.20, False, 2.0, "tx")
+    pods = [PodPlan(i, reader if i % 2 == 0 else writer, 0.0) for i in range(10)]
+    bg = {"n1": (0.85, 0.0), "n2": (0.85, 0.0), "n3": (0.0, 0.85), "n4": (0.0, 0.85), "n5": (0.50, 0.0),
+          "n6": (0.0, 0.50)}
+    return Workload("mixed", "receivers and senders on nodes busy one way each", bg, pods, 15.0,
+                    "n1, n2 receiving 85% of the link, n3, n4 sending 85%, n5 receiving 50%, n6 sending "
+                    "50%; 5 pods receiving and 5 sending 20% each, created at once, declaring nothing: "
+                    "the oracle puts receivers where nodes send and senders where they receive")
+
+
+def _colocated():
+    chat = Group("chat", 500, 0.30, False, 1.0, "tx", peer=True, node="n6")
+    heavy = Group("heavy", 500, 0.20, False, 1.0)
+    pods = [PodPlan(i, chat, 0.0) for i in range(2)] + [PodPlan(2 + i, heavy, LEARN_AT) for i in range(6)]
+    bg = {"n1": 0.85, "n2": 0.85, "n3": 0.70, "n4": 0.50, "n5": 0.50, "n6": 0.0}
+    return Workload("colocated", "co-located talkers: pod-to-pod traffic that never crosses the link", bg, pods,
+                    LEARN_AT + 10.0,
+                    "n1-n5 receiving 85, 85, 70, 50, 50% of the link, n6 idle but for 2 pods of a "
+                    "Deployment on it sending 30% each to each other (never on its uplink); once netsched "
+                    f"learned them (agents' window 6 s), 6 pods receiving 20% each at once "
+                    f"(at {LEARN_AT:g} s or once learned), declaring nothing: n6's link has room for 4",
+                    learn=("chat",), learn_at=LEARN_AT, agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER)
+
+
+def _senders():
+    send = Group("upload", 500, 0.20, False, 1.0, "tx")
+    pods = [PodPlan(i, send, 0.0) for i in range(6)]
+    bg = {"n1": (0.0, 0.95), "n2": (0.0, 0.95), "n3": (0.60, 0.0), "n4": (0.60, 0.0)}
+    return Workload("senders", "tests/k8s/test_k8s_direction.sh: senders next to saturated senders", bg, pods,
+                    6.0, "n1, n2 sending 95% of the link, n3, n4 receiving 60% (sending nothing); 6 pods "
+                    "sending 20% each, at once")
+
+
+def _oneway():
+    reader = Group("reader", 500, 0.20, False, 1.0, "rx")
+    writer = Group("writer", 500, 0.20, False, 1.0, "tx")
+    pods = [PodPlan(i, reader if i % 2 == 0 else writer, 0.0) for i in range(6)]
+    bg = {"n1": (0.90, 0.0), "n2": (0.90, 0.0), "n3": (0.0, 0.90), "n4": (0.0, 0.90)}
+    return Workload("oneway", "tests/k8s/test_k8s_direction.sh: receivers and senders on nodes busy one way",
+                    bg, pods, 6.0, "n1, n2 receiving 90% of the link, n3, n4 sending 90%; 3 pods receiving "
+                    "and 3 sending 20% each, at once")
+
+
 WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare nothing", False),
                                 _burst("declared", "the same burst, bandwidth declared", True),
-                                _steps(), _churn(), _demo(), _outcome(), _learned())}
+                                _steps(), _churn(), _egress(),
+                                _warm("warm", "rx", "a learned Deployment scaled up next to graded nodes"),
+                                _mixed(), _colocated(),
+                                _warm("warm-tx", "tx", "tests/k8s/test_k8s_warm.sh: a learned Deployment of "
+                                      "senders scaled up next to nodes graded by what they send"),
+                                _demo(), _outcome(), _learned(), _senders(), _oneway())}
+# make bench-placement's default list (PLACEMENT_WORKLOADS).
+BENCH = ("burst", "declared", "steps", "churn", "egress", "warm", "mixed", "colocated")
 
 
 # ------------------------------------------------------------------ model
@@ -140,27 +266,36 @@ def waterfill(demands, capacity):
 
 def node_model(w, node, pods):
     """What each of these pods (all on node) gets over its traffic, by
-    the fluid model: per interval between traffic starts and stops, the
-    link's payload capacity shared max-min among the background flows and
-    the pods. Returns ({idx: (delivered, asked)} in link-seconds, peak
-    load / capacity)."""
+    the fluid model: per direction of the link and per interval between
+    traffic starts and stops, that direction's payload capacity shared
+    max-min among its background flows and the pods using it (a pod that
+    talks to a peer on its node uses neither: it gets what it asks).
+    Returns ({idx: (delivered, asked)} in link-seconds, peak load /
+    capacity of the busier direction)."""
     cap = PAYLOAD
-    bg = w.background.get(node, 0.0)
-    nbg = w.streams(node) if bg > 0 else 0
     spans = {p.idx: p.traffic(w.end) for p in pods}
-    cuts = sorted({t for s in spans.values() for t in s})
     got = {p.idx: [0.0, 0.0] for p in pods}
-    peak = bg / cap
-    for a, b in zip(cuts, cuts[1:]):
-        live = [p for p in pods if spans[p.idx][0] <= a and b <= spans[p.idx][1]]
-        if not live:
-            continue
-        demands = [bg / nbg] * nbg + [p.group.rate for p in live]
-        alloc = waterfill(demands, cap)[nbg:]
-        for p, x in zip(live, alloc):
-            got[p.idx][0] += x * (b - a)
-            got[p.idx][1] += p.group.rate * (b - a)
-        peak = max(peak, sum(demands) / cap)
+    for p in pods:
+        if p.group.peer:
+            a, b = spans[p.idx]
+            got[p.idx] = [p.group.rate * (b - a)] * 2
+    peak = 0.0
+    for d in DIRS:
+        bg = w.bg(node, d) if node in w.background else 0.0
+        nbg = w.streams(node, d) if bg > 0 else 0
+        mine = [p for p in pods if p.group.dir == d and not p.group.peer]
+        cuts = sorted({t for p in mine for t in spans[p.idx]})
+        peak = max(peak, bg / cap)
+        for a, b in zip(cuts, cuts[1:]):
+            live = [p for p in mine if spans[p.idx][0] <= a and b <= spans[p.idx][1]]
+            if not live:
+                continue
+            demands = ([bg / nbg] * nbg if nbg else []) + [p.group.rate for p in live]
+            alloc = waterfill(demands, cap)[nbg:]
+            for p, x in zip(live, alloc):
+                got[p.idx][0] += x * (b - a)
+                got[p.idx][1] += p.group.rate * (b - a)
+            peak = max(peak, sum(demands) / cap)
     return {k: tuple(v) for k, v in got.items()}, peak
 
 
@@ -205,8 +340,10 @@ def oracle(w):
         return (round(min(p[0] for p in parts), 4), round(sum(p[1] for p in parts), 4),
                 -round(sum(p[2] ** 2 for p in parts), 4))
 
-    assign = {}
+    assign = {p.idx: p.group.node for p in w.pods if p.group.node}
     for p in sorted(w.pods, key=lambda p: (p.create, -p.group.rate, p.idx)):
+        if p.group.node:
+            continue
         best = None
         for n in nodes:
             if not cpu_fits(w, assign, p, n):
@@ -218,7 +355,8 @@ def oracle(w):
     current = score(assign)
     for _ in range(20):
         improved = False
-        for p in w.pods:
+        free = [p for p in w.pods if not p.group.node]
+        for p in free:
             for n in nodes:
                 if n == assign[p.idx]:
                     continue
@@ -230,8 +368,8 @@ def oracle(w):
                 s = score(trial)
                 if s > current:
                     assign, current, improved = trial, s, True
-        for p in w.pods:
-            for q in w.pods:
+        for p in free:
+            for q in free:
                 if q.idx <= p.idx or assign[p.idx] == assign[q.idx]:
                     continue
                 trial = {k: v for k, v in assign.items() if k not in (p.idx, q.idx)}

@@ -4,10 +4,16 @@ workload and link speed, for each way of placing (stock, netsched, oracle):
   per pod   delivered/asked: what its iperf3 got over its run divided by its
             rate (p10, p50, min; a pod that never ran counts 0)
   aggregate everything the workload's pods got, Mb/s over the workload, and
-            as a share of the oracle's
+            as a share of the oracle's (of its Mb/s: a run that waited
+            for netsched to learn lasts longer)
   sat-s     link-seconds a node's uplink was saturated (>= 95% of the link,
             1 s samples of its counters) while another node had room
-            (<= 75%)
+            (<= 75%), in the same direction (rx and tx counted apart)
+  per direction  for a workload whose pods receive and send: p10, p50 and
+            how many under 0.8 of each direction's pods, and sat-s of each
+  learned   for a workload that learns (netsched): what the scorer's
+            /v1/workloads said of each group it waited for, against what
+            its pods' nodes' uplinks carried meanwhile
   cpu       spread of CPU requests across nodes (max - min cores) when the
             most pods were running
   latency   creation to binding per pod, ms (p50/max), from the scheduler's
@@ -58,13 +64,13 @@ def read_jsonl(path):
 
 
 def read_stats(path):
-    """{node: [(t, rx_bytes)]} from the stand-in's counters."""
+    """{node: [(t, rx_bytes, tx_bytes)]} from the stand-in's counters."""
     out = {}
     if os.path.exists(path):
         with open(path, encoding="ascii") as f:
             for line in f:
-                t, node, rx, _ = line.strip().split(",")
-                out.setdefault(node, []).append((float(t), int(rx)))
+                t, node, rx, tx = line.strip().split(",")
+                out.setdefault(node, []).append((float(t), int(rx), int(tx)))
     return out
 
 
@@ -129,22 +135,45 @@ class Run:
         self.span = meta["end"] - start
         self.bytes = sum((p["result"] or {}).get("bytes", 0) for p in self.pods)
         self.agg = self.bytes * 8 / self.span / 1e6
-        self.sat, self.util = self.saturation(stats, start + 1, meta["end"])
+        self.dirs = self.w.dirs()
+        self.sat_by, self.util = {}, {}
+        for d in self.dirs:
+            self.sat_by[d], self.util[d] = self.saturation(stats, start + 1, meta["end"], d)
+        self.sat = sum(self.sat_by.values())
+        self.stats = stats
         self.cpu = self.cpu_spread()
         lat = [(p["bound"] - p["created"]) * 1000 for p in self.pods if p["bound"]]
         self.lat = (nearest_rank(lat, 50), max(lat)) if lat else None
 
-    def saturation(self, stats, t_from, t_to):
-        """Link-seconds saturated while another node had room, and each
-        node's utilization per sample [(t - t0, util)]."""
+    def of_dir(self, d):
+        """This run's pods that use direction d of their node's link."""
+        return [p for p in self.pods if self.group(p).dir == d]
+
+    def group(self, p):
+        return next(q.group for q in self.w.pods if q.group.name == p["group"])
+
+    def carried(self, node, t_from, t_to):
+        """(rx, tx) bits per second the node's uplink carried on average
+        between two times, from the stand-in's counters (None: no samples)."""
+        rows = [r for r in self.stats.get(node, []) if t_from <= r[0] <= t_to]
+        if len(rows) < 2 or rows[-1][0] <= rows[0][0]:
+            return None
+        dt = rows[-1][0] - rows[0][0]
+        return tuple((rows[-1][k] - rows[0][k]) * 8 / dt for k in (1, 2))
+
+    def saturation(self, stats, t_from, t_to, d="rx"):
+        """Link-seconds saturated in direction d while another node had
+        room in it, and each node's utilization per sample [(t - t0, util)]."""
         util = {}
+        k = 1 if d == "rx" else 2
         for node, rows in stats.items():
             if node not in self.w.background:
                 continue
             series = []
-            for (ta, ra), (tb, rb) in zip(rows, rows[1:]):
+            for a, b in zip(rows, rows[1:]):
+                ta, tb = a[0], b[0]
                 if t_from - 5 <= ta and tb <= t_to + 1 and tb > ta:
-                    series.append((tb, (rb - ra) * 8 / (tb - ta) / self.link))
+                    series.append((tb, (b[k] - a[k]) * 8 / (tb - ta) / self.link))
             util[node] = series
         sat = 0.0
         times = sorted({round(t) for s in util.values() for t, _ in s if t_from <= t <= t_to})
@@ -173,21 +202,26 @@ class Run:
         return f"{v:.0f} Mb/s" if v >= 0 else f"none ({-v:.0f} Mb/s over)"
 
     def room_at(self, pod):
-        """Each node's free payload capacity (fraction of the link) for
-        pod's traffic, from the demands the bench knows: background plus
-        the pods bound there before it that overlap it."""
+        """Each node's free payload capacity (fraction of the link) in the
+        direction of pod's traffic, from the demands the bench knows:
+        background plus the pods bound there before it that overlap it and
+        use that direction of the link."""
         end = self.meta["end"]
+        d = self.group(pod).dir
         room = {}
-        for n, bg in self.w.background.items():
-            load = bg + sum(q["rate"] / self.link for q in self.pods
-                            if q is not pod and q.get("node") == n and q["created"] <= pod["created"]
-                            and (q["deleted"] or end) > pod["created"])
+        for n in self.w.background:
+            load = self.w.bg(n, d) + sum(q["rate"] / self.link for q in self.pods
+                                         if q is not pod and q.get("node") == n and q["created"] <= pod["created"]
+                                         and (q["deleted"] or end) > pod["created"]
+                                         and self.group(q).dir == d and not self.group(q).peer)
             room[n] = model.PAYLOAD - load
         return room
 
     def why(self, pod):
         """Why netsched put this pod on a node that could not take it."""
         n, rate = pod.get("node"), pod["rate"] / self.link
+        if self.group(pod).node:
+            return f"pinned to {n} (spec.nodeName, as pods already running)"
         room = self.room_at(pod)
         best = max(room, key=room.get)
         mb = self.mb
@@ -238,10 +272,17 @@ class Run:
             short = [p for p in here if p["fraction"] < cut]
             if not short:
                 continue
-            peak = max(sum(q["rate"] for q in here if q["created"] <= p["created"] < (q["deleted"] or end))
-                       for p in here) / self.link
-            free = model.PAYLOAD - self.w.background[n]
-            out.append(f"{n}: up to {mb(peak)} of pods where {mb(free)} was free; {len(short)} of its "
+            parts = []
+            for d in model.DIRS:
+                mine = [p for p in here if self.group(p).dir == d and not self.group(p).peer]
+                if not mine:
+                    continue
+                peak = max(sum(q["rate"] for q in mine if q["created"] <= p["created"] < (q["deleted"] or end))
+                           for p in mine) / self.link
+                free = model.PAYLOAD - self.w.bg(n, d)
+                parts.append(f"up to {mb(peak)} of pods {'receiving' if d == 'rx' else 'sending'} where "
+                             f"{mb(free)} was free")
+            out.append(f"{n}: {'; '.join(parts) or 'pods talking on the node'}; {len(short)} of its "
                        f"{len(here)} pods got under {cut:.2f} (lowest {min(p['fraction'] for p in short):.2f})")
             rate_of = lambda p: p["rate"] / self.link  # noqa: E731
             misfits = [p for p in sorted(here, key=lambda p: p["created"]) if self.room_at(p)[n] < rate_of(p)]
@@ -250,8 +291,9 @@ class Run:
             if len(misfits) > 3:
                 out.append(f"  ... and {len(misfits) - 3} more put there without room")
             if not misfits:
-                out.append(f"  every pod fit {n} by its demand: TCP shared the link unevenly with the "
-                           f"{self.w.streams(n)} background flows")
+                d = self.group(short[0]).dir
+                out.append(f"  every pod fit {n} by its demand: TCP shared the link ({d}) unevenly with the "
+                           f"{self.w.streams(n, d) if self.w.bg(n, d) else 0} background flows")
         unbound = [p for p in self.pods if not p.get("node")]
         if unbound:
             out.append(f"{len(unbound)} pods never bound (Pending): they count 0")
@@ -292,6 +334,38 @@ def pod_lines(r):
     return out
 
 
+def learned_lines(runs, wk, speed, ways):
+    """For a workload that learns: what netsched's scorer believed of each
+    group it waited for (per pod, /v1/workloads) against what the links of
+    the nodes its pods ran on carried meanwhile (the stand-in's counters,
+    from the first pod's traffic to the learn point), under each way."""
+    w = model.WORKLOADS[wk]
+    if not w.learn:
+        return []
+    out = []
+    for way in ways:
+        r = runs.get((wk, speed, way))
+        if r is None or r.meta.get("learnAt") is None:
+            continue
+        t_from = r.meta["t0"] + min(p.group.delay for p in w.pods if p.group.name in w.learn) + 1
+        t_to = r.meta["learnAt"] + r.meta.get("learnWait", 0)
+        for g in w.learn:
+            nodes = sorted({p.get("node") for p in r.pods if p["group"] == g and p.get("node")})
+            link = [f"{n} {r.carried(n, t_from, t_to)[0] / 1e6:.1f} rx / {r.carried(n, t_from, t_to)[1] / 1e6:.1f} tx"
+                    for n in nodes if r.carried(n, t_from, t_to)]
+            seen = (r.meta.get("learned") or {}).get(g)
+            grp = next(p.group for p in w.pods if p.group.name == g)
+            asked = f"each {grp.dir} {grp.rate * r.link / 1e6:.0f} Mb/s" + (" to a peer on its node" if grp.peer else "")
+            belief = ""
+            if way == "netsched":
+                belief = (f"; netsched learned {seen['rxBps'] / 1e6:.1f} rx / {seen['txBps'] / 1e6:.1f} tx Mb/s a pod "
+                          f"({seen['podsMeasured']} measured) after waiting {r.meta.get('learnWait', 0):.0f} s"
+                          if seen and seen.get("learned") else "; netsched had NOT learned it")
+            out.append(f"{speed} {way}: {g} ({asked}); its nodes' uplinks carried {', '.join(link) or '-'} Mb/s"
+                       f"{belief}")
+    return out
+
+
 def report(root, plots, ways, detail=False):
     runs = load(root)
     if not runs:
@@ -312,23 +386,36 @@ def report(root, plots, ways, detail=False):
                 r = runs.get((wk, speed, way))
                 if r is None:
                     continue
-                share = f"({r.bytes / oracle.bytes:4.0%})" if oracle and oracle.bytes else ""
+                share = f"({r.agg / oracle.agg:4.0%})" if oracle and oracle.agg else ""
                 low = f"{sum(1 for p in r.pods if p['fraction'] < TARGET_P10)}/{len(r.pods)}"
                 print(f"   {speed:>5} {way:<9} {r.p10:5.2f} {r.p50:5.2f} {r.min:5.2f} {low:>5} {r.agg:9.1f} {share:>6} "
                       f"{r.sat:6.0f} {r.cpu:5.1f} {fmt_lat(r.lat):>11} {r.meta['cpuBusy']:8.0%}")
+                if len(r.dirs) > 1:
+                    for d in r.dirs:
+                        fr = [p["fraction"] for p in r.of_dir(d)]
+                        if fr:
+                            print(f"   {'':>5} {'  ' + d + ' pods':<9} {nearest_rank(fr, 10):5.2f} "
+                                  f"{nearest_rank(fr, 50):5.2f} {min(fr):5.2f} "
+                                  f"{sum(1 for x in fr if x < TARGET_P10)}/{len(fr):<3} {'':>16} "
+                                  f"{r.sat_by[d]:6.0f}")
+                        else:
+                            print(f"   {'':>5} {'  ' + d:<9} {'':>29} sat-s {r.sat_by[d]:.0f}")
                 if detail:
                     print("\n".join(pod_lines(r)))
+        for speed in speeds:
+            for line in learned_lines(runs, wk, speed, ways):
+                print(f"   {line}")
         for speed in speeds:
             r, o = runs.get((wk, speed, "netsched")), runs.get((wk, speed, "oracle"))
             if not r or not o:
                 continue
             judged += 1
-            agg_ok = o.bytes and r.bytes >= TARGET_AGG * o.bytes
+            agg_ok = o.agg and r.agg >= TARGET_AGG * o.agg
             if agg_ok and r.p10 >= TARGET_P10:
-                print(f"   {speed}: netsched meets the targets ({r.bytes / o.bytes:.1%} of the oracle, p10 {r.p10:.2f})")
+                print(f"   {speed}: netsched meets the targets ({r.agg / o.agg:.1%} of the oracle, p10 {r.p10:.2f})")
                 continue
             misses += 1
-            print(f"   {speed}: netsched MISSES: {r.bytes / max(1, o.bytes):.1%} of the oracle's aggregate "
+            print(f"   {speed}: netsched MISSES: {r.agg / max(1e-9, o.agg):.1%} of the oracle's aggregate "
                   f"(target 95%), p10 {r.p10:.2f} (target 0.80); placed "
                   + " ".join(f"{n}:{sum(1 for p in r.pods if p.get('node') == n)}" for n in w.background))
             # The pods under 0.8; when only the aggregate misses, those under 0.95.
@@ -357,17 +444,20 @@ def draw(runs, speeds, order, ways, plots):
             if not have:
                 continue
             base = os.path.join(plots, f"{wk}-{speed}")
-            nodes = list(model.WORKLOADS[wk].background)
+            dirs = model.WORKLOADS[wk].dirs()
+            # Each node's uplink in each direction the workload loads.
+            nodes = [(n, d) for n in model.WORKLOADS[wk].background for d in dirs]
+            label = lambda n, d: n if len(dirs) == 1 else f"{n} {d}"  # noqa: E731
             for way in have:
                 r = runs[(wk, speed, way)]
                 with open(f"{base}-{way}.util", "w", encoding="ascii") as f:
-                    f.write("# t " + " ".join(nodes) + "\n")
+                    f.write("# t " + " ".join(label(n, d).replace(" ", "-") for n, d in nodes) + "\n")
                     rows = {}
-                    for n in nodes:
-                        for t, u in r.util.get(n, []):
-                            rows.setdefault(round(t), {})[n] = u * 100
+                    for n, d in nodes:
+                        for t, u in r.util[d].get(n, []):
+                            rows.setdefault(round(t), {})[(n, d)] = u * 100
                     for t in sorted(rows):
-                        f.write(f"{t} " + " ".join(f"{rows[t].get(n, float('nan')):.1f}" for n in nodes) + "\n")
+                        f.write(f"{t} " + " ".join(f"{rows[t].get(k, float('nan')):.1f}" for k in nodes) + "\n")
             with open(f"{base}.frac", "w", encoding="ascii") as f:
                 cols = [sorted(p["fraction"] for p in runs[(wk, speed, w)].pods) for w in have]
                 f.write("# pod " + " ".join(have) + "\n")
@@ -375,9 +465,10 @@ def draw(runs, speeds, order, ways, plots):
                     f.write(f"{i + 1} " + " ".join(f"{c[i]:.3f}" if i < len(c) else "nan" for c in cols) + "\n")
             panels = []
             for way in have:
-                plot = ", ".join(f"'{base}-{way}.util' using 1:{k + 2} with lines lw 2 title '{n}'"
-                                 for k, n in enumerate(nodes))
-                panels.append(f"set title '{way}: uplink rx, % of {speed}'\nset xlabel 's'\n"
+                plot = ", ".join(f"'{base}-{way}.util' using 1:{k + 2} with lines lw 2 "
+                                 f"{'dt 2 ' if d == 'tx' and len(dirs) > 1 else ''}title '{label(n, d)}'"
+                                 for k, (n, d) in enumerate(nodes))
+                panels.append(f"set title '{way}: uplink {' and '.join(dirs)}, % of {speed}'\nset xlabel 's'\n"
                               f"set yrange [0:110]\nset key bottom right font ',8'\nplot {plot}")
             plot = ", ".join(f"'{base}.frac' using 1:{k + 2} with linespoints lw 2 title '{w}'"
                              for k, w in enumerate(have))
