@@ -271,7 +271,8 @@ def main():
                     print(node, round(w.bg(node, d) * link), w.streams(node, d), d)
     elif a.cmd == "netsched-args":
         w = model.WORKLOADS[a.workload]
-        print("\n".join(w.agent_args if a.kind == "agent" else w.scorer_args))
+        for arg in w.agent_args if a.kind == "agent" else w.scorer_args:
+            print(arg)
     elif a.cmd == "list":
         print(" ".join(model.BENCH))
     elif a.cmd == "run":

@@ -119,8 +119,13 @@ class Run:
         self.meta, self.w = meta, model.WORKLOADS[meta["workload"]]
         self.link, self.way = meta["link"], meta["placement"]
         by_uid = {r["uid"]: r for r in results if r["namespace"] == meta["namespace"]}
-        self.pods = meta["pods"]
-        for p in self.pods:
+        # Pods pinned to a node (spec.nodeName whatever the way: pods
+        # already running, such as co-located talkers) are the same in
+        # every way: left out of the figures, which judge placement.
+        self.all_pods = meta["pods"]
+        pinned = {p.group.name for p in self.w.pods if p.group.node}
+        self.pods = [p for p in self.all_pods if p["group"] not in pinned]
+        for p in self.all_pods:
             r = by_uid.get(p["uid"])
             p["result"] = r
             p["fraction"] = min(1.0, r["bps"] / p["rate"]) if r and r["seconds"] > 0 else 0.0
@@ -131,7 +136,9 @@ class Run:
                 p["node"] = (r or {}).get("node")
         fr = [p["fraction"] for p in self.pods]
         self.p10, self.p50, self.min = nearest_rank(fr, 10), nearest_rank(fr, 50), min(fr)
-        start = meta["t0"] + min(p.group.delay for p in self.w.pods)
+        # From the first judged pod's traffic (its creation and delay).
+        start = min((p["created"] + self.group(p).delay for p in self.pods),
+                    default=meta["t0"] + min(p.group.delay for p in self.w.pods))
         self.span = meta["end"] - start
         self.bytes = sum((p["result"] or {}).get("bytes", 0) for p in self.pods)
         self.agg = self.bytes * 8 / self.span / 1e6
@@ -187,8 +194,8 @@ class Run:
     def cpu_spread(self):
         best, spread = -1, 0.0
         end = self.meta["end"]
-        for at in sorted(p["created"] for p in self.pods):
-            live = [p for p in self.pods if p["created"] <= at < (p["deleted"] or end) and p.get("node")]
+        for at in sorted(p["created"] for p in self.all_pods):
+            live = [p for p in self.all_pods if p["created"] <= at < (p["deleted"] or end) and p.get("node")]
             if len(live) > best:
                 per = {n: 0 for n in self.w.background}
                 for p in live:
@@ -327,7 +334,7 @@ def fmt_lat(lat):
 def pod_lines(r):
     """Each pod of a run: where it went, what it asked and got."""
     out = []
-    for p in sorted(r.pods, key=lambda p: (p.get("node") or "~", p["created"])):
+    for p in sorted(r.all_pods, key=lambda p: (p.get("node") or "~", p["created"])):
         res = p["result"] or {}
         out.append(f"     {p['name']:<26} {p.get('node') or 'Pending':<8} asks {p['rate'] / 1e6:6.1f} Mb/s, "
                    f"got {res.get('bps', 0) / 1e6:6.1f} ({p['fraction']:.2f})")
@@ -338,29 +345,27 @@ def learned_lines(runs, wk, speed, ways):
     """For a workload that learns: what netsched's scorer believed of each
     group it waited for (per pod, /v1/workloads) against what the links of
     the nodes its pods ran on carried meanwhile (the stand-in's counters,
-    from the first pod's traffic to the learn point), under each way."""
+    from the first pod's traffic to the learn point)."""
     w = model.WORKLOADS[wk]
     if not w.learn:
         return []
     out = []
     for way in ways:
         r = runs.get((wk, speed, way))
-        if r is None or r.meta.get("learnAt") is None:
+        if r is None or r.meta.get("learnAt") is None or way != "netsched":
             continue
         t_from = r.meta["t0"] + min(p.group.delay for p in w.pods if p.group.name in w.learn) + 1
         t_to = r.meta["learnAt"] + r.meta.get("learnWait", 0)
         for g in w.learn:
-            nodes = sorted({p.get("node") for p in r.pods if p["group"] == g and p.get("node")})
+            nodes = sorted({p.get("node") for p in r.all_pods if p["group"] == g and p.get("node")})
             link = [f"{n} {r.carried(n, t_from, t_to)[0] / 1e6:.1f} rx / {r.carried(n, t_from, t_to)[1] / 1e6:.1f} tx"
                     for n in nodes if r.carried(n, t_from, t_to)]
             seen = (r.meta.get("learned") or {}).get(g)
             grp = next(p.group for p in w.pods if p.group.name == g)
             asked = f"each {grp.dir} {grp.rate * r.link / 1e6:.0f} Mb/s" + (" to a peer on its node" if grp.peer else "")
-            belief = ""
-            if way == "netsched":
-                belief = (f"; netsched learned {seen['rxBps'] / 1e6:.1f} rx / {seen['txBps'] / 1e6:.1f} tx Mb/s a pod "
-                          f"({seen['podsMeasured']} measured) after waiting {r.meta.get('learnWait', 0):.0f} s"
-                          if seen and seen.get("learned") else "; netsched had NOT learned it")
+            belief = (f"; netsched learned {seen['rxBps'] / 1e6:.1f} rx / {seen['txBps'] / 1e6:.1f} tx Mb/s a pod "
+                      f"({seen['podsMeasured']} measured) after waiting {r.meta.get('learnWait', 0):.0f} s"
+                      if seen and seen.get("learned") else "; netsched had NOT learned it")
             out.append(f"{speed} {way}: {g} ({asked}); its nodes' uplinks carried {', '.join(link) or '-'} Mb/s"
                        f"{belief}")
     return out
