@@ -363,8 +363,8 @@ static void test_workload_list(void **state)
 	assert_int_equal(e[1].age_ns, 5 * NS_PER_SEC);
 	free(e);
 	assert_false(workload_demand_of(NULL, &a, &d));
-	assert_null(workload_create(&(struct workload_config){ 0, HALF }));
-	assert_null(workload_create(&(struct workload_config){ 4, 0 }));
+	assert_null(workload_create(&(struct workload_config){ .max_workloads = 0, .half_life_ns = HALF }));
+	assert_null(workload_create(&(struct workload_config){ .max_workloads = 4, .half_life_ns = 0 }));
 	workload_destroy(NULL);
 	workload_destroy(w);
 }
