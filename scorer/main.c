@@ -71,6 +71,7 @@ static uint64_t learn_round(void *ctx)
 	 * link is unknown, not infinite (podindex.h, inflight.h). */
 	table_each(s->table, add_to_fastest, &f);
 	podindex_set_link_ceiling(s->weights.pods, f.link);
+	inflight_set_link_ceiling(s->inflight, f.link);
 	if (s->weights.pods) {
 		podindex_tick(s->weights.pods, now);
 		workload_tick(s->weights.workloads, now);
@@ -230,6 +231,7 @@ int main(int argc, char **argv)
 			.hold_ns = o.inflight_hold_ms * NS_PER_MS,
 			.fade_ns = o.inflight_fade_ms * NS_PER_MS,
 			.expire_ns = o.inflight_expire_ms * NS_PER_MS,
+			.unstarted_ns = o.inflight_unstarted_ms * NS_PER_MS,
 		};
 
 		s.inflight = inflight_create(&ic);
