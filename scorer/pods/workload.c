@@ -441,16 +441,27 @@ static uint64_t clip(uint64_t v, uint64_t lo, uint64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* Each of in[0..n)'s rates, clipped into the range of the samples of the
- * other nodes (none: as it is), into rx[] and tx[]. */
-static void clip_by_others(const struct sample *const *in, size_t n, struct weighted *rx,
-			   struct weighted *tx)
+/* Each of in[0..n)'s rates (weights weight[]) into rx[] and tx[]: the
+ * samples of a node holding less than half of the weight clipped into the
+ * range of the other nodes' samples; the rest as they are. A majority is
+ * never clipped by a minority: a lone liar beside one honest node would
+ * otherwise drag the honest samples to its own. */
+static void clip_by_others(const struct sample *const *in, const double *weight, size_t n,
+			   struct weighted *rx, struct weighted *tx)
 {
+	double total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += weight[i];
 	for (size_t i = 0; i < n; i++) {
 		uint64_t rlo = UINT64_MAX, rhi = 0, tlo = UINT64_MAX, thi = 0;
 		bool others = false;
+		double own = 0;
 
-		for (size_t j = 0; j < n; j++) {
+		for (size_t j = 0; j < n; j++)
+			if (same_node(in[i]->node, in[j]->node))
+				own += weight[j];
+		for (size_t j = 0; j < n && own * 2 < total; j++) {
 			if (same_node(in[i]->node, in[j]->node))
 				continue;
 			others = true;
@@ -528,7 +539,7 @@ static void learn(struct workload *w, struct wl *x, uint64_t now)
 		in[n] = s;
 		n++;
 	}
-	clip_by_others(in, n, rx, tx);
+	clip_by_others(in, weight, n, rx, tx);
 	for (size_t i = 0; i < n; i++)
 		rx[i].weight = tx[i].weight = weight[i];
 	sources(x, in, weight, n, now);

@@ -21,15 +21,18 @@
  * never sampled (the pod index decides: podindex.h).
  *
  * One node moves a figure only so far (issue 39). Each sample names the
- * node whose agent measured it (workload_sample_from()). When the samples
- * come from two nodes or more, each node's samples are clipped, before the
- * percentile, into the range of what the OTHER nodes' pods measured (the
- * lowest to the highest of their samples): a node lying about its own pods
- * (x50, x500, or 0) leaves the learned figure within the range the honest
- * nodes measured, whatever share of the pods it holds, and a genuinely hot
- * node's pods count as the hottest pod elsewhere. A figure resting on one
- * node alone is that node's word, bounded by its NIC and its link (the
- * join: podindex.h). And a node must keep vouching for its samples: one
+ * node whose agent measured it (workload_sample_from()). The samples of a
+ * node holding less than half of a workload's sample weight are clipped,
+ * before the percentile, into the range of what the OTHER nodes' pods
+ * measured (the lowest to the highest of their samples). So a node lying
+ * about its own pods (x50, x500, or 0) while holding under half of them
+ * leaves the learned figure within the range the other nodes measured
+ * (with two honest nodes or more: the honest range; x50 on 2 of 16 pods
+ * moves it at most to the highest honest pod), and a genuinely hot
+ * minority node's pods count as the hottest pod elsewhere. A node holding
+ * half or more is the workload's majority and is not clipped: its word
+ * stands, as does the word of the one node a figure rests on alone, held
+ * to its NIC and its link (the join: podindex.h). And a node must keep vouching for its samples: one
  * that has sent no pod figures for silent_ns (--stale-after, 6 s) no
  * longer counts, at once rather than over half-lives, so a liar that goes
  * silent takes its lie with it (workload_vouch(), told by each join).

@@ -657,15 +657,17 @@ static void test_podindex_liar_x500_unknown_link(void **state)
 	assert_true(learned_rx(f, "big") <= 1250000000);
 }
 
-/* The liar holds 15 of 16 pods and says 0: the figure is what the honest
- * node measured, not 0 (a burst of web packed 10 of 10 onto the liar). */
+/* The liar holds 7 of 16 pods and says 0 (under half: clipped), beside two
+ * honest nodes: the figure is what honest pods measured (their range). */
 static void test_podindex_liar_zero(void **state)
 {
 	struct fx *f = *state;
-	uint64_t zero[15] = { 0 }, real = 1000;
+	uint64_t zero[7] = { 0 }, h1[5] = { 1000, 1000, 1000, 1000, 1000 };
+	uint64_t h2[4] = { 1000, 1000, 1000, 1000 };
 
-	node_says(f, "h1", 1, "web", &real, 1, UINT64_MAX);
-	node_says(f, "liar", 99, "web", zero, 15, UINT64_MAX);
+	node_says(f, "h1", 1, "web", h1, 5, UINT64_MAX);
+	node_says(f, "h2", 2, "web", h2, 4, UINT64_MAX);
+	node_says(f, "liar", 99, "web", zero, 7, UINT64_MAX);
 	assert_int_equal(learned_rx(f, "web"), 1000);
 }
 
