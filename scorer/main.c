@@ -27,6 +27,7 @@
 #include "scorer.h"
 #include "scratch.h"
 #include "serve/tls.h"
+#include "nodes/table.h"
 #include "nodes/view.h"
 #include "worker.h"
 #include "pods/workload.h"
@@ -40,6 +41,20 @@ static uint64_t inflight_round(void *ctx)
 	return INFLIGHT_TICK_NS / NS_PER_MS;
 }
 
+/* The fastest known link among fresh nodes. */
+struct fastest {
+	uint64_t now_ns, stale_after_ns, link;
+};
+
+static void add_to_fastest(const struct table_node *n, void *ctx)
+{
+	struct fastest *f = ctx;
+
+	if (table_node_age_ns(n, f->now_ns) <= f->stale_after_ns &&
+	    n->traffic.link_bytes_per_second > f->link)
+		f->link = n->traffic.link_bytes_per_second;
+}
+
 /* The learned demands and the cluster's average per pod, recomputed off
  * the request path; and request buffers no request took for a while go
  * back to the kernel (scratch.h). */
@@ -48,9 +63,15 @@ static uint64_t learn_round(void *ctx)
 {
 	struct scorer *s = ctx;
 	uint64_t now = clock_mono_ns();
+	struct fastest f = { .now_ns = now, .stale_after_ns = s->stale_after_ns };
 
 	scratch_trim(now);
 	view_reference_refresh(s, now);
+	/* What a pod on a node of unknown link counts at most: an unknown
+	 * link is unknown, not infinite (podindex.h, inflight.h). */
+	table_each(s->table, add_to_fastest, &f);
+	podindex_set_link_ceiling(s->weights.pods, f.link);
+	inflight_set_link_ceiling(s->inflight, f.link);
 	if (s->weights.pods) {
 		podindex_tick(s->weights.pods, now);
 		workload_tick(s->weights.workloads, now);
@@ -210,6 +231,7 @@ int main(int argc, char **argv)
 			.hold_ns = o.inflight_hold_ms * NS_PER_MS,
 			.fade_ns = o.inflight_fade_ms * NS_PER_MS,
 			.expire_ns = o.inflight_expire_ms * NS_PER_MS,
+			.unstarted_ns = o.inflight_unstarted_ms * NS_PER_MS,
 		};
 
 		s.inflight = inflight_create(&ic);
@@ -235,6 +257,10 @@ int main(int argc, char **argv)
 		struct workload_config wc = {
 			.max_workloads = o.max_workloads,
 			.half_life_ns = o.workload_half_life_ms * NS_PER_MS,
+			/* The pod index's node ids; a node silent as long as
+			 * its report is ignored vouches for nothing. */
+			.max_nodes = o.max_tracked_nodes,
+			.silent_ns = s.stale_after_ns,
 		};
 		struct podindex_config xc = {
 			.max_pods = o.max_pods,

@@ -405,6 +405,12 @@ static const struct cli_opt opts[] = {
 	{ .name = "inflight-expire", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(inflight_expire_ms), .min = 100, .max = HOUR_MS,
 	  .help = "with a pod watch, an assumption never bound is dropped after this", .def = "30s" },
+	/* Longer than a burst's image pulls on a warm node, shorter than the
+	 * hold: inflight.h, "never starts". */
+	{ .name = "inflight-unstarted", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(inflight_unstarted_ms), .min = 1000, .max = HOUR_MS,
+	  .help = "a pod bound this long that has not started weighs nothing until it does",
+	  .def = "25s" },
 	{ .name = "inflight-max-pods", .kind = CLI_VALUE, .arg = "N", .set = set_inflight_max_pods,
 	  .help = "pods counted in flight at most; 0 = off", .def = "10000" },
 	{ .name = "pod-watch", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH, AT(pod_watch),

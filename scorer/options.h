@@ -46,6 +46,7 @@ struct scorer_options {
 	uint64_t inflight_hold_ms;
 	uint64_t inflight_fade_ms;
 	uint64_t inflight_expire_ms;
+	uint64_t inflight_unstarted_ms;
 	/* The pod watch that confirms in-flight pods (podwatch.h): a
 	 * kubeconfig, else the pod's ServiceAccount when running in one. */
 	char kubeconfig[1024];

@@ -54,6 +54,7 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"faded\"} %llu\n", (unsigned long long)st.faded);
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"displaced\"} %llu\n", (unsigned long long)st.displaced);
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"measured\"} %llu\n", (unsigned long long)st.measured);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"unstarted\"} %llu\n", (unsigned long long)st.unstarted);
 	buf_printf(b, "# HELP netsched_scorer_inflight_cap_hits_total Pods not counted in flight: --inflight-max-pods or --max-nodes reached, every slot holding a bound pod.\n"
 		      "# TYPE netsched_scorer_inflight_cap_hits_total counter\n"
 		      "netsched_scorer_inflight_cap_hits_total %llu\n", (unsigned long long)st.cap_hits);

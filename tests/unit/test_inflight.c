@@ -800,6 +800,123 @@ static void test_inflight_model(void **state)
 		assert_int_equal(load(in, names[nd]).milli_pods, 0);
 }
 
+/* ------------------------------------------- pods that never run (issue 39) */
+
+#define UNSTARTED (25ULL * NS_PER_SEC)
+#define LINK_100M 12500000ULL		/* 100 Mb/s */
+#define LINK_10G 1250000000ULL		/* 10 Gb/s */
+
+static int setup_unstarted(void **state)
+{
+	struct inflight_config c = config(64, 64);
+
+	/* The shipped hold and fade, so "stops counting" is not the fade's. */
+	c.hold_ns = 70 * NS_PER_SEC;
+	c.fade_ns = 60 * NS_PER_SEC;
+	c.unstarted_ns = UNSTARTED;
+	*state = inflight_create(&c);
+	return *state ? 0 : -1;
+}
+
+/* A pod declaring ingress bps, as podweight.h gives it. */
+static struct inflight_pod declaring(uint64_t bps)
+{
+	return (struct inflight_pod){ bps / 8, 0, bps / 8, 0, false, false, "t/hog",
+				      INFLIGHT_DECLARED };
+}
+
+/* The watch: uid bound to node (link bytes a second; 0 unknown) at at,
+ * started or not. */
+static int watched(struct inflight *in, const char *uid, const struct inflight_pod *pod,
+		   const char *node, uint64_t link, bool started, uint64_t at, uint64_t now)
+{
+	struct inflight_binding b = { uid, strlen(uid), { node, strlen(node), link }, at, started,
+				      started ? NULL : "ImagePullBackOff" };
+
+	return inflight_bound_run(in, &b, pod, now);
+}
+
+/* A tenant's pod the scheduler placed through us, declaring 10G on a
+ * 100M node, bound, never running (a bad image): capped at the node's
+ * link while it weighs (the watch's path included), and weighing nothing
+ * from 25 s after binding, long before its 70 s hold; it weighs again
+ * when it starts. */
+static void test_inflight_never_runs(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod hog = declaring(10000000000ULL);
+	struct inflight_name n1 = { "n1", 2, LINK_100M };
+
+	assert_int_equal(inflight_assume(in, "hog", 3, &hog, &n1, 1, T0), 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, false, T0, T0 + NS_PER_SEC), 0);
+	inflight_tick(in, T0 + NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	inflight_tick(in, T0 + UNSTARTED - NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	inflight_tick(in, T0 + UNSTARTED, true);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").milli_pods, 0);
+	assert_int_equal(stats(in).unstarted, 1);
+	assert_int_equal(stats(in).pods, 1);
+	/* Its image pulled at last: it weighs what its hold leaves. */
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, true, T0, T0 + 40 * NS_PER_SEC),
+			 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	/* And stops again (a crash loop): at once, 25 s are long past. */
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, false, T0, T0 + 50 * NS_PER_SEC),
+			 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(stats(in).unstarted, 1);
+}
+
+/* A pod made with spec.nodeName (never assumed by us), never running,
+ * declaring 400G: weighs nothing at all. Once it runs: at most its node's
+ * link, or on a node of unknown link the cluster's fastest known link
+ * (was 50,000 MB/s on a 1,250 MB/s link). */
+static void test_inflight_bound_not_started(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod big = declaring(400000000000ULL);
+
+	inflight_set_link_ceiling(in, LINK_10G);
+	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, false, T0, T0), 0);
+	assert_int_equal(watched(in, "p2", &big, "n2", 0, false, T0, T0), 0);
+	inflight_tick(in, T0 + NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(stats(in).observed, 2);
+	assert_int_equal(stats(in).unstarted, 2);
+	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, true, T0, T0 + 2 * NS_PER_SEC), 0);
+	assert_int_equal(watched(in, "p2", &big, "n2", 0, true, T0, T0 + 2 * NS_PER_SEC), 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, LINK_10G);
+}
+
+/* A pod that starts within 25 s keeps its whole hold; a prediction whose
+ * nodes' links are all unknown counts at most the fastest known link. */
+static void test_inflight_starts_in_time(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod pod = declaring(80000000ULL), big = declaring(400000000000ULL);
+	struct inflight_name n1 = { "n1", 2, LINK_100M }, u[2] = { { "u1", 2, 0 }, { "u2", 2, 0 } };
+
+	assert_int_equal(inflight_assume(in, "ok", 2, &pod, &n1, 1, T0), 0);
+	assert_int_equal(watched(in, "ok", &pod, "n1", LINK_100M, false, T0, T0), 0);
+	assert_int_equal(watched(in, "ok", &pod, "n1", LINK_100M, true, T0, T0 + 20 * NS_PER_SEC), 0);
+	inflight_tick(in, T0 + 60 * NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 10000000);
+	assert_int_equal(stats(in).unstarted, 0);
+	inflight_set_link_ceiling(in, LINK_10G);
+	assert_int_equal(inflight_assume(in, "big", 3, &big, u, 2, T0), 0);
+	assert_true(load(in, "u1").reserved_rx_bytes_per_second <= LINK_10G);
+	assert_true(load(in, "u2").rx_bytes_per_second <= LINK_10G);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -823,6 +940,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_link_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_never_runs, setup_unstarted, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bound_not_started, setup_unstarted,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_starts_in_time, setup_unstarted, teardown),
 	};
 	return cmocka_run_group_tests_name("inflight", tests, NULL, NULL);
 }
