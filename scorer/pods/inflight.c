@@ -330,15 +330,13 @@ static uint32_t unmeasured(const struct ipod *p, uint32_t f)
 	return f < p->measured_f ? f : p->measured_f;
 }
 
-/* A bound pod none of whose containers has started weighs nothing: at
- * once when we never assumed it, else once unstarted_ns passed since its
- * binding (inflight.h: "never starts"). */
+/* A bound pod none of whose containers has started weighs nothing once
+ * unstarted_ns passed since its binding, whoever placed it (inflight.h:
+ * "never starts"). */
 static bool held_back(const struct inflight *in, const struct ipod *p, uint64_t now)
 {
 	if (!p->bound || p->started)
 		return false;
-	if (!p->assumed_ns)
-		return true;
 	return in->cfg.unstarted_ns && now > p->t0_ns && now - p->t0_ns >= in->cfg.unstarted_ns;
 }
 

@@ -30,16 +30,18 @@
  *    assumed node (or one of the tied ones): confirmed; elsewhere: moved;
  *    not assumed at all (another scheduler, another scorer replica, or a
  *    restart of ours): tracked from its binding time if that is recent.
- *  - never starts (issue 39): the watch also says whether a container of
- *    a bound pod has started (kubepod.h). One that has not (a bad image,
- *    a crash loop, a missing Secret) weighs nothing: at once when we never
- *    assumed it (made with spec.nodeName, or bound before we ran), and
- *    unstarted_ns (--inflight-unstarted, 25 s) after its binding when we
- *    did, which covers an image pull of the burst it came in. It stays
- *    tracked and weighs again (within its hold and fade) once one starts.
- *    So a tenant who may create pods and binds ones that never run, with
- *    any declaration, weighs on a node for at most unstarted_ns per pod,
- *    and only through the scheduler's own placement.
+ *  - never starts: the watch also says whether a container of a bound
+ *    pod has started (kubepod.h). One that has not (a bad image, a crash
+ *    loop, a missing Secret) weighs nothing once unstarted_ns
+ *    (--inflight-unstarted, 25 s) passed since its binding, which covers
+ *    the image pull of a burst. The same holds for a pod we never assumed
+ *    (placed through the other scorer replica, which the scheduler's calls
+ *    alternate with; or made with spec.nodeName): until it starts it counts
+ *    from its binding as an assumption of ours would, so two replicas see
+ *    each other's burst. It stays tracked and weighs again (within its hold
+ *    and fade) once one starts. So a tenant who may create pods that never
+ *    run, with any declaration, weighs on a node for at most unstarted_ns
+ *    per pod, and never more than the node's link.
  *  - drop: the pod was deleted.
  *  - expire: while the watch is in sync, an assumption the apiserver has
  *    not confirmed after expire_ns was never bound (another filter failed

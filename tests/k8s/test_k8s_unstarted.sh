@@ -6,9 +6,10 @@
 # --inflight-unstarted 20s; the scheduler calls prioritize only, so a pod
 # declaring more than any link is still placed (issue 39):
 #  1. a pod made with spec.nodeName (never assumed by the scorer), declaring
-#     kubernetes.io/ingress-bandwidth 10G, never running: it weighs nothing
-#     on its node, and /filter keeps that node for a pod asking 10M (it was
-#     failed for ~130 s, the hold and fade);
+#     kubernetes.io/ingress-bandwidth 10G, never running: it weighs at most
+#     its node's link, nothing from 20 s after its binding, and then /filter
+#     keeps that node for a pod asking 10M (it was failed for ~130 s, the
+#     hold and fade);
 #  2. a pod the scheduler places through the scorer, declaring 10G, never
 #     running: while it weighs, at most its node's link (12.5 MB/s; it
 #     counted 1,250 MB/s once the watch saw it bound), and nothing from 20 s
@@ -70,15 +71,12 @@ spec:
   nodeName: n1
   containers: [{name: c, image: netsched.invalid/never}]
 POD
+pinned_at=$(date +%s)
 wait_for 10 "pinned observed by the watch" metric_is "${I}\"observed\"}" 1
-expect "what pinned (10G, never running, never assumed) reserves on n1" "$(reserved n1)" 0
-printf '{"Pod":{"metadata":{"name":"small","namespace":"default","uid":"5e1f0000-0000-4000-8000-000000000001","annotations":{"kubernetes.io/ingress-bandwidth":"10M"}}},"NodeNames":["n1","n2","n3"]}' \
-	>"$WORK/small.json"
-out=$(http POST /filter "$WORK/small.json")
-[[ $out == 200* ]] || fail "/filter: $out"
-echo "${out#200 }" | jq -e '.NodeNames | index("n1")' >/dev/null ||
-	fail "/filter failed n1 for a pod asking 10M: ${out#200 }"
-echo "ok: /filter keeps n1 for a pod asking 10M"
+r=$(reserved n1)
+[ -n "$r" ] && [ "$r" -le "$LINK" ] ||
+	fail "pinned (10G) reserves $r B/s on n1, want at most $LINK (its link)"
+echo "ok: pinned reserves $r B/s on n1 while it may still start (link $LINK)"
 
 # ------------------------- 2. placed through the scorer, never running
 k8s_pods hog 1 kubernetes.io/ingress-bandwidth=10G
@@ -90,6 +88,10 @@ r=$(reserved "$node")
 [ -n "$r" ] && [ "$r" -gt 0 ] && [ "$r" -le "$LINK" ] ||
 	fail "hog-1 (10G) reserves $r B/s on $node, want 1..$LINK (its link)"
 echo "ok: hog-1 reserves $r B/s on $node while it may still start (link $LINK)"
+
+# ------------------------------ both stop weighing 20 s after binding
+wait_for 40 "pinned weighing nothing on n1" reserved_is n1 0
+echo "ok: pinned stopped weighing $(($(date +%s) - pinned_at)) s after it was bound"
 wait_for 40 "hog-1 weighing nothing on $node" reserved_is "$node" 0
 echo "ok: hog-1 stopped weighing $(($(date +%s) - bound_at)) s after it was bound"
 load=$(curl -s "http://127.0.0.1:$HTTP_PORT/v1/nodes" |
@@ -98,4 +100,11 @@ expect "what hog-1 weighs on $node" "$load" 0
 expect "pods held back as never started" "$(metric "${I}\"unstarted\"}")" 2
 grep -q "pod default/hog-1 bound to $node [0-9]* s ago has not started" "$WORK/scorer.log" ||
 	fail "the scorer did not say why hog-1 stopped weighing"
+printf '{"Pod":{"metadata":{"name":"small","namespace":"default","uid":"5e1f0000-0000-4000-8000-000000000001","annotations":{"kubernetes.io/ingress-bandwidth":"10M"}}},"NodeNames":["n1","n2","n3"]}' \
+	>"$WORK/small.json"
+out=$(http POST /filter "$WORK/small.json")
+[[ $out == 200* ]] || fail "/filter: $out"
+echo "${out#200 }" | jq -e '.NodeNames | index("n1")' >/dev/null ||
+	fail "/filter failed n1 for a pod asking 10M: ${out#200 }"
+echo "ok: /filter keeps n1 for a pod asking 10M once pinned has not started for 20 s"
 echo "PASS: k8s unstarted"

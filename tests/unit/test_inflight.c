@@ -872,10 +872,11 @@ static void test_inflight_never_runs(void **state)
 	assert_int_equal(stats(in).unstarted, 1);
 }
 
-/* A pod made with spec.nodeName (never assumed by us), never running,
- * declaring 400G: weighs nothing at all. Once it runs: at most its node's
- * link, or on a node of unknown link the cluster's fastest known link
- * (was 50,000 MB/s on a 1,250 MB/s link). */
+/* A pod we never assumed (made with spec.nodeName, or placed through the
+ * other replica), not running, declaring 400G: at most its node's link, or
+ * on a node of unknown link the cluster's fastest known link (was 50,000
+ * MB/s on a 1,250 MB/s link), and nothing once 25 s passed unstarted.
+ * Once it runs it weighs again, within the same caps. */
 static void test_inflight_bound_not_started(void **state)
 {
 	struct inflight *in = *state;
@@ -885,13 +886,17 @@ static void test_inflight_bound_not_started(void **state)
 	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, false, T0, T0), 0);
 	assert_int_equal(watched(in, "p2", &big, "n2", 0, false, T0, T0), 0);
 	inflight_tick(in, T0 + NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, LINK_10G);
+	assert_int_equal(stats(in).observed, 2);
+	assert_int_equal(stats(in).unstarted, 0);
+	inflight_tick(in, T0 + UNSTARTED, true);
 	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
 	assert_int_equal(load(in, "n1").rx_bytes_per_second, 0);
 	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, 0);
-	assert_int_equal(stats(in).observed, 2);
 	assert_int_equal(stats(in).unstarted, 2);
-	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, true, T0, T0 + 2 * NS_PER_SEC), 0);
-	assert_int_equal(watched(in, "p2", &big, "n2", 0, true, T0, T0 + 2 * NS_PER_SEC), 0);
+	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, true, T0, T0 + 26 * NS_PER_SEC), 0);
+	assert_int_equal(watched(in, "p2", &big, "n2", 0, true, T0, T0 + 26 * NS_PER_SEC), 0);
 	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
 	assert_int_equal(load(in, "n1").rx_bytes_per_second, LINK_100M);
 	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, LINK_10G);
