@@ -47,6 +47,11 @@ static int set_health_listen(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_client_names(void *ctx, const char *v, char *why, size_t len)
+{
+	return tls_client_names_parse(v, &OPTS(ctx)->tls.client_names, why, len);
+}
+
 static int set_policy(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -388,6 +393,11 @@ static const struct cli_opt opts[] = {
 	  .help = "its PEM private key" },
 	{ .name = "tls-client-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
 	  AT(tls.client_ca), .help = "require client certificates signed by this CA (mTLS)" },
+	/* A CA signs whatever it is asked to: the name is what says the
+	 * holder is the scheduler. The default is the name deploy/ issues. */
+	{ .name = "client-names", .kind = CLI_VALUE, .arg = "LIST", .set = set_client_names,
+	  .help = "with --tls-client-ca: answer only certificates whose CN or a DNS name is in this "
+		  "comma-separated list", .def = "netsched-scheduler" },
 	{ .name = "inflight-estimate", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_estimate,
 	  .help = "what a just-placed pod of unknown demand weighs, per direction; 0 = the "
 		  "cluster's measured average per running pod", .def = "0" },
