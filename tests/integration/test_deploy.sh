@@ -834,6 +834,22 @@ echo "ok: the agent's reports reach the scorer through the manifest's --scorer"
 grep -q "accepting only reports signed" "$WORK/scorer.log" ||
 	fail "the scorer started with the manifest's args does not require signed reports"
 echo "ok: the agent's reports are signed and the scorer takes only signed ones"
+# The docs' figures for deploy/ are the scorer's own: the report connections it
+# logs it allows with the manifest's --max-nodes (ingest.c: an eighth more and 64
+# for reconnects), and what they may hold at 36 kB each (docs/operating.md, "Sizing").
+read -r conns nodes < <(sed -n 's/.*at most \([0-9]*\) report connections (--max-nodes \([0-9]*\),.*/\1 \2/p' \
+	"$WORK/scorer.log" | head -n 1)
+[ -n "${nodes:-}" ] || fail "the scorer logged no report connection bound"
+want=$((nodes + nodes / 8 + 64))
+[ "$conns" = "$want" ] || echo "note: this machine's open-file limit holds report connections to $conns (deploy/: $want)"
+commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
+for doc in docs/security.md docs/operating.md; do
+	grep -q "$(commas "$want")" "$doc" && grep -q "$((want * 36 / 1000)) MB" "$doc" ||
+		fail "$doc does not give deploy/'s $(commas "$want") report connections and $((want * 36 / 1000)) MB"
+done
+grep -q "1.125 + 64 ($(commas "$want") in deploy/)" docs/security.md ||
+	fail "docs/security.md: the report connection bound in deploy/ is not $(commas "$want")"
+echo "ok: docs/security.md and docs/operating.md give deploy/'s $(commas "$want") report connections (--max-nodes $nodes)"
 curl -s "http://127.0.0.1:$P_METRICS/metrics" | grep -q '^netsched_agent_reports_failed_total{scorer="tcp://127.0.0.1:'"$P_REPORTS"'"} ' ||
 	fail "agent /metrics lacks netsched_agent_reports_failed_total for its scorer"
 echo "ok: agent /metrics counts failed reports per scorer"
