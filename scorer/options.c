@@ -436,7 +436,11 @@ static const struct cli_opt opts[] = {
 	  AT(learned_filter), .help = "the bandwidth filter holds a pod that declares nothing to "
 	  "its workload's learned demand", .def = "off" },
 	{ .name = "key-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(key_file),
-	  .help = "accept only reports signed with a key in this file (a Secret)" },
+	  .help = "accept only reports signed with a key in this file (a Secret): each node's own, "
+		  "derived from its master keys, or (weaker) shared keys" },
+	{ .name = "derive-node-key", .kind = CLI_VALUE, .arg = "NODE", .type = CLI_STRING,
+	  AT(derive_node_key), .help = "print NODE's own report key file, derived from the master "
+	  "key in --key-file, and exit (a provisioning step puts it on that node)" },
 	{ .name = "prometheus", .kind = CLI_VALUE, .arg = "URL", .set = set_prometheus,
 	  .help = "optional fallback for silent agents" },
 	{ .name = "prometheus-preset", .kind = CLI_VALUE, .arg = "NAME", .set = set_prom_preset,
@@ -499,6 +503,10 @@ int scorer_options_parse(struct scorer_options *o, int argc, char **argv, char *
 		snprintf(err, errlen, "--listen-cert-key: %s", o->listen_cert_key[0] ?
 			 "only for a tls+tcp:// --listen" :
 			 "a tls+tcp:// --listen needs a certificate and key (one PEM file)");
+		return -EINVAL;
+	}
+	if (o->derive_node_key[0] && !o->key_file[0]) {
+		snprintf(err, errlen, "--derive-node-key: needs --key-file with the master key");
 		return -EINVAL;
 	}
 	if (o->tls.client_ca[0] && !o->tls.cert[0]) {
