@@ -144,7 +144,7 @@ evil_logged() {
 	curl -s -o /dev/null --cacert "$C/ca.pem" --cert "$C/evil.pem" --key "$C/evil.key" "$URL/healthz"
 	grep -Eq "refused a request \(.*\): client certificate CN=evil-client DNS:evil.example is not one of --client-names netsched-scheduler( |$)" "$WORK/scorer.log"
 }
-wait_for 5 "a log line naming evil-client and the allowed names" evil_logged
+wait_for 10 "a log line naming evil-client and the allowed names" evil_logged
 expect "evil-client's made-up pods: prioritize requests" "$(asked)" 1
 kill "$SCORER"
 wait "$SCORER" 2>/dev/null
