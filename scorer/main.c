@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include "bearertoken.h"
 #include "reports/anchor.h"
@@ -26,6 +27,7 @@
 #include "prom/prom.h"
 #include "scorer.h"
 #include "scratch.h"
+#include "nodekey.h"
 #include "serve/tls.h"
 #include "nodes/table.h"
 #include "nodes/view.h"
@@ -153,6 +155,23 @@ int main(int argc, char **argv)
 	if (o.key_file[0] && keyfile_load(o.key_file, &reports.keys, err, sizeof(err))) {
 		fprintf(stderr, "netsched-scorer: --key-file %s\n", err);
 		return EXIT_USAGE;
+	}
+	if (reports.keys.node[0]) {
+		fprintf(stderr, "netsched-scorer: --key-file %s: node %s's own key file; the scorer's "
+			"holds master keys (\"master HEX\") and, while agents move to them, shared "
+			"keys\n", o.key_file, reports.keys.node);
+		return EXIT_USAGE;
+	}
+	if (o.derive_node_key[0]) {
+		char text[1024];
+
+		rc = nodekey_file(&reports.keys, o.derive_node_key, text, sizeof(text), err, sizeof(err));
+		if (!rc)
+			fputs(text, stdout);
+		else
+			fprintf(stderr, "netsched-scorer: --derive-node-key %s: %s\n", o.derive_node_key, err);
+		OPENSSL_cleanse(text, sizeof(text));
+		return rc ? EXIT_USAGE : 0;
 	}
 	reports.key_file = o.key_file[0] ? o.key_file : NULL;
 	if (o.tls.cert[0]) {
@@ -371,8 +390,14 @@ int main(int argc, char **argv)
 			 "http://%s:%u (not on the extender's port)", o.health_addr, http_port(health));
 	}
 	if (reports.keys.n)
-		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
-			 reports.keys.n, o.key_file);
+		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s: %zu "
+			 "master(s) deriving each node's own, %zu shared", reports.keys.n, o.key_file,
+			 reports.keys.n_master, reports.keys.n_shared);
+	if (reports.keys.n_shared)
+		log_warn("scorer", "%s holds %zu shared report key(s): a node holding one can report "
+			 "as any other node. Per-node keys (master keys and --derive-node-key) keep "
+			 "each node to its own name: docs/operating.md, \"Signed reports\"",
+			 o.key_file, reports.keys.n_shared);
 	else
 		log_warn("scorer", "no --key-file: reports are not authenticated, and anyone who "
 			 "reaches %s can set any node's traffic and steer scheduling", o.listen);

@@ -11,6 +11,7 @@
 
 #include "rules/filter.h"
 #include "log.h"
+#include "nodename.h"
 #include "prom/prom.h"
 #include "serve/tls.h"
 #include "rules/policy.h"
@@ -57,6 +58,9 @@ struct scorer_options {
 	uint64_t workload_half_life_ms;
 	bool learned_filter;
 	char key_file[256];	/* "" = reports need no signature */
+	/* --derive-node-key: print this node's own key file (nodekey.h) and
+	 * exit; "" = serve. */
+	char derive_node_key[NODENAME_MAX_LEN + 1];
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */
 	bool check_config;
