@@ -55,6 +55,7 @@ struct scorer_options {
 	uint64_t max_workloads;
 	uint64_t workload_half_life_ms;
 	bool learned_filter;
+	bool fit_filter;
 	char key_file[256];	/* "" = reports need no signature */
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */
