@@ -10,11 +10,17 @@ uint64_t fit_level(enum policy_kind kind, const struct policy_rates *r)
 /* (level + demand) / link in thousandths, capped at FIT_COST_CAP. */
 static uint32_t cost_of(uint64_t level, uint64_t demand, uint64_t link)
 {
-	unsigned __int128 c;
+	uint64_t used = units_add_sat(level, demand), c;
 
 	if (!link)
 		return FIT_COST_CAP;
-	c = ((unsigned __int128)level + demand) * 1000u / link;
+	/* 64-bit division on every real rate (under 18 PB/s); a 128-bit one
+	 * costs several times more, per node and direction. */
+	if (used <= UINT64_MAX / 1000u)
+		c = used * 1000u / link;
+	else
+		c = used / link > FIT_COST_CAP / 1000u ? FIT_COST_CAP :
+			(uint64_t)((unsigned __int128)used * 1000u / link);
 	return c > FIT_COST_CAP ? FIT_COST_CAP : (uint32_t)c;
 }
 

@@ -82,7 +82,7 @@ static const struct fit_row rows[] = {
 	{ "no data: neutral", POLICY_PRESSURE, { 100, 100 }, 2, { NODATA, 0 }, { 0 }, { L, L },
 	  { POLICY_NEUTRAL_SCORE, 9 } },
 	{ "huge values never overflow", POLICY_UTILIZATION, { UINT64_MAX, UINT64_MAX }, 2,
-	  { UINT64_MAX - 1, 0 }, { UINT64_MAX - 1, 0 }, { UINT64_MAX, 1 }, { 10, 0 } },
+	  { UINT64_MAX - 1, 0 }, { UINT64_MAX - 1, 0 }, { UINT64_MAX, 1 }, { 5, 0 } },
 	{ "huge values next to a node that fits", POLICY_UTILIZATION, { 1, 1 }, 2,
 	  { UINT64_MAX - 1, 0 }, { UINT64_MAX - 1, 0 }, { UINT64_MAX, 1000 }, { 0, 10 } },
 };
