@@ -210,6 +210,7 @@ int main(int argc, char **argv)
 
 	s.policy = o.policy;
 	s.direction = o.direction;
+	s.fit_filter = o.fit_filter;
 	s.compact_scores = o.compact_scores;
 	s.max_drops_per_second = o.max_drops_per_second;
 	s.filter = o.filter;

@@ -346,7 +346,8 @@ static const struct cli_opt opts[] = {
 	{ .name = "policy", .kind = CLI_VALUE, .arg = "NAME", .set = set_policy,
 	  .help = "relative | utilization | pressure", .def = "relative" },
 	{ .name = "direction", .kind = CLI_VALUE, .arg = "DIR", .set = set_direction,
-	  .help = "rx | tx | both | max", .def = "rx" },
+	  .help = "fit: each direction against what the pod moves that way; rx | tx | both | max: "
+		  "every pod by that figure of the node (the Go plugin's view)", .def = "fit" },
 	/* The scheduler decodes every entry of a prioritize reply; a uniform
 	 * offset changes no choice it makes, and a host left out scores 0. */
 	{ .name = "prioritize-reply", .kind = CLI_VALUE, .arg = "FORM", .set = set_prioritize_reply,
@@ -438,6 +439,9 @@ static const struct cli_opt opts[] = {
 	{ .name = "workload-half-life", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(workload_half_life_ms), .min = 1000, .max = DAY_MS,
 	  .help = "a pod's measurement weighs half as much after this", .def = "10m" },
+	{ .name = "fit-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
+	  AT(fit_filter), .help = "leave out the nodes a pod of declared or learned demand would "
+	  "push over their link, while another node has room for it", .def = "on" },
 	{ .name = "learned-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
 	  AT(learned_filter), .help = "the bandwidth filter holds a pod that declares nothing to "
 	  "its workload's learned demand", .def = "off" },

@@ -57,6 +57,7 @@ struct scorer_options {
 	uint64_t max_workloads;
 	uint64_t workload_half_life_ms;
 	bool learned_filter;
+	bool fit_filter;
 	char key_file[256];	/* "" = reports need no signature */
 	/* --derive-node-key: print this node's own key file (nodekey.h) and
 	 * exit; "" = serve. */

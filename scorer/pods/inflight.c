@@ -346,23 +346,28 @@ static uint32_t factor_now(const struct inflight *in, const struct ipod *p, uint
 	return held_back(in, p, now) ? 0 : unmeasured(p, factor(in, p, now));
 }
 
-/* Its share on each of its nodes at factor f: all of it on each tied
- * node (see the header). */
+/* Its share on each of its nodes at factor f: its weight split evenly
+ * among tied nodes; what it holds from the bandwidth filter, and the doubt
+ * of a guessed demand, whole on each (see the header). */
 static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 {
+	uint64_t k = p->n ? p->n : 1;
+	uint32_t whole = (uint32_t)mul_div(1000, f, FULL);
 	struct inflight_load l = {
-		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL),
-		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL),
+		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL) / k,
+		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL) / k,
 		.reserved_rx_bytes_per_second = mul_div(p->r_rx, f, FULL),
 		.reserved_tx_bytes_per_second = mul_div(p->r_tx, f, FULL),
-		.milli_pods = (uint32_t)mul_div(1000, f, FULL),
+		.milli_pods = (uint32_t)(whole / k),
 	};
 
 	/* A pod still counted is never rounded down to nothing. */
+	if (f && !whole)
+		whole = 1;
 	if (f && !l.milli_pods)
 		l.milli_pods = 1;
-	l.unknown_rx_milli = p->unknown_rx ? l.milli_pods : 0;
-	l.unknown_tx_milli = p->unknown_tx ? l.milli_pods : 0;
+	l.unknown_rx_milli = p->unknown_rx ? whole : 0;
+	l.unknown_tx_milli = p->unknown_tx ? whole : 0;
 	return l;
 }
 

@@ -9,23 +9,22 @@
  *  - assume: prioritize ranked the nodes; the pod is recorded against the
  *    best one at once, so the next pod of the burst already sees it. When
  *    several nodes share the best score, the scheduler picks among them by
- *    its own plugins' scores and then at random, so we cannot know which.
- *    The pod is recorded with its whole weight on EACH tied node (up to
- *    INFLIGHT_TIE_MAX, the first in the scheduler's order), because what
- *    must hold is that the node it really went to counts it, at once (a
- *    burst outruns the watch: a pod every few ms, a binding seen tens of
- *    ms later). Predicting one node is wrong (k-1)/k of the time, and the
- *    node really chosen then stays the quietest for the next pod. A weight
- *    split 1/k drops the tied group k times slower than one node; when the
- *    scheduler's other plugins prefer one of them (image locality, say),
- *    that node takes every pod while the group stays on top: k times the
- *    pods a single quietest node would get. The whole weight drops the
- *    group as fast as one node, so no node takes more than a lone quietest
- *    one would. The cost is over-counting on the k-1 others until the
- *    watch says where the pod went, or, without a watch, until it fades:
- *    it errs towards spreading. Declared bandwidth is
- *    reserved on each tied node the same way, so two pods asking 30M never
- *    both pass a node with 50M free.
+ *    its own plugins' scores and then at random, so we cannot know which:
+ *    the pod's weight is split evenly among the tied nodes (up to
+ *    INFLIGHT_TIE_MAX, the first in the scheduler's order), its expected
+ *    share on each. Counting it whole on each tied node (as netsched once
+ *    did) made k ties add k pods' weight: by the fifth pod of a burst of
+ *    learned 20% pods every node read 110% of its link, every node scored
+ *    0 alike and the scheduler's spreading alone chose, onto the busy
+ *    nodes. Scores that rarely tie (fit.h) and the watch, which says
+ *    within tens of milliseconds where the pod went, keep the split's
+ *    error short. What a pod declares is held whole on each tied node, so
+ *    two pods asking 30M never both pass a node with 50M free; and so is
+ *    the doubt a pod of guessed demand brings (podweight.h): it is no
+ *    figure to split but a share of each node's free link, which never
+ *    fills a link however many pods it counts, so a tied group drops as
+ *    fast as a lone quietest node would and a burst of unknown pods
+ *    spreads.
  *  - bound (from the apiserver watch): the pod is on one node. On the
  *    assumed node (or one of the tied ones): confirmed; elsewhere: moved;
  *    not assumed at all (another scheduler, another scorer replica, or a

@@ -334,8 +334,8 @@ static const struct measure_case measure_cases[] = {
 	  W, 1000, 0 },
 	{ "bound elsewhere than assumed, measured where assumed: unchanged", 1, "b", "a",
 	  { WIN, 0 }, 1, "b", W, 1000, 0 },
-	{ "tied on two nodes, not bound yet: unchanged", 2, NULL, "a", { WIN, 0 }, 1, "a", W,
-	  1000, 0 },
+	{ "tied on two nodes, not bound yet: unchanged (half on each)", 2, NULL, "a", { WIN, 0 },
+	  1, "a", W / 2, 500, 0 },
 	{ "unmeasured (no pod counters): unchanged", 1, "a", "a", { 0, 0 }, 1, "a", W, 1000, 0 },
 	{ "never back: a shorter reading after a longer one", 1, "a", "a", { WIN / 2, WIN / 4 }, 1,
 	  "a", W / 2, 500, 0 },
@@ -374,7 +374,8 @@ static void test_inflight_measured(void **state)
 		assert_int_equal(l.rx_bytes_per_second, mc->rx);
 		assert_int_equal(l.tx_bytes_per_second, mc->rx);
 		assert_int_equal(l.milli_pods, mc->milli);
-		assert_int_equal(l.unknown_rx_milli, mc->milli);
+		/* The doubt of a guessed demand is whole on each tied node. */
+		assert_int_equal(l.unknown_rx_milli, mc->milli * mc->ties);
 		assert_int_equal(stats(in).measured, mc->measured);
 		/* Measured whole, it weighs nothing yet stays: a later event of
 		 * the watch finds it rather than observing it anew. */
@@ -436,9 +437,10 @@ static void test_inflight_measured_moves(void **state)
 	assert_int_equal(inflight_horizon_ns(NULL), 0);
 }
 
-/* Ties: the whole weight and reservation on each tied node (wherever the
- * pod went, that node counts it); confirmation collapses it onto the real
- * node, and a pod bound to a node outside the tie counts as moved. */
+/* Ties: the weight split evenly among the tied nodes, the reservation and
+ * the doubt of a guessed direction whole on each; confirmation collapses
+ * it onto the real node, and a pod bound to a node outside the tie counts
+ * as moved. */
 static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
@@ -450,10 +452,12 @@ static void test_inflight_ties(void **state)
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &asks, tied, 4, T0), 0);
 	for (size_t i = 0; i < 4; i++) {
 		l = load(in, tied[i].s);
-		assert_int_equal(l.milli_pods, 1000);
-		assert_int_equal(l.rx_bytes_per_second, 1000 + PEN);
-		assert_int_equal(l.tx_bytes_per_second, EST + PEN);
+		assert_int_equal(l.milli_pods, 250);
+		assert_int_equal(l.rx_bytes_per_second, (1000 + PEN) / 4);
+		assert_int_equal(l.tx_bytes_per_second, (EST + PEN) / 4);
 		assert_int_equal(l.reserved_rx_bytes_per_second, 1000);
+		assert_int_equal(l.unknown_rx_milli, 0);
+		assert_int_equal(l.unknown_tx_milli, 1000);
 	}
 	assert_int_equal(bound(in, "uid-1", "c", T0 + 1, T0 + 1), 0);
 	assert_int_equal(stats(in).confirmed, 1);
@@ -484,12 +488,12 @@ static void test_inflight_many_ties(void **state)
 		tied[i].len = strlen(names[i]);
 	}
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, INFLIGHT_TIE_MAX + 4, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 1000);
-	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX);
+	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000 / INFLIGHT_TIE_MAX);
 	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), NULL, 0, &l));
 	tied[1] = tied[0];
 	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 2000);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 + 1000 / INFLIGHT_TIE_MAX);
 }
 
 /* A pod assumed again (the scheduler retried it) moves to the new
@@ -525,14 +529,14 @@ static void test_inflight_except(void **state)
 	assert_int_equal(l.rx_bytes_per_second, 0);
 	/* Counted elsewhere, unknown, or no UID: the whole load. */
 	inflight_get(in, "b", 1, "uid-2", 5, &l);
-	assert_int_equal(l.milli_pods, 1000);
+	assert_int_equal(l.milli_pods, 500);
 	inflight_get(in, "a", 1, "uid-9", 5, &l);
-	assert_int_equal(l.milli_pods, 2000);
+	assert_int_equal(l.milli_pods, 1500);
 	inflight_get(in, "a", 1, "", 0, &l);
-	assert_int_equal(l.milli_pods, 2000);
+	assert_int_equal(l.milli_pods, 1500);
 	/* Nothing changed: the exception is per question. */
-	assert_int_equal(load(in, "a").milli_pods, 2000);
-	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(load(in, "a").milli_pods, 1500);
+	assert_int_equal(load(in, "b").milli_pods, 500);
 }
 
 /* The caps: when the pod or node slots are full, the oldest unconfirmed
@@ -780,7 +784,7 @@ static void test_inflight_model(void **state)
 				fading |= now - m[i].t0 >= HOLD;
 				for (unsigned j = 0; j < m[i].n; j++)
 					if (m[i].nodes[j] == nd)
-						want += 1000;
+						want += 1000 / m[i].n; /* split among ties */
 			}
 			compared += !fading;
 			if (!fading && got != want)
