@@ -166,13 +166,13 @@ void podinformer_destroy(struct podinformer *pi)
 
 /* -------------------------------------------------------- applying pods */
 
-static uint64_t declared(const struct kubepod_str *v)
+static uint64_t declared(const struct kubepod_str *v, const struct bwannot_key *k)
 {
 	uint64_t bps;
 
 	/* A malformed annotation is the extender's to report (it sees the pod
 	 * first); here it simply declares nothing. */
-	return v->s && units_parse_quantity_n(v->s, v->len, &bps) == 0 ? bps : 0;
+	return v->s && bwannot_parse(k, v->s, v->len, &bps) == 0 ? bps : 0;
 }
 
 /* The binding time on our monotonic clock. Kubernetes gives wall seconds;
@@ -220,7 +220,8 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 		podindex_update(pi->index, p, now, pi->unix_ms());
 	snprintf(label, sizeof(label), "%.*s/%.*s", (int)p->ns.len, p->ns.s ? p->ns.s : "",
 		 (int)p->name.len, p->name.s ? p->name.s : "");
-	pw = (struct podweight_pod){ declared(&p->ingress), declared(&p->egress), &p->ns, &p->name,
+	pw = (struct podweight_pod){ declared(&p->ingress, p->ingress_key),
+				     declared(&p->egress, p->egress_key), &p->ns, &p->name,
 				     &p->owner, label };
 	podweight_of(pi->weights, &pw, &pod, NULL, NULL);
 	/* Whether it can run, and what its node's link lets it weigh

@@ -483,12 +483,18 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 	 * them (the event's size bounds them): whether one is a quantity is
 	 * units_parse_quantity_n()'s question, and a pod is never refused for
 	 * it. */
-	if (ann >= 0 &&
-	    (get_text(d, ann, "metadata.annotations", "kubernetes.io/ingress-bandwidth", SIZE_MAX,
-		      &p->ingress, err, errlen) ||
-	     get_text(d, ann, "metadata.annotations", "kubernetes.io/egress-bandwidth", SIZE_MAX,
-		      &p->egress, err, errlen)))
-		return -EINVAL;
+	for (size_t i = 0; ann >= 0 && i < BWANNOT_KEYS; i++) {
+		const struct bwannot_key *k = &bwannot_keys[i];
+		const struct bwannot_key **key = k->ingress ? &p->ingress_key : &p->egress_key;
+		struct kubepod_str *v = k->ingress ? &p->ingress : &p->egress;
+
+		if (*key)
+			continue;	/* an earlier key of this direction won */
+		if (get_text(d, ann, "metadata.annotations", k->key, SIZE_MAX, v, err, errlen))
+			return -EINVAL;
+		if (v->s)
+			*key = k;
+	}
 	if (spec >= 0 &&
 	    get_str(d, spec, "spec", "nodeName", NODENAME_MAX_LEN, &p->node, err, errlen))
 		return -EINVAL;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/bwannot.h"
 #include "parse/json.h"
 #include "pods/poduid.h"
 #include "report.h"
@@ -69,8 +70,11 @@ struct kubepod {
 	struct kubepod_str ns;
 	struct kubepod_str name;
 	struct kubepod_str node;	/* spec.nodeName; absent or empty: not bound */
-	struct kubepod_str ingress;	/* kubernetes.io/ingress-bandwidth */
-	struct kubepod_str egress;	/* kubernetes.io/egress-bandwidth */
+	/* Its bandwidth annotations (bwannot.h: the first key of each
+	 * direction it carries) and the keys they came from (NULL: none). */
+	struct kubepod_str ingress;
+	struct kubepod_str egress;
+	const struct bwannot_key *ingress_key, *egress_key;
 	struct kubepod_str rv;		/* metadata.resourceVersion */
 	/* status.phase Succeeded or Failed, or metadata.deletionTimestamp set:
 	 * its traffic is ending (a terminating pod is deleted only when its

@@ -1,6 +1,7 @@
 /* Bandwidth annotations as CNIs write them (scorer/parse/bwannot.c): each
  * key in its CNI's unit, the upstream key first, and the extender request
- * reading the first key of each direction (scorer/serve/extreq.c). A unit
+ * and the pod watch reading the first key of each direction
+ * (scorer/serve/extreq.c, scorer/parse/kubepod.c). A unit
  * mismatch reserves 8x (bytes for bits) or 10^6x (Mbit/s for bit/s) too
  * little, so each row is a value a user would write for that CNI. */
 #include <setjmp.h>
@@ -12,6 +13,8 @@
 #include <cmocka.h>
 
 #include "scorer/parse/bwannot.h"
+#include "scorer/parse/json.h"
+#include "scorer/parse/kubepod.h"
 #include "scorer/serve/extreq.h"
 
 static const struct bwannot_key *key(const char *name)
@@ -103,11 +106,37 @@ static void test_bwannot_request(void **state)
 	extreq_free(&rq);
 }
 
+/* The pod watch reads the same keys in the same order (kubepod.c). */
+static void test_bwannot_watch(void **state)
+{
+	static const char pod[] =
+		"{\"metadata\":{\"uid\":\"u\",\"namespace\":\"ns\",\"name\":\"p\",\"annotations\":{"
+		"\"ovn.kubernetes.io/ingress_rate\":\"300\",\"qos.projectcalico.org/egressBandwidth\":"
+		"\"40M\",\"kubernetes.io/egress-bandwidth\":\"10M\"}},\"spec\":{\"nodeName\":\"n1\"}}";
+	struct json doc = { 0 };
+	struct kubepod p;
+	char err[256];
+	uint64_t bps;
+
+	(void)state;
+	assert_int_equal(json_parse(&doc, pod, strlen(pod), 256, err, sizeof(err)), 0);
+	if (kubepod_read(&doc, 0, &p, err, sizeof(err)))
+		fail_msg("%s", err);
+	assert_ptr_equal(p.ingress_key, key("ovn.kubernetes.io/ingress_rate"));
+	assert_int_equal(bwannot_parse(p.ingress_key, p.ingress.s, p.ingress.len, &bps), 0);
+	assert_int_equal(bps, 300000000);
+	assert_ptr_equal(p.egress_key, key("kubernetes.io/egress-bandwidth"));
+	assert_int_equal(bwannot_parse(p.egress_key, p.egress.s, p.egress.len, &bps), 0);
+	assert_int_equal(bps, 10000000);
+	json_free(&doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bwannot_values),
 		cmocka_unit_test(test_bwannot_request),
+		cmocka_unit_test(test_bwannot_watch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
