@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "buf.h"
 #include "clock.h"
 #include "file.h"
@@ -132,29 +134,53 @@ struct signer {
 };
 
 
+/* Why keys cannot sign this node's reports ("" when they can): a file of
+ * master keys is the scorer's, and another node's own key would only get
+ * every report refused. */
+static const char *signer_problem(const struct keyfile *keys, const char *node, char *why,
+				  size_t len)
+{
+	why[0] = '\0';
+	if (!keyfile_signing_key(keys))
+		snprintf(why, len, "holds only master keys, which belong to the scorer: a node "
+			 "gets its own key file from netsched-scorer --derive-node-key");
+	else if (keys->node[0] && strcmp(keys->node, node))
+		snprintf(why, len, "is node %s's own key; this agent reports as %s, and a node's "
+			 "key signs for that node alone", keys->node, node);
+	return why;
+}
+
 static void signer_refresh(struct signer *sg, const char *node, uint64_t now)
 {
-	uint32_t was = sg->keys.keys[0].id;
+	uint32_t was = sg->path ? keyfile_signing_key(&sg->keys)->id : 0;
+	struct keyfile before;
 	char err[256];
 	int rc;
 
 	if (!sg->path || now < sg->next_check_ns)
 		return;
 	sg->next_check_ns = now + FILE_RELOAD_CHECK_NS;
+	before = sg->keys;
 	rc = keyfile_reload(sg->path, &sg->keys, err, sizeof(err));
+	if (rc > 0 && signer_problem(&sg->keys, node, err, sizeof(err))[0]) {
+		sg->keys = before;	/* keep signing with what works */
+		rc = -EINVAL;
+	}
+	OPENSSL_cleanse(&before, sizeof(before));
 	if (rc < 0)
 		log_error("agent", "%s: key file changed but cannot be used: %s; still signing "
 			  "with key %08x", node, err, was);
-	else if (rc > 0 && sg->keys.keys[0].id != was)
-		log_info("agent", "%s: now signing with key %08x", node, sg->keys.keys[0].id);
+	else if (rc > 0 && keyfile_signing_key(&sg->keys)->id != was)
+		log_info("agent", "%s: now signing with key %08x", node,
+			 keyfile_signing_key(&sg->keys)->id);
 }
 
 static void send_report(struct sender *snd, struct signer *sg, const struct report *r)
 {
 	uint8_t wire[REPORT_MAX_BYTES];
 	size_t len;
-	int rc = report_encode_signed(r, sg->path ? &sg->keys.keys[0] : NULL, wire, sizeof(wire),
-				      &len);
+	int rc = report_encode_signed(r, sg->path ? keyfile_signing_key(&sg->keys) : NULL, wire,
+				      sizeof(wire), &len);
 
 	if (rc) {
 		char why[256];
@@ -261,6 +287,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "netsched-agent: --key-file %s\n", err);
 			return EXIT_USAGE;
 		}
+		if (signer_problem(&sg.keys, o.node, err, sizeof(err))[0]) {
+			fprintf(stderr, "netsched-agent: --key-file %s %s\n", o.key_file, err);
+			return EXIT_USAGE;
+		}
 		sg.path = o.key_file;
 	}
 	/* NNG reads the CA when it dials: a missing file fails here with its
@@ -351,8 +381,9 @@ int main(int argc, char **argv)
 		log_info("agent", "%s: metrics on http://%s:%u/metrics", o.node, o.metrics_addr,
 			 agent_httpd_port(met));
 	if (sg.path)
-		log_info("agent", "%s: signing reports with key %08x from %s", o.node,
-			 sg.keys.keys[0].id, sg.path);
+		log_info("agent", "%s: signing reports with %s key %08x from %s", o.node,
+			 sg.keys.node[0] ? "its own" : "the shared", keyfile_signing_key(&sg.keys)->id,
+			 sg.path);
 	run_loop(&o, &sm, snd, &sg, met, instance);
 	rc = 0;
 out:

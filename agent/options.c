@@ -210,7 +210,10 @@ static int default_node(struct agent_options *o, char *err, size_t errlen)
 		return 0;
 	if (env && *env) {
 		if (set_node(o, env, why, sizeof(why))) {
-			snprintf(err, errlen, "$NODE_NAME %.64s: %s", env, why);
+			char shown[65];
+
+			snprintf(err, errlen, "$NODE_NAME %s: %s",
+				 log_printable(env, strlen(env), shown, sizeof(shown)), why);
 			return -EINVAL;
 		}
 		return 0;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "log.h"
 #include "units.h"
 
 struct file_ctx {
@@ -34,11 +35,28 @@ static int set_switch(bool *dst, const char *v, char *why, size_t len)
 	return 0;
 }
 
+/* Every value is one line of text: a URL, a path, a name, a number. A
+ * control character in one (a CR/LF in a kubeconfig path, a server URL)
+ * would be carried into requests and log lines where it can forge what
+ * follows, so it is refused wherever the value came from. */
+static int check_text(const char *v, char *why, size_t len)
+{
+	for (const char *c = v; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
+			snprintf(why, len, "a control character (0x%02x) at byte %zu: a value is one "
+				 "line of printable text", (unsigned char)*c, (size_t)(c - v) + 1);
+			return -EINVAL;
+		}
+	return 0;
+}
+
 /* Parses v for op into ctx, by its type. */
 static int apply(const struct cli_opt *op, void *ctx, const char *v, char *why, size_t len)
 {
 	void *at = (char *)ctx + op->offset;
 
+	if (v && check_text(v, why, len))
+		return -EINVAL;
 	switch (op->type) {
 	case CLI_STRING:
 		return cli_set_string(at, op->size, v, why, len);
@@ -112,25 +130,34 @@ int cli_parse(const struct cli_opt *opts, size_t n, void *ctx, int argc, char **
 		if (c == (int)config_code)
 			continue;
 		if (c < 256 || c >= (int)config_code) {
+			char shown[128];
+			const char *arg = argv[optind - 1];
+
+			log_printable(arg, strlen(arg), shown, sizeof(shown));
 			if (optopt)
-				snprintf(err, errlen, "%s: missing value", argv[optind - 1]);
+				snprintf(err, errlen, "%s: missing value", shown);
 			else
-				snprintf(err, errlen, "%s: unknown option (see --help)",
-					 argv[optind - 1]);
+				snprintf(err, errlen, "%s: unknown option (see --help)", shown);
 			return -EINVAL;
 		}
 		op = &opts[c - 256];
 		snprintf(why, sizeof(why), "invalid value");
 		if (apply(op, ctx, op->kind == CLI_FLAG ? NULL : optarg, why, sizeof(why))) {
+			char shown[128];
+
 			if (op->kind == CLI_FLAG)
 				snprintf(err, errlen, "--%s: %s", op->name, why);
 			else
-				snprintf(err, errlen, "--%s %s: %s", op->name, optarg, why);
+				snprintf(err, errlen, "--%s %s: %s", op->name,
+					 log_printable(optarg, strlen(optarg), shown, sizeof(shown)), why);
 			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "%s: unexpected argument (see --help)", argv[optind]);
+		char shown[128];
+
+		snprintf(err, errlen, "%s: unexpected argument (see --help)",
+			 log_printable(argv[optind], strlen(argv[optind]), shown, sizeof(shown)));
 		return -EINVAL;
 	}
 	return 0;

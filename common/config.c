@@ -8,6 +8,15 @@
 #include <yaml.h>
 
 #include "file.h"
+#include "log.h"
+
+/* A key given twice is a mistake one of whose values would be lost without
+ * a word (the last wins in most YAML readers): refused, naming both lines.
+ * A repeatable option is a list under one key. */
+struct seen_key {
+	char key[64];
+	unsigned long line;
+};
 
 struct loader {
 	const char *name;
@@ -17,15 +26,20 @@ struct loader {
 	char *err;
 	size_t errlen;
 	unsigned keys;
+	struct seen_key seen[CONFIG_MAX_KEYS];
 };
 
 static int loader_fail(struct loader *l, const yaml_event_t *ev, const char *key, int rc,
 		       const char *what)
 {
 	unsigned long line = ev ? (unsigned long)ev->start_mark.line + 1 : 0;
+	char shown[64];
 
+	/* The key is the file's text: never a raw control character in a
+	 * message that ends up in a log. */
 	if (key)
-		snprintf(l->err, l->errlen, "%s:%lu: %s: %s", l->name, line, key, what);
+		snprintf(l->err, l->errlen, "%s:%lu: %s: %s", l->name, line,
+			 log_printable(key, strlen(key), shown, sizeof(shown)), what);
 	else
 		snprintf(l->err, l->errlen, "%s:%lu: %s", l->name, line, what);
 	return rc;
@@ -132,6 +146,19 @@ static int load_mapping(struct loader *l)
 			return rc;
 		}
 		memcpy(key, ev.data.scalar.value, ev.data.scalar.length + 1);
+		for (unsigned i = 0; i + 1 < l->keys; i++)
+			if (!strcmp(l->seen[i].key, key)) {
+				char shown[64];
+
+				snprintf(l->err, l->errlen, "%s: key '%s' given twice (lines %lu and %lu); "
+					 "give a repeatable option's values as a list", l->name,
+					 log_printable(key, strlen(key), shown, sizeof(shown)),
+					 l->seen[i].line, (unsigned long)ev.start_mark.line + 1);
+				yaml_event_delete(&ev);
+				return -EINVAL;
+			}
+		memcpy(l->seen[l->keys - 1].key, key, strlen(key) + 1);
+		l->seen[l->keys - 1].line = (unsigned long)ev.start_mark.line + 1;
 		yaml_event_delete(&ev);
 		if ((rc = load_value(l, key)))
 			return rc;

@@ -25,6 +25,35 @@ static int hexval(char c)
 	return -1;
 }
 
+uint32_t keyfile_id(const uint8_t *bytes, size_t len)
+{
+	uint8_t digest[SHA256_DIGEST_LENGTH];
+
+	SHA256(bytes, len, digest);
+	return (uint32_t)digest[0] << 24 | (uint32_t)digest[1] << 16 | (uint32_t)digest[2] << 8 |
+	       digest[3];
+}
+
+/* "node NAME": the file's keys are NAME's own. */
+static int parse_node(const char *name, unsigned line, const char *v, size_t n, struct keyfile *k,
+		      char *err, size_t errlen)
+{
+	char why[256];
+
+	if (k->node[0]) {
+		snprintf(err, errlen, "%s:%u: a second node line (a key file is one node's)", name,
+			 line);
+		return -EINVAL;
+	}
+	if (nodename_check(v, n, why, sizeof(why))) {
+		snprintf(err, errlen, "%s:%u: the node name is %s", name, line, why);
+		return -EINVAL;
+	}
+	memcpy(k->node, v, n);
+	k->node[n] = '\0';
+	return 0;
+}
+
 int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile *kf, char *err,
 		  size_t errlen)
 {
@@ -36,7 +65,7 @@ int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile
 	while (pos < len) {
 		size_t end = pos, n;
 		struct keyfile_key *key;
-		uint8_t digest[SHA256_DIGEST_LENGTH];
+		enum keyfile_kind kind = KEYFILE_SHARED;
 
 		while (end < len && data[end] != '\n')
 			end++;
@@ -50,9 +79,22 @@ int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile
 			pos = end + 1;
 			continue;
 		}
-		if (k.n == KEYFILE_MAX_KEYS) {
-			snprintf(err, errlen, "%s:%u: more than %d keys (one in use and one being "
-				 "rotated in)", name, line, KEYFILE_MAX_KEYS);
+		if (n - pos > 5 && !memcmp(data + pos, "node ", 5)) {
+			if (parse_node(name, line, data + pos + 5, n - pos - 5, &k, err, errlen))
+				goto fail;
+			pos = end + 1;
+			continue;
+		}
+		if (n - pos > 7 && !memcmp(data + pos, "master ", 7)) {
+			kind = KEYFILE_MASTER;
+			pos += 7;
+			while (pos < n && (data[pos] == ' ' || data[pos] == '\t'))
+				pos++;
+		}
+		if ((kind == KEYFILE_MASTER ? k.n_master : k.n - k.n_master) == KEYFILE_MAX_PER_KIND) {
+			snprintf(err, errlen, "%s:%u: more than %d %skeys (one in use and one being "
+				 "rotated in)", name, line, KEYFILE_MAX_PER_KIND,
+				 kind == KEYFILE_MASTER ? "master " : "");
 			goto fail;
 		}
 		if ((n - pos) % 2 || (n - pos) / 2 < KEYFILE_MIN_BYTES ||
@@ -74,9 +116,9 @@ int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile
 			}
 			key->bytes[i] = (uint8_t)(hi << 4 | lo);
 		}
-		SHA256(key->bytes, key->len, digest);
-		key->id = (uint32_t)digest[0] << 24 | (uint32_t)digest[1] << 16 |
-			  (uint32_t)digest[2] << 8 | digest[3];
+		key->id = keyfile_id(key->bytes, key->len);
+		key->kind = kind;
+		k.n_master += kind == KEYFILE_MASTER;
 		k.n++;
 		pos = end + 1;
 	}
@@ -84,6 +126,19 @@ int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile
 		snprintf(err, errlen, "%s: no key (one hex key per line)", name);
 		goto fail;
 	}
+	/* A node's file holds that node's keys and nothing that could sign
+	 * or derive for another. */
+	if (k.node[0] && k.n_master) {
+		snprintf(err, errlen, "%s: a node's key file (node %s) holds a master key: masters "
+			 "belong to the scorer alone", name, k.node);
+		goto fail;
+	}
+	for (size_t i = 0; i < k.n; i++)
+		if (k.keys[i].kind == KEYFILE_SHARED && k.node[0]) {
+			k.keys[i].kind = KEYFILE_NODE;
+			memcpy(k.keys[i].node, k.node, sizeof(k.node));
+		}
+	k.n_shared = k.node[0] ? 0 : k.n - k.n_master;
 	*kf = k;
 	OPENSSL_cleanse(&k, sizeof(k));
 	return 0;
@@ -129,7 +184,15 @@ int keyfile_reload(const char *path, struct keyfile *kf, char *err, size_t errle
 const struct keyfile_key *keyfile_find(const struct keyfile *kf, uint32_t id)
 {
 	for (size_t i = 0; i < kf->n; i++)
-		if (kf->keys[i].id == id)
+		if (kf->keys[i].id == id && kf->keys[i].kind != KEYFILE_MASTER)
+			return &kf->keys[i];
+	return NULL;
+}
+
+const struct keyfile_key *keyfile_signing_key(const struct keyfile *kf)
+{
+	for (size_t i = 0; i < kf->n; i++)
+		if (kf->keys[i].kind != KEYFILE_MASTER)
 			return &kf->keys[i];
 	return NULL;
 }

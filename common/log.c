@@ -122,10 +122,34 @@ static bool ring_put(const char *line, size_t n)
 	return true;
 }
 
+/* msg with every control character written as \xNN: a line is one line,
+ * whatever a caller passed on from outside (a name in a certificate, a
+ * kubeconfig, a report), so no one can forge or split one. */
+static const char *escape_controls(const char *msg, char *out, size_t cap)
+{
+	size_t o = 0;
+
+	for (const char *c = msg; *c && o + 1 < cap; c++) {
+		unsigned char b = (unsigned char)*c;
+
+		if (b >= 0x20 && b != 0x7f) {
+			out[o++] = *c;
+			continue;
+		}
+		if (o + 5 > cap)
+			break;
+		snprintf(out + o, cap - o, "\\x%02x", b);
+		o += 4;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 static void emit(enum log_level level, const char *module, const char *msg)
 {
-	char line[1280];
-	int n = format_line(line, sizeof(line), level, module, msg);
+	char line[1280], safe[1024];
+	int n = format_line(line, sizeof(line), level, module,
+			    escape_controls(msg, safe, sizeof(safe)));
 	size_t len;
 
 	if (n < 0)

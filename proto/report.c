@@ -14,6 +14,7 @@
 
 #include "errmsg.h"
 #include "keyfile.h"
+#include "nodekey.h"
 #include "nodename.h"
 #include "netsched.pb-c.h"
 #include "podwire.h"
@@ -482,7 +483,7 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 	uint8_t inner[REPORT_MAX_BYTES];
 	size_t inner_len, outer_len;
 
-	if (report_validate(r, NULL, 0) || wire_check())
+	if (report_validate(r, NULL, 0) || wire_check() || (key && key->kind == KEYFILE_MASTER))
 		return -EINVAL;
 
 	rep.node = (char *)r->node;
@@ -520,6 +521,8 @@ int report_encode_signed(const struct report *r, const struct keyfile_key *key, 
 		env.mac.len = mac_len;
 		env.has_key_id = true;
 		env.key_id = key->id;
+		if (key->kind == KEYFILE_NODE)
+			env.signer = (char *)key->node;
 	}
 	outer_len = netsched__envelope__get_packed_size(&env);
 	if (outer_len > cap || outer_len > REPORT_MAX_BYTES)
@@ -540,29 +543,59 @@ static int copy_name(char *dst, size_t dstsize, const char *src)
 	return 0;
 }
 
-/* Whether env carries a valid signature by one of keys. */
-static int verify(const Netsched__Envelope *env, const struct keyfile *keys, size_t len, char *err,
-		  size_t errlen)
+/* The key env claims to be signed with: one of keys' own, or, for a signer
+ * node, the key a master derives for it (into *derived). NULL when none. A
+ * flood of made-up signers costs at most one derivation per master each. */
+static const struct keyfile_key *signing_key(const Netsched__Envelope *env,
+					     const struct keyfile *keys,
+					     struct keyfile_key *derived)
+{
+	const struct keyfile_key *key = keyfile_find(keys, env->key_id);
+
+	if (key || !env->signer)
+		return key;
+	for (size_t i = 0; i < keys->n; i++)
+		if (keys->keys[i].kind == KEYFILE_MASTER &&
+		    nodekey_derive(&keys->keys[i], env->signer, derived) == 0 &&
+		    derived->id == env->key_id)
+			return derived;
+	return NULL;
+}
+
+/* Whether env carries a valid signature by one of keys (or the signer's
+ * derived key); *kind says which kind of key it was. */
+static int verify(const Netsched__Envelope *env, const struct keyfile *keys, size_t len,
+		  enum keyfile_kind *kind, char *err, size_t errlen)
 {
 	const struct keyfile_key *key;
+	struct keyfile_key derived;
 	uint8_t mac[EVP_MAX_MD_SIZE];
 	unsigned mac_len = 0;
+	int rc = 0;
 
 	if (!env->has_mac || !env->has_key_id)
 		return errmsg(err, errlen, -ENOKEY, "unsigned report (%zu bytes) while --key-file is set",
 			    len);
-	key = keyfile_find(keys, env->key_id);
+	if (env->signer && !nodename_valid(env->signer, strnlen(env->signer, NODENAME_MAX_LEN + 1)))
+		return errmsg(err, errlen, -EBADMSG, "report (%zu bytes) names a signer that is no "
+			      "node name", len);
+	key = signing_key(env, keys, &derived);
+	if (!key && env->signer)
+		return errmsg(err, errlen, -EKEYREJECTED, "report (%zu bytes) signed as node %s with "
+			      "key %08x, which is not that node's key%s", len, env->signer, env->key_id, keys->n_master ? "" : " (this scorer holds no master key)");
 	if (!key)
 		return errmsg(err, errlen, -EKEYREJECTED,
 			    "report (%zu bytes) signed with unknown key %08x", len, env->key_id);
 	if (!HMAC(EVP_sha256(), key->bytes, (int)key->len, env->report.data, env->report.len, mac,
 		  &mac_len))
-		return errmsg(err, errlen, -EIO, "HMAC failed");
-	if (env->mac.len != mac_len || CRYPTO_memcmp(mac, env->mac.data, mac_len) != 0)
-		return errmsg(err, errlen, -EKEYREJECTED,
+		rc = errmsg(err, errlen, -EIO, "HMAC failed");
+	else if (env->mac.len != mac_len || CRYPTO_memcmp(mac, env->mac.data, mac_len) != 0)
+		rc = errmsg(err, errlen, -EKEYREJECTED,
 			    "report (%zu bytes) with a bad signature for key %08x: forged or corrupted",
 			    len, env->key_id);
-	return 0;
+	*kind = key->kind;
+	OPENSSL_cleanse(&derived, sizeof(derived));
+	return rc;
 }
 
 /* protobuf-c allocates every submessage and byte string it unpacks: a
@@ -614,6 +647,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	ProtobufCAllocator alloc = { arena_alloc, arena_free, &arena };
 	Netsched__Envelope *env = NULL;
 	Netsched__Report *rep = NULL;
+	enum keyfile_kind kind = KEYFILE_SHARED;
 	struct report r;
 	int rc;
 
@@ -636,7 +670,7 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 		goto out;
 	}
 	if (keys) {
-		rc = verify(env, keys, len, err, errlen);
+		rc = verify(env, keys, len, &kind, err, errlen);
 		if (rc)
 			goto out;
 	}
@@ -655,6 +689,15 @@ int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile 
 	rc = validate_name(&r, err, errlen);
 	if (rc)
 		goto out;
+	/* A node's own key speaks for that node alone. A shared key's report
+	 * names no signer, or one that proves nothing. */
+	if (keys && env->signer && strcmp(env->signer, r.node)) {
+		rc = errmsg(err, errlen, -EPERM, "report for node %s signed with node %s's own key: "
+			    "a node may report only for itself", r.node, env->signer);
+		goto out;
+	}
+	r.signed_with = !keys ? REPORT_UNCHECKED :
+			kind == KEYFILE_SHARED ? REPORT_SIGNED_SHARED : REPORT_SIGNED_NODE;
 	if (rep->n_interfaces > REPORT_MAX_INTERFACES) {
 		rc = errmsg(err, errlen, -E2BIG, "%s: %zu interfaces, limit %u", r.node,
 			  rep->n_interfaces, REPORT_MAX_INTERFACES);

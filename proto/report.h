@@ -98,8 +98,16 @@ struct report_pod {
 	struct report_pod_rates rx, tx;
 };
 
+/* How a decoded report was signed (report_decode_verified()). */
+enum report_signed {
+	REPORT_UNCHECKED,	/* no keys asked for: not checked */
+	REPORT_SIGNED_SHARED,	/* a shared key: any node holding it could have */
+	REPORT_SIGNED_NODE,	/* the node's own key: only that node could have */
+};
+
 struct report {
 	char node[NODENAME_MAX_LEN + 1];
+	enum report_signed signed_with;	/* decoding's verdict; ignored by encoding */
 	uint64_t instance_id;
 	uint64_t seq;
 	uint64_t window_start_unix_ms;
@@ -122,15 +130,21 @@ struct keyfile;
 struct keyfile_key;
 
 /* Packs r into an Envelope in buf (cap bytes), signed with key: an
- * HMAC-SHA256 over the packed Report, and the key's id. key NULL: unsigned.
- * Same returns as report_encode(). */
+ * HMAC-SHA256 over the packed Report, and the key's id; a node's own key
+ * (KEYFILE_NODE) also names its node as the signer, whatever r->node says.
+ * key NULL: unsigned. A master key never signs (-EINVAL). Same returns as
+ * report_encode(). */
 int report_encode_signed(const struct report *r, const struct keyfile_key *key, uint8_t *buf,
 			 size_t cap, size_t *len);
 
 /* report_decode(), and with keys non-NULL the envelope must be signed by
- * one of them: -ENOKEY (no signature), -EKEYREJECTED (an unknown key or a
- * signature that does not match: forged or corrupted). The MAC is checked
- * before the report is unpacked; comparisons take constant time. */
+ * one of them, or, when it names a signer node, by the key keys' masters
+ * derive for it (nodekey.h): -ENOKEY (no signature), -EKEYREJECTED (an
+ * unknown key, not the signer's, or a signature that does not match:
+ * forged or corrupted), -EPERM (signed with one node's own key, for
+ * another node: err names both). The MAC is checked before the report is
+ * unpacked; comparisons take constant time. out->signed_with says which
+ * kind of key it was. */
 int report_decode_verified(const uint8_t *buf, size_t len, const struct keyfile *keys,
 			   struct report *out, char *err, size_t errlen);
 

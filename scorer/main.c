@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <curl/curl.h>
+#include <openssl/crypto.h>
 
 #include "bearertoken.h"
 #include "reports/anchor.h"
@@ -26,7 +27,9 @@
 #include "prom/prom.h"
 #include "scorer.h"
 #include "scratch.h"
+#include "nodekey.h"
 #include "serve/tls.h"
+#include "nodes/table.h"
 #include "nodes/view.h"
 #include "worker.h"
 #include "pods/workload.h"
@@ -40,6 +43,20 @@ static uint64_t inflight_round(void *ctx)
 	return INFLIGHT_TICK_NS / NS_PER_MS;
 }
 
+/* The fastest known link among fresh nodes. */
+struct fastest {
+	uint64_t now_ns, stale_after_ns, link;
+};
+
+static void add_to_fastest(const struct table_node *n, void *ctx)
+{
+	struct fastest *f = ctx;
+
+	if (table_node_age_ns(n, f->now_ns) <= f->stale_after_ns &&
+	    n->traffic.link_bytes_per_second > f->link)
+		f->link = n->traffic.link_bytes_per_second;
+}
+
 /* The learned demands and the cluster's average per pod, recomputed off
  * the request path; and request buffers no request took for a while go
  * back to the kernel (scratch.h). */
@@ -48,9 +65,15 @@ static uint64_t learn_round(void *ctx)
 {
 	struct scorer *s = ctx;
 	uint64_t now = clock_mono_ns();
+	struct fastest f = { .now_ns = now, .stale_after_ns = s->stale_after_ns };
 
 	scratch_trim(now);
 	view_reference_refresh(s, now);
+	/* What a pod on a node of unknown link counts at most: an unknown
+	 * link is unknown, not infinite (podindex.h, inflight.h). */
+	table_each(s->table, add_to_fastest, &f);
+	podindex_set_link_ceiling(s->weights.pods, f.link);
+	inflight_set_link_ceiling(s->inflight, f.link);
 	if (s->weights.pods) {
 		podindex_tick(s->weights.pods, now);
 		workload_tick(s->weights.workloads, now);
@@ -133,6 +156,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "netsched-scorer: --key-file %s\n", err);
 		return EXIT_USAGE;
 	}
+	if (reports.keys.node[0]) {
+		fprintf(stderr, "netsched-scorer: --key-file %s: node %s's own key file; the scorer's "
+			"holds master keys (\"master HEX\") and, while agents move to them, shared "
+			"keys\n", o.key_file, reports.keys.node);
+		return EXIT_USAGE;
+	}
+	if (o.derive_node_key[0]) {
+		char text[1024];
+
+		rc = nodekey_file(&reports.keys, o.derive_node_key, text, sizeof(text), err, sizeof(err));
+		if (!rc)
+			fputs(text, stdout);
+		else
+			fprintf(stderr, "netsched-scorer: --derive-node-key %s: %s\n", o.derive_node_key, err);
+		OPENSSL_cleanse(text, sizeof(text));
+		return rc ? EXIT_USAGE : 0;
+	}
 	reports.key_file = o.key_file[0] ? o.key_file : NULL;
 	if (o.tls.cert[0]) {
 		struct tls_pems pems;
@@ -170,6 +210,7 @@ int main(int argc, char **argv)
 
 	s.policy = o.policy;
 	s.direction = o.direction;
+	s.fit_filter = o.fit_filter;
 	s.compact_scores = o.compact_scores;
 	s.max_drops_per_second = o.max_drops_per_second;
 	s.filter = o.filter;
@@ -210,6 +251,7 @@ int main(int argc, char **argv)
 			.hold_ns = o.inflight_hold_ms * NS_PER_MS,
 			.fade_ns = o.inflight_fade_ms * NS_PER_MS,
 			.expire_ns = o.inflight_expire_ms * NS_PER_MS,
+			.unstarted_ns = o.inflight_unstarted_ms * NS_PER_MS,
 		};
 
 		s.inflight = inflight_create(&ic);
@@ -235,6 +277,10 @@ int main(int argc, char **argv)
 		struct workload_config wc = {
 			.max_workloads = o.max_workloads,
 			.half_life_ns = o.workload_half_life_ms * NS_PER_MS,
+			/* The pod index's node ids; a node silent as long as
+			 * its report is ignored vouches for nothing. */
+			.max_nodes = o.max_tracked_nodes,
+			.silent_ns = s.stale_after_ns,
 		};
 		struct podindex_config xc = {
 			.max_pods = o.max_pods,
@@ -345,8 +391,14 @@ int main(int argc, char **argv)
 			 "http://%s:%u (not on the extender's port)", o.health_addr, http_port(health));
 	}
 	if (reports.keys.n)
-		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s",
-			 reports.keys.n, o.key_file);
+		log_info("scorer", "accepting only reports signed with the %zu key(s) in %s: %zu "
+			 "master(s) deriving each node's own, %zu shared", reports.keys.n, o.key_file,
+			 reports.keys.n_master, reports.keys.n_shared);
+	if (reports.keys.n_shared)
+		log_warn("scorer", "%s holds %zu shared report key(s): a node holding one can report "
+			 "as any other node. Per-node keys (master keys and --derive-node-key) keep "
+			 "each node to its own name: docs/operating.md, \"Signed reports\"",
+			 o.key_file, reports.keys.n_shared);
 	else
 		log_warn("scorer", "no --key-file: reports are not authenticated, and anyone who "
 			 "reaches %s can set any node's traffic and steer scheduling", o.listen);

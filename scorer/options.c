@@ -47,6 +47,11 @@ static int set_health_listen(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_client_names(void *ctx, const char *v, char *why, size_t len)
+{
+	return tls_client_names_parse(v, &OPTS(ctx)->tls.client_names, why, len);
+}
+
 static int set_policy(void *ctx, const char *v, char *why, size_t len)
 {
 	struct scorer_options *o = OPTS(ctx);
@@ -341,7 +346,8 @@ static const struct cli_opt opts[] = {
 	{ .name = "policy", .kind = CLI_VALUE, .arg = "NAME", .set = set_policy,
 	  .help = "relative | utilization | pressure", .def = "relative" },
 	{ .name = "direction", .kind = CLI_VALUE, .arg = "DIR", .set = set_direction,
-	  .help = "rx | tx | both | max", .def = "rx" },
+	  .help = "fit: each direction against what the pod moves that way; rx | tx | both | max: "
+		  "every pod by that figure of the node (the Go plugin's view)", .def = "fit" },
 	/* The scheduler decodes every entry of a prioritize reply; a uniform
 	 * offset changes no choice it makes, and a host left out scores 0. */
 	{ .name = "prioritize-reply", .kind = CLI_VALUE, .arg = "FORM", .set = set_prioritize_reply,
@@ -388,6 +394,11 @@ static const struct cli_opt opts[] = {
 	  .help = "its PEM private key" },
 	{ .name = "tls-client-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,
 	  AT(tls.client_ca), .help = "require client certificates signed by this CA (mTLS)" },
+	/* A CA signs whatever it is asked to: the name is what says the
+	 * holder is the scheduler. The default is the name deploy/ issues. */
+	{ .name = "client-names", .kind = CLI_VALUE, .arg = "LIST", .set = set_client_names,
+	  .help = "with --tls-client-ca: answer only certificates whose CN or a DNS name is in this "
+		  "comma-separated list", .def = "netsched-scheduler" },
 	{ .name = "inflight-estimate", .kind = CLI_VALUE, .arg = "BW", .set = set_inflight_estimate,
 	  .help = "what a just-placed pod of unknown demand weighs, per direction; 0 = the "
 		  "cluster's measured average per running pod", .def = "0" },
@@ -405,6 +416,12 @@ static const struct cli_opt opts[] = {
 	{ .name = "inflight-expire", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(inflight_expire_ms), .min = 100, .max = HOUR_MS,
 	  .help = "with a pod watch, an assumption never bound is dropped after this", .def = "30s" },
+	/* Longer than a burst's image pulls on a warm node, shorter than the
+	 * hold: inflight.h, "never starts". */
+	{ .name = "inflight-unstarted", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(inflight_unstarted_ms), .min = 1000, .max = HOUR_MS,
+	  .help = "a pod bound this long that has not started weighs nothing until it does",
+	  .def = "25s" },
 	{ .name = "inflight-max-pods", .kind = CLI_VALUE, .arg = "N", .set = set_inflight_max_pods,
 	  .help = "pods counted in flight at most; 0 = off", .def = "10000" },
 	{ .name = "pod-watch", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH, AT(pod_watch),
@@ -422,11 +439,18 @@ static const struct cli_opt opts[] = {
 	{ .name = "workload-half-life", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(workload_half_life_ms), .min = 1000, .max = DAY_MS,
 	  .help = "a pod's measurement weighs half as much after this", .def = "10m" },
+	{ .name = "fit-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
+	  AT(fit_filter), .help = "leave out the nodes a pod of declared or learned demand would "
+	  "push over their link, while another node has room for it", .def = "on" },
 	{ .name = "learned-filter", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
 	  AT(learned_filter), .help = "the bandwidth filter holds a pod that declares nothing to "
 	  "its workload's learned demand", .def = "off" },
 	{ .name = "key-file", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(key_file),
-	  .help = "accept only reports signed with a key in this file (a Secret)" },
+	  .help = "accept only reports signed with a key in this file (a Secret): each node's own, "
+		  "derived from its master keys, or (weaker) shared keys" },
+	{ .name = "derive-node-key", .kind = CLI_VALUE, .arg = "NODE", .type = CLI_STRING,
+	  AT(derive_node_key), .help = "print NODE's own report key file, derived from the master "
+	  "key in --key-file, and exit (a provisioning step puts it on that node)" },
 	{ .name = "prometheus", .kind = CLI_VALUE, .arg = "URL", .set = set_prometheus,
 	  .help = "optional fallback for silent agents" },
 	{ .name = "prometheus-preset", .kind = CLI_VALUE, .arg = "NAME", .set = set_prom_preset,
@@ -489,6 +513,10 @@ int scorer_options_parse(struct scorer_options *o, int argc, char **argv, char *
 		snprintf(err, errlen, "--listen-cert-key: %s", o->listen_cert_key[0] ?
 			 "only for a tls+tcp:// --listen" :
 			 "a tls+tcp:// --listen needs a certificate and key (one PEM file)");
+		return -EINVAL;
+	}
+	if (o->derive_node_key[0] && !o->key_file[0]) {
+		snprintf(err, errlen, "--derive-node-key: needs --key-file with the master key");
 		return -EINVAL;
 	}
 	if (o->tls.client_ca[0] && !o->tls.cert[0]) {

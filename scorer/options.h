@@ -11,6 +11,7 @@
 
 #include "rules/filter.h"
 #include "log.h"
+#include "nodename.h"
 #include "prom/prom.h"
 #include "serve/tls.h"
 #include "rules/policy.h"
@@ -46,6 +47,7 @@ struct scorer_options {
 	uint64_t inflight_hold_ms;
 	uint64_t inflight_fade_ms;
 	uint64_t inflight_expire_ms;
+	uint64_t inflight_unstarted_ms;
 	/* The pod watch that confirms in-flight pods (podwatch.h): a
 	 * kubeconfig, else the pod's ServiceAccount when running in one. */
 	char kubeconfig[1024];
@@ -55,7 +57,11 @@ struct scorer_options {
 	uint64_t max_workloads;
 	uint64_t workload_half_life_ms;
 	bool learned_filter;
+	bool fit_filter;
 	char key_file[256];	/* "" = reports need no signature */
+	/* --derive-node-key: print this node's own key file (nodekey.h) and
+	 * exit; "" = serve. */
+	char derive_node_key[NODENAME_MAX_LEN + 1];
 	struct tls_files tls;	/* cert "" = plain HTTP */
 	char listen_cert_key[256]; /* PEM cert + key for a tls+tcp:// --listen */
 	bool check_config;

@@ -54,6 +54,9 @@ struct scorer {
 	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
 	uint64_t max_drops_per_second;
 	struct filter_config filter;
+	/* --fit-filter: nodes a pod of known demand would overflow are left
+	 * out while another fits it (extender.c, fit.h). */
+	bool fit_filter;
 	uint64_t stale_after_ns;	/* a report older than this is ignored */
 	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;

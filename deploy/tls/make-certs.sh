@@ -11,16 +11,26 @@
 #                             netsched-scorer.NS, .NS.svc, .NS.svc.DOMAIN
 #   scheduler.crt  scheduler.key   the scheduler's client certificate
 #                             (CN netsched-scheduler, clientAuth only)
-#   secrets.yaml              the two Secrets deploy/ mounts, each with tls.crt,
-#                             tls.key and ca.crt (the layout cert-manager writes):
-#                             netsched-scorer-tls (the scorer: --tls-cert, --tls-key,
-#                             and ca.crt as --tls-client-ca) and netsched-scheduler-tls
-#                             (the scheduler's tlsConfig certFile, keyFile, caFile)
+#   secrets.yaml              the Secrets deploy/ mounts: netsched-scorer-tls (the
+#                             scorer: --tls-cert, --tls-key; tls.crt, tls.key, ca.crt),
+#                             netsched-scheduler-tls (the scheduler's tlsConfig
+#                             certFile, keyFile, caFile) and netsched-client-ca
+#                             (ca.crt alone: the scorer's --tls-client-ca, the CA
+#                             whose certificates named netsched-scheduler may call)
 #   control-plane/            tls.crt, tls.key, ca.crt for way (b): copy to
 #                             /etc/kubernetes/netsched/ on every control-plane node
 #
+# With the cert-manager Component (deploy/tls/cert-manager/), which makes only the
+# scorer's serving certificate, --client-only makes the rest: a CA for clients, kept
+# here and never in the cluster, the scheduler's certificate, and secrets.yaml with
+# netsched-scheduler-tls (its ca.crt: --server-ca FILE, the CA of cert-manager's
+# netsched-scorer-tls) and netsched-client-ca. Any CA an Issuer in the namespace
+# holds signs whatever Certificate someone creates there, the scheduler's name
+# included: the scorer must not trust it for clients (docs/security.md).
+#
 # Usage: deploy/tls/make-certs.sh [-o DIR] [-n NAMESPACE] [-d CLUSTER_DOMAIN]
 #                                 [--days N] [--renew] [--apply]
+#                                 [--client-only --server-ca FILE]
 #   -n  the namespace of the Service (netsched)   -d  the cluster domain (cluster.local)
 #   --days   validity of the two leaf certificates (365); the CA gets 10 years
 #   --renew  keep DIR's CA, issue new leaf certificates (a rotation: see below)
@@ -43,9 +53,11 @@
 # cert-manager does all this by itself: deploy/tls/cert-manager/.
 set -eu
 
-dir=./netsched-tls ns=netsched domain=cluster.local days=365 renew= apply=
+dir=./netsched-tls ns=netsched domain=cluster.local days=365 renew= apply= client_only= server_ca=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--client-only) client_only=1 ;;
+	--server-ca) server_ca=$2; shift ;;
 	-o) dir=$2; shift ;;
 	-n) ns=$2; shift ;;
 	-d) domain=$2; shift ;;
@@ -58,6 +70,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 case $days in '' | *[!0-9]*) echo "make-certs.sh: --days wants a number of days" >&2; exit 2 ;; esac
+if [ -n "$client_only" ]; then
+	[ -s "$server_ca" ] || { echo "make-certs.sh: --client-only needs --server-ca FILE (the ca.crt of cert-manager's netsched-scorer-tls)" >&2; exit 2; }
+elif [ -n "$server_ca" ]; then
+	echo "make-certs.sh: --server-ca goes with --client-only" >&2; exit 2
+fi
 command -v openssl >/dev/null || { echo "make-certs.sh: openssl not found" >&2; exit 1; }
 mkdir -p "$dir/control-plane"
 umask 077
@@ -84,24 +101,32 @@ leaf() {
 		-CAcreateserial -days "$days" -extfile "$dir/$1.ext" -out "$dir/$1.crt" 2>/dev/null
 	rm -f "$dir/$1.csr" "$dir/$1.ext"
 }
-leaf scorer "/CN=$svc.$ns.svc" "basicConstraints=critical,CA:FALSE
+[ -n "$client_only" ] || leaf scorer "/CN=$svc.$ns.svc" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=serverAuth
 subjectAltName=DNS:$svc,DNS:$svc.$ns,DNS:$svc.$ns.svc,DNS:$svc.$ns.svc.$domain"
+# The name the scorer answers (its --client-names, netsched-scheduler by default).
 leaf scheduler "/CN=netsched-scheduler" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
 extendedKeyUsage=clientAuth"
 rm -f "$dir/ca.srl"
 
 for who in scorer scheduler; do
+	[ -n "$client_only" ] && [ "$who" = scorer ] && continue
 	openssl verify -CAfile "$dir/ca.crt" "$dir/$who.crt" >/dev/null ||
 		{ echo "make-certs.sh: $who.crt does not verify against ca.crt" >&2; exit 1; }
 done
+# What checks the scorer's serving certificate: this CA, or cert-manager's.
+sca=$dir/ca.crt
+if [ -n "$client_only" ]; then
+	cp "$server_ca" "$dir/server-ca.crt"
+	sca=$dir/server-ca.crt
+fi
 cp "$dir/scheduler.crt" "$dir/control-plane/tls.crt"
 cp "$dir/scheduler.key" "$dir/control-plane/tls.key"
-cp "$dir/ca.crt" "$dir/control-plane/ca.crt"
+cp "$sca" "$dir/control-plane/ca.crt"
 
-# secret NAME WHO: a Secret with tls.crt, tls.key and ca.crt.
+# secret NAME WHO: a Secret with tls.crt, tls.key and ca.crt (the serving CA).
 secret() {
 	cat <<EOF
 ---
@@ -116,15 +141,33 @@ type: Opaque
 data:
   tls.crt: $(base64 <"$dir/$2.crt" | tr -d '\n')
   tls.key: $(base64 <"$dir/$2.key" | tr -d '\n')
-  ca.crt: $(base64 <"$dir/ca.crt" | tr -d '\n')
+  ca.crt: $(base64 <"$sca" | tr -d '\n')
 EOF
 }
 {
 	echo "# netsched mTLS Secrets, made by deploy/tls/make-certs.sh on $(date -u +%Y-%m-%d)."
-	secret netsched-scorer-tls scorer
+	[ -n "$client_only" ] || secret netsched-scorer-tls scorer
 	secret netsched-scheduler-tls scheduler
+	cat <<EOF
+---
+# The CA of the scheduler's client certificate: the scorer's --tls-client-ca.
+apiVersion: v1
+kind: Secret
+metadata:
+  name: netsched-client-ca
+  namespace: $ns
+  labels:
+    app.kubernetes.io/part-of: netsched
+type: Opaque
+data:
+  ca.crt: $(base64 <"$dir/ca.crt" | tr -d '\n')
+EOF
 } >"$dir/secrets.yaml"
-echo "made in $dir: ca.crt, scorer.crt (DNS $svc.$ns.svc), scheduler.crt (CN netsched-scheduler), valid $days days; secrets.yaml"
+if [ -n "$client_only" ]; then
+	echo "made in $dir: ca.crt (for clients), scheduler.crt (CN netsched-scheduler), valid $days days; secrets.yaml (netsched-scheduler-tls, netsched-client-ca)"
+else
+	echo "made in $dir: ca.crt, scorer.crt (DNS $svc.$ns.svc), scheduler.crt (CN netsched-scheduler), valid $days days; secrets.yaml"
+fi
 if [ -n "$apply" ]; then
 	kubectl apply -f "$dir/secrets.yaml"
 fi

@@ -38,6 +38,16 @@ static int join(char *out, size_t cap, const char *dir, const char *path)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+/* The first control character in v (a CR/LF would split a log line or a
+ * request it goes into), or NULL. */
+static const char *control_char(const char *v)
+{
+	for (; *v; v++)
+		if ((unsigned char)*v < 0x20 || *v == 0x7f)
+			return v;
+	return NULL;
+}
+
 /* ------------------------------------------------------------ in-cluster */
 
 int kubeaccess_in_cluster(struct kubeaccess *a, const char *sa_dir, char *err, size_t errlen)
@@ -54,6 +64,9 @@ int kubeaccess_in_cluster(struct kubeaccess *a, const char *sa_dir, char *err, s
 	}
 	if (strspn(port, "0123456789") != strlen(port) || strlen(port) > 5)
 		return errmsg(err, errlen, -EINVAL, "KUBERNETES_SERVICE_PORT is not a port number");
+	if (control_char(host))
+		return errmsg(err, errlen, -EINVAL, "KUBERNETES_SERVICE_HOST has a control character "
+			      "(0x%02x)", (unsigned char)*control_char(host));
 	/* An IPv6 service address needs brackets in a URL. */
 	n = snprintf(a->server, sizeof(a->server), strchr(host, ':') ? "https://[%s]:%s"
 								      : "https://%s:%s", host, port);
@@ -132,6 +145,20 @@ static yaml_node_t *named(struct kc *k, yaml_node_t *root, const char *section, 
 	return NULL;
 }
 
+/* A name, URL or path from the file is one line of text: refused, naming
+ * where it is and the field, when it holds a control character. where is
+ * already clean ("cluster c", "user u", "" for the top level). */
+static int plain(struct kc *k, const char *where, const char *field, const char *v)
+{
+	const char *c = v ? control_char(v) : NULL;
+
+	if (!c)
+		return 0;
+	return errmsg(k->err, k->errlen, -EINVAL, "%s: %s%s%s has a control character (0x%02x) at "
+		      "byte %zu: names, URLs and paths are one line of text", k->name, where,
+		      where[0] ? " " : "", field, (unsigned char)*c, (size_t)(c - v) + 1);
+}
+
 static int copy_str(struct kc *k, char *out, size_t cap, const char *what, const char *v)
 {
 	if (strlen(v) >= cap)
@@ -174,6 +201,8 @@ static int pem(struct kc *k, yaml_node_t *m, const char *field, const char *wher
 		return 0;
 	}
 	path = scalar(member(k, m, field), &len);
+	if (plain(k, where, field, path))
+		return -EINVAL;
 	if (path && len && join(out->file, sizeof(out->file), k->dir, path))
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s %s: path too long", k->name, where, field);
 	return 0;
@@ -201,6 +230,8 @@ static int load_user(struct kc *k, struct kubeaccess *a, yaml_node_t *user, cons
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s token has a byte that cannot go in "
 			    "an HTTP header", k->name, where);
 	v = scalar(member(k, user, "tokenFile"), NULL);
+	if (plain(k, where, "tokenFile", v))
+		return -EINVAL;
 	if (v && v[0] && join(a->token_file, sizeof(a->token_file), k->dir, v))
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: %s tokenFile: path too long", k->name, where);
 	rc = pem(k, user, "client-certificate", where, &a->cert);
@@ -218,6 +249,7 @@ static int load_doc(struct kc *k, struct kubeaccess *a)
 {
 	yaml_node_t *root = yaml_document_get_root_node(&k->doc), *ctx, *cluster, *user;
 	const char *cur, *cname, *uname, *server, *insecure;
+	char where[220];
 	int rc;
 
 	if (!root || root->type != YAML_MAPPING_NODE)
@@ -225,17 +257,25 @@ static int load_doc(struct kc *k, struct kubeaccess *a)
 	cur = scalar(member(k, root, "current-context"), NULL);
 	if (!cur || !cur[0])
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: no current-context", k->name);
+	if (plain(k, "", "current-context", cur))
+		return -EINVAL;
 	ctx = named(k, root, "contexts", "context", cur);
 	if (!ctx)
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: current-context %.200s is not among its "
 			    "contexts", k->name, cur);
 	cname = scalar(member(k, ctx, "cluster"), NULL);
 	uname = scalar(member(k, ctx, "user"), NULL);
+	snprintf(where, sizeof(where), "context %.200s", cur);
+	if (plain(k, where, "cluster", cname) || plain(k, where, "user", uname))
+		return -EINVAL;
 	cluster = cname ? named(k, root, "clusters", "cluster", cname) : NULL;
 	if (!cluster)
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: context %.200s names no cluster that the file "
 			    "has", k->name, cur);
 	server = scalar(member(k, cluster, "server"), NULL);
+	snprintf(where, sizeof(where), "cluster %.200s", cname);
+	if (plain(k, where, "server", server))
+		return -EINVAL;
 	if (!server || strncmp(server, "https://", 8) != 0)
 		return errmsg(k->err, k->errlen, -EINVAL, "%s: cluster %.200s: server must be an https:// URL",
 			    k->name, cname);

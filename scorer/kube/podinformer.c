@@ -166,13 +166,13 @@ void podinformer_destroy(struct podinformer *pi)
 
 /* -------------------------------------------------------- applying pods */
 
-static uint64_t declared(const struct kubepod_str *v)
+static uint64_t declared(const struct kubepod_str *v, const struct bwannot_key *k)
 {
 	uint64_t bps;
 
 	/* A malformed annotation is the extender's to report (it sees the pod
 	 * first); here it simply declares nothing. */
-	return v->s && units_parse_quantity_n(v->s, v->len, &bps) == 0 ? bps : 0;
+	return v->s && bwannot_parse(k, v->s, v->len, &bps) == 0 ? bps : 0;
 }
 
 /* The binding time on our monotonic clock. Kubernetes gives wall seconds;
@@ -188,9 +188,19 @@ static uint64_t bound_mono_ns(struct podinformer *pi, const struct kubepod *p, u
 	return ago_ns < now_ns ? now_ns - ago_ns : 0;
 }
 
+/* A reason as received into out, printable and NUL-terminated ("": none). */
+static void copy_printable(char *out, size_t cap, const struct kubepod_str *v)
+{
+	if (v->s && v->len)
+		log_printable(v->s, v->len, out, cap);
+	else
+		out[0] = '\0';
+}
+
 static void apply(struct podinformer *pi, enum kubepod_event_type type, const struct kubepod *p)
 {
-	char label[INFLIGHT_LABEL_MAX + 1];
+	char label[INFLIGHT_LABEL_MAX + 1], waiting[32];
+	struct inflight_binding b;
 	struct inflight_pod pod;
 	struct podweight_pod pw;
 	uint64_t now;
@@ -210,11 +220,22 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 		podindex_update(pi->index, p, now, pi->unix_ms());
 	snprintf(label, sizeof(label), "%.*s/%.*s", (int)p->ns.len, p->ns.s ? p->ns.s : "",
 		 (int)p->name.len, p->name.s ? p->name.s : "");
-	pw = (struct podweight_pod){ declared(&p->ingress), declared(&p->egress), &p->ns, &p->name,
+	pw = (struct podweight_pod){ declared(&p->ingress, p->ingress_key),
+				     declared(&p->egress, p->egress_key), &p->ns, &p->name,
 				     &p->owner, label };
 	podweight_of(pi->weights, &pw, &pod, NULL, NULL);
-	inflight_bound(pi->in, p->uid.s, p->uid.len, p->node.s, p->node.len, &pod,
-		       bound_mono_ns(pi, p, now), now);
+	/* Whether it can run, and what its node's link lets it weigh
+	 * (inflight.h: "never starts"). */
+	copy_printable(waiting, sizeof(waiting), &p->waiting);
+	b = (struct inflight_binding){
+		.uid = p->uid.s,
+		.uid_len = p->uid.len,
+		.node = { p->node.s, p->node.len, podindex_node_link(pi->index, p->node.s, p->node.len) },
+		.bound_ns = bound_mono_ns(pi, p, now),
+		.started = p->started,
+		.waiting = waiting[0] ? waiting : NULL,
+	};
+	inflight_bound_run(pi->in, &b, &pod, now);
 }
 
 /* A version or continue token; kubepod.h bounds them below cap. */

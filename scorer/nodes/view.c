@@ -8,6 +8,7 @@
 
 #include "pods/podweight.h"
 #include "prom/prom.h"
+#include "rules/fit.h"
 #include "scorer.h"
 #include "nodes/table.h"
 #include "units.h"
@@ -131,6 +132,16 @@ void view_policy_input(const struct scorer *s, const struct view_node *v, struct
 	if (v->source == VIEW_NONE)
 		return;
 	out->has_data = true;
+	out->rx = (struct policy_rates){
+		units_add_sat(t->rx.average, v->inflight.rx_bytes_per_second),
+		t->rx.recent ? units_add_sat(t->rx.recent, v->inflight.rx_bytes_per_second) : 0,
+		t->rx.p95 ? units_add_sat(t->rx.p95, v->inflight.rx_bytes_per_second) : 0,
+	};
+	out->tx = (struct policy_rates){
+		units_add_sat(t->tx.average, v->inflight.tx_bytes_per_second),
+		t->tx.recent ? units_add_sat(t->tx.recent, v->inflight.tx_bytes_per_second) : 0,
+		t->tx.p95 ? units_add_sat(t->tx.p95, v->inflight.tx_bytes_per_second) : 0,
+	};
 	out->rate = directed(s, v, t->rx.average, t->tx.average);
 	/* A source without them (Prometheus, an older agent) leaves the
 	 * in-flight share alone, which the average already carries. */
@@ -240,7 +251,7 @@ long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out
 	}
 	for (long i = 0; i < n; i++)
 		view_policy_input(s, &rows[i].v, &pn[i]);
-	policy_score(s->policy, pn, (size_t)n);
+	fit_score_by(s->policy, s->direction, NULL, pn, (size_t)n);
 	*out = rows;
 	*scores = pn;
 	return n;

@@ -373,6 +373,61 @@ static bool read_ips(const struct json *d, int status, struct kubepod *p)
 	return !one.s || one.len == 0 || add_ip(p, "status.podIP", &one);
 }
 
+/* One container status's state object (k: its token; opaque when parsed
+ * shallow, so read from its text): whether it runs, and why it waits. */
+static bool state_runs(const struct json *d, int k, struct kubepod_str *waiting)
+{
+	struct json sub = { 0 };
+	struct kubepod_str reason = { 0 };
+	const char *text;
+	char err[64];
+	size_t len;
+	bool runs = false;
+	int w;
+
+	text = json_text(d, k, &len);
+	if (json_type(d, k) != JSMN_OBJECT || !text || len > KUBEPOD_STATE_MAX ||
+	    json_parse(&sub, text, len, 64, err, sizeof(err)))
+		return false;
+	runs = json_member(&sub, 0, "running", false) >= 0 &&
+	       json_type(&sub, json_member(&sub, 0, "running", false)) == JSMN_OBJECT;
+	w = json_member(&sub, 0, "waiting", false);
+	if (!waiting->s && w >= 0 && json_type(&sub, w) == JSMN_OBJECT &&
+	    !owner_str(&sub, w, "reason", false, NAME_MAX_LEN, &reason) && reason.s)
+		*waiting = reason; /* points into the pod's text, as the rest */
+	json_free(&sub);
+	return runs;
+}
+
+/* status.containerStatuses: whether a container has started (kubepod.h),
+ * and why one waits. */
+static bool read_started(const struct json *d, int status, struct kubepod *p)
+{
+	int cs = json_member(d, status, "containerStatuses", false), k;
+	bool started = false;
+
+	if (cs < 0 || json_is_null(d, cs))
+		return true; /* nothing said: the phase alone */
+	if (json_type(d, cs) != JSMN_ARRAY)
+		return false;
+	k = cs + 1;
+	for (int m = 0; m < d->t[cs].size && m < (int)KUBEPOD_MAX_CONTAINERS;
+	     m++, k = json_skip(d, k)) {
+		int st, rd, state;
+
+		if (json_type(d, k) != JSMN_OBJECT)
+			continue;
+		st = json_member(d, k, "started", false);
+		rd = json_member(d, k, "ready", false);
+		state = json_member(d, k, "state", false);
+		if ((st >= 0 && json_text_is(d, st, "true")) || (rd >= 0 && json_text_is(d, rd, "true")))
+			started = true;
+		if (state >= 0 && state_runs(d, state, &p->waiting))
+			started = true;
+	}
+	return started;
+}
+
 /* What the pod index reads (kubepod.h): never fails the pod. */
 static void read_index_fields(const struct json *d, int md, int spec, int status,
 			      const struct kubepod_str *phase, const struct kubepod_str *ready,
@@ -389,6 +444,8 @@ static void read_index_fields(const struct json *d, int md, int spec, int status
 	if (status < 0)
 		return;
 	p->running = str_is(phase, "Running");
+	/* Read whatever the phase: a Pending pod's containers say why they wait. */
+	p->started = read_started(d, status, p) && p->running;
 	if (!p->absurd[0] && !read_ips(d, status, p))
 		p->n_ips = 0;
 	if (ready->s) {
@@ -426,12 +483,18 @@ int kubepod_read(const struct json *d, int obj, struct kubepod *p, char *err, si
 	 * them (the event's size bounds them): whether one is a quantity is
 	 * units_parse_quantity_n()'s question, and a pod is never refused for
 	 * it. */
-	if (ann >= 0 &&
-	    (get_text(d, ann, "metadata.annotations", "kubernetes.io/ingress-bandwidth", SIZE_MAX,
-		      &p->ingress, err, errlen) ||
-	     get_text(d, ann, "metadata.annotations", "kubernetes.io/egress-bandwidth", SIZE_MAX,
-		      &p->egress, err, errlen)))
-		return -EINVAL;
+	for (size_t i = 0; ann >= 0 && i < BWANNOT_KEYS; i++) {
+		const struct bwannot_key *k = &bwannot_keys[i];
+		const struct bwannot_key **key = k->ingress ? &p->ingress_key : &p->egress_key;
+		struct kubepod_str *v = k->ingress ? &p->ingress : &p->egress;
+
+		if (*key)
+			continue;	/* an earlier key of this direction won */
+		if (get_text(d, ann, "metadata.annotations", k->key, SIZE_MAX, v, err, errlen))
+			return -EINVAL;
+		if (v->s)
+			*key = k;
+	}
 	if (spec >= 0 &&
 	    get_str(d, spec, "spec", "nodeName", NODENAME_MAX_LEN, &p->node, err, errlen))
 		return -EINVAL;

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "parse/bwannot.h"
 #include "parse/json.h"
 #include "pods/poduid.h"
 #include "report.h"
@@ -45,6 +46,11 @@ struct kubepod_str {
 #define KUBEPOD_LABEL_VALUE_MAX 63u
 /* More ownerReferences than this is not a pod any controller made. */
 #define KUBEPOD_MAX_OWNER_REFS 16u
+/* Container statuses read for started, at most (a pod has a few). */
+#define KUBEPOD_MAX_CONTAINERS 64u
+/* A container's state object read at most: {"waiting": {"reason": ...,
+ * "message": ...}} with a long message is a few hundred bytes. */
+#define KUBEPOD_STATE_MAX 4096u
 struct kubepod_owner {
 	struct kubepod_str kind;
 	struct kubepod_str name;
@@ -64,8 +70,11 @@ struct kubepod {
 	struct kubepod_str ns;
 	struct kubepod_str name;
 	struct kubepod_str node;	/* spec.nodeName; absent or empty: not bound */
-	struct kubepod_str ingress;	/* kubernetes.io/ingress-bandwidth */
-	struct kubepod_str egress;	/* kubernetes.io/egress-bandwidth */
+	/* Its bandwidth annotations (bwannot.h: the first key of each
+	 * direction it carries) and the keys they came from (NULL: none). */
+	struct kubepod_str ingress;
+	struct kubepod_str egress;
+	const struct bwannot_key *ingress_key, *egress_key;
 	struct kubepod_str rv;		/* metadata.resourceVersion */
 	/* status.phase Succeeded or Failed, or metadata.deletionTimestamp set:
 	 * its traffic is ending (a terminating pod is deleted only when its
@@ -80,6 +89,15 @@ struct kubepod {
 	 * whose addresses or owner references make no sense still counts in
 	 * flight; absurd[0] then says why, and the index leaves it out. */
 	bool running;			/* status.phase Running */
+	/* Running, and a container of it has started (containerStatuses[]:
+	 * started or ready true, or state.running; no statuses at all: the
+	 * phase alone). A pod bound that never starts (a bad image, a crash
+	 * loop, a missing Secret) is not: inflight.h stops counting it. */
+	bool started;
+	/* Why a container waits (state.waiting.reason of the first that
+	 * does: ImagePullBackOff, CrashLoopBackOff...), for logs; s NULL:
+	 * none said. */
+	struct kubepod_str waiting;
 	/* spec.hostNetwork: its address is its node's, its traffic the
 	 * node's own, never a pod interface's. */
 	bool host_network;

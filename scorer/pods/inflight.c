@@ -31,6 +31,10 @@ struct ipod {
 	uint8_t n;			/* nodes it is counted on */
 	bool unknown_rx, unknown_tx;	/* its demand is a guess (inflight_pod) */
 	uint8_t basis;			/* enum inflight_basis */
+	/* The watch says a container of it started (bound pods only); held
+	 * back as not started once (counted, logged). */
+	bool started, held;
+	char waiting[32];		/* why not, as the watch said ("" none) */
 	char uid[POD_UID_MAX];
 	char label[INFLIGHT_LABEL_MAX + 1];
 	int32_t nodes[INFLIGHT_TIE_MAX];
@@ -76,6 +80,8 @@ struct inflight {
 	int32_t oldest, newest;		/* the unconfirmed assumptions */
 	struct inflight_stats st;	/* counters and pods; nodes, confirming filled on read */
 	atomic_size_t tracked;		/* st.pods, read without the lock */
+	_Atomic uint64_t ceiling;	/* the fastest known link; 0: none */
+	struct log_limit log;		/* pods held back: a line a second */
 	_Atomic uint64_t next_tick_ns;
 	atomic_bool confirming;
 };
@@ -324,29 +330,44 @@ static uint32_t unmeasured(const struct ipod *p, uint32_t f)
 	return f < p->measured_f ? f : p->measured_f;
 }
 
+/* A bound pod none of whose containers has started weighs nothing once
+ * unstarted_ns passed since its binding, whoever placed it (inflight.h:
+ * "never starts"). */
+static bool held_back(const struct inflight *in, const struct ipod *p, uint64_t now)
+{
+	if (!p->bound || p->started)
+		return false;
+	return in->cfg.unstarted_ns && now > p->t0_ns && now - p->t0_ns >= in->cfg.unstarted_ns;
+}
+
 /* The share left at now. */
 static uint32_t factor_now(const struct inflight *in, const struct ipod *p, uint64_t now)
 {
-	return unmeasured(p, factor(in, p, now));
+	return held_back(in, p, now) ? 0 : unmeasured(p, factor(in, p, now));
 }
 
-/* Its share on each of its nodes at factor f: all of it on each tied
- * node (see the header). */
+/* Its share on each of its nodes at factor f: its weight split evenly
+ * among tied nodes; what it holds from the bandwidth filter, and the doubt
+ * of a guessed demand, whole on each (see the header). */
 static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 {
+	uint64_t k = p->n ? p->n : 1;
+	uint32_t whole = (uint32_t)mul_div(1000, f, FULL);
 	struct inflight_load l = {
-		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL),
-		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL),
+		.rx_bytes_per_second = mul_div(p->w_rx, f, FULL) / k,
+		.tx_bytes_per_second = mul_div(p->w_tx, f, FULL) / k,
 		.reserved_rx_bytes_per_second = mul_div(p->r_rx, f, FULL),
 		.reserved_tx_bytes_per_second = mul_div(p->r_tx, f, FULL),
-		.milli_pods = (uint32_t)mul_div(1000, f, FULL),
+		.milli_pods = (uint32_t)(whole / k),
 	};
 
 	/* A pod still counted is never rounded down to nothing. */
+	if (f && !whole)
+		whole = 1;
 	if (f && !l.milli_pods)
 		l.milli_pods = 1;
-	l.unknown_rx_milli = p->unknown_rx ? l.milli_pods : 0;
-	l.unknown_tx_milli = p->unknown_tx ? l.milli_pods : 0;
+	l.unknown_rx_milli = p->unknown_rx ? whole : 0;
+	l.unknown_tx_milli = p->unknown_tx ? whole : 0;
 	return l;
 }
 
@@ -409,11 +430,31 @@ static void pod_detach(struct inflight *in, struct ipod *p)
 	memset(&p->share, 0, sizeof(p->share));
 }
 
+static uint64_t at_most(uint64_t v, uint64_t cap)
+{
+	return v < cap ? v : cap;
+}
+
+/* No pod counts more than the cluster's fastest known link, whatever path
+ * it came by and whatever its nodes' links (unknown ones included). */
+static void ceiling_cap(struct inflight *in, struct ipod *p)
+{
+	uint64_t c = atomic_load_explicit(&in->ceiling, memory_order_relaxed);
+
+	if (!c)
+		return;
+	p->w_rx = at_most(p->w_rx, c);
+	p->w_tx = at_most(p->w_tx, c);
+	p->r_rx = at_most(p->r_rx, c);
+	p->r_tx = at_most(p->r_tx, c);
+}
+
 /* Puts p on nodes[0..n) with full share; false (p on no node) when the
  * node slots ran out. Duplicate names count once. */
 static bool pod_attach(struct inflight *in, struct ipod *p, const struct inflight_name *nodes,
 		       size_t n, uint64_t now)
 {
+	ceiling_cap(in, p);
 	if (n > INFLIGHT_TIE_MAX)
 		n = INFLIGHT_TIE_MAX;
 	p->n = 0;
@@ -518,6 +559,27 @@ static void pod_free(struct inflight *in, int32_t i)
 
 /* ------------------------------------------------------------------ time */
 
+/* Counts (once) and says (a line a second) that bound pod p has not
+ * started: it weighs nothing until it does. */
+static void hold_back(struct inflight *in, struct ipod *p, uint64_t now)
+{
+	const struct inode *n = p->n ? &in->nodes[p->nodes[0]] : NULL;
+
+	if (p->held)
+		return;
+	p->held = true;
+	in->st.unstarted++;
+	if (!p->assumed_ns)
+		return; /* never weighed: nothing to say */
+	log_limited(&in->log, now, 1000000000ULL, LOG_LVL_INFO, "inflight",
+		    "pod %s bound to %.*s %llu s ago has not started%s%s%s: it weighs nothing there "
+		    "until it does (--inflight-unstarted %llu s)", p->label[0] ? p->label : p->uid,
+		    n ? (int)n->len : 0, n ? n->name : "",
+		    (unsigned long long)((now - p->t0_ns) / 1000000000ULL),
+		    p->waiting[0] ? " (" : "", p->waiting, p->waiting[0] ? ")" : "",
+		    (unsigned long long)(in->cfg.unstarted_ns / 1000000000ULL));
+}
+
 static void tick_locked(struct inflight *in, uint64_t now)
 {
 	bool confirming = atomic_load(&in->confirming);
@@ -542,7 +604,10 @@ static void tick_locked(struct inflight *in, uint64_t now)
 		if (!f) {
 			in->st.faded++;
 			pod_free(in, i);
-		} else if (f != FULL || p->measured_f != FULL) {
+		} else if (held_back(in, p, now)) {
+			hold_back(in, p, now);
+			pod_set_share(in, p, 0);
+		} else if (f != FULL || p->measured_f != FULL || (p->bound && !p->started)) {
 			pod_set_share(in, p, unmeasured(p, f));
 		}
 	}
@@ -567,6 +632,12 @@ void inflight_tick(struct inflight *in, uint64_t now_ns, bool force)
 	else
 		maybe_tick_locked(in, now_ns);
 	pthread_rwlock_unlock(&in->lock);
+}
+
+void inflight_set_link_ceiling(struct inflight *in, uint64_t bytes_per_second)
+{
+	if (in)
+		atomic_store(&in->ceiling, bytes_per_second);
 }
 
 void inflight_set_confirming(struct inflight *in, bool on)
@@ -647,7 +718,29 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 		   size_t node_len, const struct inflight_pod *pod, uint64_t bound_ns,
 		   uint64_t now_ns)
 {
-	struct inflight_name name = { node, node_len, 0 };
+	struct inflight_binding b = { uid, uid_len, { node, node_len, 0 }, bound_ns, true, NULL };
+
+	return inflight_bound_run(in, &b, pod, now_ns);
+}
+
+/* What the watch says of p's containers, kept. */
+static void set_run(struct ipod *p, const struct inflight_binding *b)
+{
+	p->started = b->started;
+	if (b->waiting)
+		log_printable(b->waiting, strnlen(b->waiting, sizeof(p->waiting) - 1), p->waiting,
+			      sizeof(p->waiting));
+	else
+		p->waiting[0] = '\0';
+}
+
+int inflight_bound_run(struct inflight *in, const struct inflight_binding *b,
+		       const struct inflight_pod *pod, uint64_t now_ns)
+{
+	const struct inflight_name name = b->node;
+	const char *uid = b->uid, *node = b->node.s;
+	size_t uid_len = b->uid_len, node_len = b->node.len;
+	uint64_t bound_ns = b->bound_ns;
 	uint32_t h;
 	int32_t i;
 	struct ipod *p;
@@ -679,8 +772,14 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 		for (unsigned k = 0; k < p->n && !here; k++)
 			here = in->nodes[p->nodes[k]].len == node_len &&
 			       memcmp(in->nodes[p->nodes[k]].name, node, node_len) == 0;
-		if (p->bound && here)
-			goto out; /* a repeated event: nothing new */
+		if (p->bound && here) {
+			/* A repeated event: only whether it started is new. */
+			if (p->started != b->started) {
+				set_run(p, b);
+				pod_set_share(in, p, factor_now(in, p, now_ns));
+			}
+			goto out;
+		}
 		if (here)
 			in->st.confirmed++;
 		else
@@ -689,15 +788,20 @@ int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const c
 	dequeue(in, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
-	pod_weights(p, pod, 0);
+	/* What it declares counts at most its node's link (and, unknown, the
+	 * fastest known: pod_attach()). */
+	pod_weights(p, pod, name.link_bytes_per_second);
 	if (!here)
 		measure_reset(p); /* measured on the node it left, if at all */
 	p->bound = true;
+	set_run(p, b);
 	p->t0_ns = bound_ns;
 	if (!pod_attach(in, p, &name, 1, now_ns)) {
 		pod_free(in, i);
 		in->st.cap_hits++;
 		rc = -ENOSPC;
+	} else if (held_back(in, p, now_ns)) {
+		hold_back(in, p, now_ns);
 	}
 out:
 	pthread_rwlock_unlock(&in->lock);

@@ -9,27 +9,38 @@
  *  - assume: prioritize ranked the nodes; the pod is recorded against the
  *    best one at once, so the next pod of the burst already sees it. When
  *    several nodes share the best score, the scheduler picks among them by
- *    its own plugins' scores and then at random, so we cannot know which.
- *    The pod is recorded with its whole weight on EACH tied node (up to
- *    INFLIGHT_TIE_MAX, the first in the scheduler's order), because what
- *    must hold is that the node it really went to counts it, at once (a
- *    burst outruns the watch: a pod every few ms, a binding seen tens of
- *    ms later). Predicting one node is wrong (k-1)/k of the time, and the
- *    node really chosen then stays the quietest for the next pod. A weight
- *    split 1/k drops the tied group k times slower than one node; when the
- *    scheduler's other plugins prefer one of them (image locality, say),
- *    that node takes every pod while the group stays on top: k times the
- *    pods a single quietest node would get. The whole weight drops the
- *    group as fast as one node, so no node takes more than a lone quietest
- *    one would. The cost is over-counting on the k-1 others until the
- *    watch says where the pod went, or, without a watch, until it fades:
- *    it errs towards spreading. Declared bandwidth is
- *    reserved on each tied node the same way, so two pods asking 30M never
- *    both pass a node with 50M free.
+ *    its own plugins' scores and then at random, so we cannot know which:
+ *    the pod's weight is split evenly among the tied nodes (up to
+ *    INFLIGHT_TIE_MAX, the first in the scheduler's order), its expected
+ *    share on each. Counting it whole on each tied node (as netsched once
+ *    did) made k ties add k pods' weight: by the fifth pod of a burst of
+ *    learned 20% pods every node read 110% of its link, every node scored
+ *    0 alike and the scheduler's spreading alone chose, onto the busy
+ *    nodes. Scores that rarely tie (fit.h) and the watch, which says
+ *    within tens of milliseconds where the pod went, keep the split's
+ *    error short. What a pod declares is held whole on each tied node, so
+ *    two pods asking 30M never both pass a node with 50M free; and so is
+ *    the doubt a pod of guessed demand brings (podweight.h): it is no
+ *    figure to split but a share of each node's free link, which never
+ *    fills a link however many pods it counts, so a tied group drops as
+ *    fast as a lone quietest node would and a burst of unknown pods
+ *    spreads.
  *  - bound (from the apiserver watch): the pod is on one node. On the
  *    assumed node (or one of the tied ones): confirmed; elsewhere: moved;
  *    not assumed at all (another scheduler, another scorer replica, or a
  *    restart of ours): tracked from its binding time if that is recent.
+ *  - never starts: the watch also says whether a container of a bound
+ *    pod has started (kubepod.h). One that has not (a bad image, a crash
+ *    loop, a missing Secret) weighs nothing once unstarted_ns
+ *    (--inflight-unstarted, 25 s) passed since its binding, which covers
+ *    the image pull of a burst. The same holds for a pod we never assumed
+ *    (placed through the other scorer replica, which the scheduler's calls
+ *    alternate with; or made with spec.nodeName): until it starts it counts
+ *    from its binding as an assumption of ours would, so two replicas see
+ *    each other's burst. It stays tracked and weighs again (within its hold
+ *    and fade) once one starts. So a tenant who may create pods that never
+ *    run, with any declaration, weighs on a node for at most unstarted_ns
+ *    per pod, and never more than the node's link.
  *  - drop: the pod was deleted.
  *  - expire: while the watch is in sync, an assumption the apiserver has
  *    not confirmed after expire_ns was never bound (another filter failed
@@ -64,7 +75,10 @@
  * keeps real ones out, and a pod the watch saw bound is never dropped for
  * one it did not. Only when every slot holds a bound pod is a new one not
  * tracked, and counted (cap_hits). A declared rate counts at most the
- * widest link of the nodes it is assumed on. Per-node sums are kept up to date, so
+ * widest link of the nodes it is assumed on, the link of the node the
+ * watch says it is bound to, and on every path the cluster's fastest
+ * known link (inflight_set_link_ceiling(): a node of unknown link is not
+ * a node of infinite link). Per-node sums are kept up to date, so
  * the request path's lookup is one hash probe; fades and expiries are
  * applied by inflight_tick(), which a background thread calls every
  * INFLIGHT_TICK_NS: the pass over every tracked pod (about a millisecond
@@ -95,6 +109,9 @@ struct inflight_config {
 	uint64_t hold_ns;			/* full weight after binding */
 	uint64_t fade_ns;			/* then down to zero over this */
 	uint64_t expire_ns;			/* unconfirmed, watch in sync: dropped */
+	/* Bound, assumed, and not started this long after binding: weighs
+	 * nothing until it starts; 0: no such limit. */
+	uint64_t unstarted_ns;
 };
 
 /* What a pod's weight rests on, for /v1/nodes: guessed when a direction
@@ -147,6 +164,7 @@ struct inflight_stats {
 	uint64_t displaced;	/* unconfirmed, the oldest, gave way to a newer pod: slots full */
 	uint64_t faded;		/* measured by now: forgotten */
 	uint64_t measured;	/* the agents' window covered it whole: weighs nothing */
+	uint64_t unstarted;	/* bound and not started: weighs nothing until it starts */
 	uint64_t cap_hits;	/* not tracked: max_pods or max_nodes reached */
 	size_t pods;		/* tracked now */
 	size_t nodes;		/* with at least one in-flight pod now */
@@ -196,10 +214,33 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 /* The watch: pod uid is bound to node since bound_ns (monotonic; may be in
  * the past, when the binding happened before we heard of it). Confirms or
  * moves an assumption, or tracks a pod we did not assume if it is recent
- * enough to still weigh something. 0, -EINVAL or -ENOSPC as above. */
+ * enough to still weigh something. 0, -EINVAL or -ENOSPC as above. Taken
+ * as started, on a node of unknown link: inflight_bound_run() says more. */
 int inflight_bound(struct inflight *in, const char *uid, size_t uid_len, const char *node,
 		   size_t node_len, const struct inflight_pod *pod, uint64_t bound_ns,
 		   uint64_t now_ns);
+
+/* What the watch says of a bound pod (inflight_bound_run()). */
+struct inflight_binding {
+	const char *uid;
+	size_t uid_len;
+	/* Its node, and that node's link (0: unknown), which caps what the
+	 * pod declares. */
+	struct inflight_name node;
+	uint64_t bound_ns;		/* as inflight_bound()'s */
+	bool started;			/* a container of it has started (kubepod.h) */
+	const char *waiting;		/* why not, for logs (NUL-terminated; NULL: not said) */
+};
+
+/* inflight_bound() with what the watch says of the pod's containers and
+ * its node's link (above: "never starts"). A repeated event that says the
+ * pod started (or stopped) now updates it. Same returns. */
+int inflight_bound_run(struct inflight *in, const struct inflight_binding *b,
+		       const struct inflight_pod *pod, uint64_t now_ns);
+
+/* The cluster's fastest known link, bytes per second (0: none known): no
+ * pod counts more on any node. Set off the request path. */
+void inflight_set_link_ceiling(struct inflight *in, uint64_t bytes_per_second);
 
 /* The watch: pod uid was deleted. Unknown uids are ignored. */
 void inflight_drop(struct inflight *in, const char *uid, size_t uid_len);

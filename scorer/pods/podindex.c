@@ -68,6 +68,7 @@ struct top {
 struct xnode {
 	int32_t next;			/* name chain, or the free list */
 	uint32_t hash;
+	uint32_t gen;			/* bumped on reuse: a workload sample's node (workload.h) */
 	uint16_t len;
 	char name[NODENAME_MAX_LEN + 1];
 	struct member *m;		/* its pods; pods of them used */
@@ -79,7 +80,8 @@ struct xnode {
 	bool dirty;
 	uint32_t stamp;			/* reports joined */
 	uint64_t reported_ns;		/* the latest join; 0: none */
-	uint64_t pod_rx, pod_tx;	/* what its pods moved then, all together */
+	uint64_t pod_rx, pod_tx;	/* what its pods moved then, all together, as vouched */
+	uint64_t link;			/* its link then (report_node_link()); 0: unknown */
 	uint32_t pods_seen;		/* ... how many pod interfaces the agent measured */
 	unsigned n_top;
 	struct top top[PODINDEX_TOP];
@@ -103,8 +105,11 @@ struct podindex {
 	size_t node_high;
 	uint32_t epoch;
 	bool listing;
+	uint64_t link_ceiling;		/* the cluster's fastest known link (set) */
+	uint64_t *per_pod;		/* max_nodes x 2: the tick's per-node averages */
 	struct podindex_stats st;
 	struct log_limit log;
+	struct log_limit nic_log;	/* pods' figures over their NIC's */
 };
 
 static uint32_t hash32(const void *p, size_t len)
@@ -158,8 +163,10 @@ struct podindex *podindex_create(const struct podindex_config *cfg, struct workl
 	x->pod_buckets = heads((size_t)x->pod_mask + 1);
 	x->ip_buckets = heads((size_t)x->ip_mask + 1);
 	x->node_buckets = heads((size_t)x->node_mask + 1);
+	x->per_pod = malloc(cfg->max_nodes * 2 * sizeof(*x->per_pod));
 	if (!x->pods || !x->nodes || !x->pod_buckets || !x->ip_buckets || !x->node_buckets ||
-	    pthread_mutex_init(&x->lock, NULL)) {
+	    !x->per_pod || pthread_mutex_init(&x->lock, NULL)) {
+		free(x->per_pod);
 		free(x->pods);
 		free(x->nodes);
 		free(x->pod_buckets);
@@ -181,6 +188,7 @@ void podindex_destroy(struct podindex *x)
 		free(x->nodes[i].tab);
 	}
 	pthread_mutex_destroy(&x->lock);
+	free(x->per_pod);
 	free(x->pods);
 	free(x->nodes);
 	free(x->pod_buckets);
@@ -224,7 +232,7 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 	int32_t i = find_node(x, name, len, h);
 	struct member *m;
 	struct islot *tab;
-	uint32_t cap, mask;
+	uint32_t cap, mask, gen;
 	struct xnode *n;
 
 	if (i != NONE)
@@ -238,7 +246,9 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 	tab = n->tab;
 	cap = n->cap;
 	mask = n->tab_mask;
+	gen = n->gen + 1;
 	memset(n, 0, sizeof(*n));
+	n->gen = gen;
 	n->m = m;
 	n->tab = tab;
 	n->cap = cap;
@@ -740,11 +750,84 @@ static bool new_reading(struct member *m, const struct report_pod *t, uint64_t s
 	return true;
 }
 
+/* What a node's agent says of its pods, held to what its node can vouch
+ * for (podindex.h): per direction, the pods' figures add up to at most
+ * what crossed its NIC, and none is over its link (or, unknown, the
+ * cluster's fastest known link). */
+struct vouched {
+	uint64_t nic_rx, nic_tx;	/* bytes the node's interfaces counted */
+	uint64_t sum_rx, sum_tx;	/* bytes its pods add up to, listed and rest */
+	uint64_t cap;			/* one pod at most; 0: no link known anywhere */
+	struct workload_node node;
+};
+
+static uint64_t mul_div(uint64_t v, uint64_t num, uint64_t den)
+{
+	unsigned __int128 r = (unsigned __int128)v * num / (den ? den : 1);
+
+	return r > UINT64_MAX ? UINT64_MAX : (uint64_t)r;
+}
+
+/* One pod's rate v, in a direction where the pods add up to sum and the
+ * NIC counted nic, as its node vouches for it. */
+static uint64_t vouch_rate(uint64_t v, uint64_t nic, uint64_t sum, uint64_t cap)
+{
+	if (sum > nic)
+		v = mul_div(v, nic, sum);
+	return cap && v > cap ? cap : v;
+}
+
+static void sample(struct podindex *x, const struct member *m, const struct vouched *v,
+		   uint64_t rx, uint64_t tx, uint64_t now)
+{
+	workload_sample_from(x->wl, m->workload, pod_key(m), v->node,
+			     vouch_rate(rx, v->nic_rx, v->sum_rx, v->cap),
+			     vouch_rate(tx, v->nic_tx, v->sum_tx, v->cap), now);
+}
+
+/* The node's NIC, its pods' sums and the cap of one pod, from report r;
+ * says so (a line a second) when the pods claim more than the NIC. */
+static void vouch_figures(struct podindex *x, const struct report *r, struct vouched *v,
+			  uint64_t now)
+{
+	uint64_t link = report_node_link(r), window_ms = node_window_ms(r);
+
+	if (!window_ms)
+		window_ms = 1;
+	/* Bytes, not rates: a young pod's window is shorter than the node's
+	 * and within it, so its bytes are within the NIC's. */
+	v->nic_rx = v->nic_tx = 0;
+	for (uint32_t i = 0; i < r->n_ifaces && i < REPORT_MAX_INTERFACES; i++) {
+		v->nic_rx = units_add_sat(v->nic_rx, r->ifaces[i].rx_bytes);
+		v->nic_tx = units_add_sat(v->nic_tx, r->ifaces[i].tx_bytes);
+	}
+	v->sum_rx = r->pods_rest.rx_bytes;
+	v->sum_tx = r->pods_rest.tx_bytes;
+	for (uint32_t e = 0; e < r->n_pods && e < REPORT_MAX_PODS; e++) {
+		v->sum_rx = units_add_sat(v->sum_rx, r->pods[e].rx_bytes);
+		v->sum_tx = units_add_sat(v->sum_tx, r->pods[e].tx_bytes);
+	}
+	v->cap = link ? link : x->link_ceiling;
+	if (v->sum_rx > v->nic_rx || v->sum_tx > v->nic_tx) {
+		bool rx = v->sum_rx > v->nic_rx;
+		uint64_t sum = rx ? v->sum_rx : v->sum_tx, nic = rx ? v->nic_rx : v->nic_tx;
+		char a[32], b[32];
+
+		x->st.nic_scaled++;
+		units_format_bytes_rate(a, sizeof(a), (double)sum * 1000.0 / (double)window_ms);
+		units_format_bytes_rate(b, sizeof(b), (double)nic * 1000.0 / (double)window_ms);
+		log_limited(&x->nic_log, now, NS_PER_SEC, LOG_LVL_INFO, "podindex",
+			    "%s: pods' %s %s exceeds its NIC's %s; pod figures scaled to %.1f%% (traffic "
+			    "between its own pods, or figures it cannot vouch for)", r->node,
+			    rx ? "rx" : "tx", a, b, (double)nic * 100.0 / (double)sum);
+	}
+}
+
 /* When every listed entry matched: the running pods the list left out,
  * if they are exactly the rest the agent counted, each at the rest's
  * average (the agent lists the busiest; these are lighter). */
 static void sample_unlisted(struct podindex *x, struct xnode *n, const struct report *r,
-			    size_t matched, uint64_t node_ms, uint64_t now)
+			    const struct vouched *v, size_t matched, uint64_t node_ms, uint64_t now)
 {
 	const struct report_pod *rest = &r->pods_rest;
 	size_t left = n->running > matched ? n->running - matched : 0;
@@ -763,7 +846,7 @@ static void sample_unlisted(struct podindex *x, struct xnode *n, const struct re
 		m->tx = tx;
 		if (m->workload != NONE && whole(rest->covered_ms, node_ms, r) &&
 		    settled(m, rest->covered_ms, now) && new_reading(m, rest, left, node_ms, now))
-			workload_sample(x->wl, m->workload, pod_key(m), rx, tx, now);
+			sample(x, m, v, rx, tx, now);
 	}
 }
 
@@ -795,9 +878,10 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 	struct measured seen;
 	uint64_t horizon = x ? inflight_horizon_ns(x->cfg.inflight) : 0;
 	size_t len = strnlen(r->node, sizeof(r->node)), matched = 0;
-	uint64_t sum_rx = r->pods_rest.rx.average, sum_tx = r->pods_rest.tx.average;
 	uint64_t node_ms = node_window_ms(r);
+	uint64_t sum_rx = r->pods_rest.rx.average, sum_tx = r->pods_rest.tx.average;
 	struct xnode *n = NULL;
+	struct vouched v;
 	int32_t node;
 
 	if (!x || !r->has_pods)
@@ -809,6 +893,10 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		n = &x->nodes[node];
 		n->stamp++;
 		n->n_top = 0;
+		vouch_figures(x, r, &v, now_ns);
+		v.node = (struct workload_node){ node, n->gen };
+		/* It still vouches for what it measured before (workload.h). */
+		workload_vouch(x->wl, v.node, now_ns);
 	}
 	for (uint32_t e = 0; e < r->n_pods && e < REPORT_MAX_PODS; e++) {
 		const struct report_pod *t = &r->pods[e];
@@ -845,25 +933,41 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns)
 		measured_add(&seen, x, m, all ? node_ms : t->covered_ms, horizon, now_ns);
 		if (m->workload != NONE && all &&
 		    settled(m, t->covered_ms, now_ns) && new_reading(m, t, 1, node_ms, now_ns))
-			workload_sample(x->wl, m->workload, pod_key(m), m->rx, m->tx, now_ns);
+			sample(x, m, &v, m->rx, m->tx, now_ns);
 	}
 	if (n) {
 		if (matched == r->n_pods)
-			sample_unlisted(x, n, r, matched, node_ms, now_ns);
+			sample_unlisted(x, n, r, &v, matched, node_ms, now_ns);
 		n->reported_ns = now_ns ? now_ns : 1;
-		n->pod_rx = sum_rx;
-		n->pod_tx = sum_tx;
+		n->pod_rx = vouch_rate(sum_rx, v.nic_rx, v.sum_rx, 0);
+		n->pod_tx = vouch_rate(sum_tx, v.nic_tx, v.sum_tx, 0);
 		n->pods_seen = r->pods_seen;
+		n->link = report_node_link(r);
 	}
 	pthread_mutex_unlock(&x->lock);
 	if (seen.n)
 		inflight_measured(x->cfg.inflight, r->node, len, node_ms, seen.m, seen.n, now_ns);
 }
 
+static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n), n > 0 (sorts it): the middle one, or the mean of
+ * the two middle ones. */
+static uint64_t median(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), by_value);
+	return n % 2 ? v[n / 2] : v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] & v[n / 2] & 1);
+}
+
 void podindex_tick(struct podindex *x, uint64_t now_ns)
 {
-	unsigned __int128 rx = 0, tx = 0;
-	size_t pods = 0;
+	uint64_t *rx = x->per_pod, *tx = x->per_pod + x->cfg.max_nodes;
+	size_t pods = 0, nodes = 0;
 
 	pthread_mutex_lock(&x->lock);
 	for (size_t i = 0; i < x->node_high; i++) {
@@ -872,14 +976,63 @@ void podindex_tick(struct podindex *x, uint64_t now_ns)
 		if (!n->pods || !n->reported_ns || !n->pods_seen || now_ns < n->reported_ns ||
 		    now_ns - n->reported_ns > x->cfg.stale_ns)
 			continue;
-		rx += n->pod_rx;
-		tx += n->pod_tx;
+		rx[nodes] = n->pod_rx / n->pods_seen;
+		tx[nodes] = n->pod_tx / n->pods_seen;
+		nodes++;
 		pods += n->pods_seen;
 	}
+	/* Each node's average per pod, and the median over nodes: one node
+	 * claiming 4,096 idle pods, or pods moving 57 GB/s, is one value
+	 * among the others', never the cluster's figure (with three nodes or
+	 * more, it stays within the range of the others'). */
 	x->st.avg_pods = pods;
-	x->st.avg_rx_bytes_per_second = pods ? (uint64_t)(rx / pods) : 0;
-	x->st.avg_tx_bytes_per_second = pods ? (uint64_t)(tx / pods) : 0;
+	x->st.avg_nodes = nodes;
+	x->st.avg_rx_bytes_per_second = nodes ? median(rx, nodes) : 0;
+	x->st.avg_tx_bytes_per_second = nodes ? median(tx, nodes) : 0;
 	pthread_mutex_unlock(&x->lock);
+}
+
+void podindex_set_link_ceiling(struct podindex *x, uint64_t bytes_per_second)
+{
+	if (!x)
+		return;
+	pthread_mutex_lock(&x->lock);
+	x->link_ceiling = bytes_per_second;
+	x->st.link_ceiling_bytes_per_second = bytes_per_second;
+	pthread_mutex_unlock(&x->lock);
+}
+
+uint64_t podindex_node_link(struct podindex *x, const char *name, size_t len)
+{
+	uint64_t link = 0;
+	int32_t node;
+
+	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+		return 0;
+	pthread_mutex_lock(&x->lock);
+	node = find_node(x, name, len, hash32(name, len));
+	if (node != NONE)
+		link = x->nodes[node].link;
+	pthread_mutex_unlock(&x->lock);
+	return link;
+}
+
+bool podindex_node_name(struct podindex *x, struct workload_node node, char *out, size_t cap)
+{
+	bool ok = false;
+
+	if (cap)
+		out[0] = '\0';
+	if (!x || node.id < 0 || !cap)
+		return false;
+	pthread_mutex_lock(&x->lock);
+	if ((size_t)node.id < x->node_high && x->nodes[node.id].gen == node.gen &&
+	    x->nodes[node.id].pods) {
+		snprintf(out, cap, "%.*s", (int)x->nodes[node.id].len, x->nodes[node.id].name);
+		ok = true;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return ok;
 }
 
 size_t podindex_node_top(struct podindex *x, const char *name, size_t len,

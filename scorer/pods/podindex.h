@@ -38,11 +38,28 @@
  * the two locks are never held together. Pods in the rest are not: the
  * rest's covered_ms is its longest, not theirs.
  *
+ * What a node's agent says of its own pods is held to what the node can
+ * vouch for (issue 39: one node lying about its pods must not poison the
+ * cluster's figures). Per direction, its pods (listed and rest) cannot add
+ * up to more than crossed its NIC: when they do, every pod's figure used
+ * for learning and for the average is scaled by NIC / sum (logged a line
+ * a second, counted in nic_scaled). This also takes out traffic between
+ * pods of the same node, which both pods' counters show and the NIC never
+ * sees: two chatty pods do not make their workload look heavy. And no
+ * pod's figure is over its node's link, or, when that is unknown, over
+ * the cluster's fastest known link (podindex_set_link_ceiling()): an
+ * unknown link is unknown, not infinite. The samples name their node
+ * (workload.h), which vouches for them by each join.
+ *
  * The cluster's average traffic per running pod (the fallback weight of a
- * pod nothing is known of: podweight.h) is what the nodes whose agents
- * report pods measured for their pods, over the pods running there;
- * podindex_tick() recomputes it from nodes heard from within stale_ns
- * (their listed pods and the rest, over the pod interfaces they measured).
+ * pod nothing is known of: podweight.h) is the median, over the nodes
+ * heard from within stale_ns whose agents report pods, of each node's
+ * average per pod (its pods' figures as vouched for, listed and rest,
+ * over the pod interfaces it measured): a node claiming thousands of idle
+ * pods, or pods moving more than any link, is one value among the
+ * others'. With three nodes or more one node keeps it within the range of
+ * the others' averages; with two, it moves it by at most half its own
+ * (itself held to its NIC).
  *
  * Bounded: at most max_pods pods (beyond: not indexed, counted) and
  * max_nodes nodes with pods; per node the PODINDEX_TOP pods that moved the
@@ -97,6 +114,9 @@ struct podindex_stats {
 	uint64_t avg_rx_bytes_per_second;
 	uint64_t avg_tx_bytes_per_second;
 	size_t avg_pods;
+	size_t avg_nodes;		/* the nodes the median is over */
+	uint64_t nic_scaled;		/* reports whose pods claimed more than their NIC */
+	uint64_t link_ceiling_bytes_per_second;	/* as set; 0: none */
 };
 
 /* One of a node's top pods, for /v1/nodes. */
@@ -134,6 +154,19 @@ void podindex_join(struct podindex *x, const struct report *r, uint64_t now_ns);
 
 /* Recomputes the cluster's average per running pod. Off the request path. */
 void podindex_tick(struct podindex *x, uint64_t now_ns);
+
+/* The cluster's fastest known link among fresh nodes, bytes per second
+ * (0: none known): what a pod on a node of unknown link counts at most.
+ * Set off the request path (main.c's learning round). x may be NULL. */
+void podindex_set_link_ceiling(struct podindex *x, uint64_t bytes_per_second);
+
+/* Node name[0..len)'s link in its latest joined report, bytes per second;
+ * 0: unknown, or no such node in the index. x may be NULL. */
+uint64_t podindex_node_link(struct podindex *x, const char *name, size_t len);
+
+/* The name of the node a workload sample names (workload.h) into out;
+ * false ("") when that node has left the index since. */
+bool podindex_node_name(struct podindex *x, struct workload_node node, char *out, size_t cap);
 
 /* Up to PODINDEX_TOP pods of node name[0..len) that moved the most in its
  * latest joined report, most first: how many. */

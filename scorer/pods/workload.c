@@ -101,6 +101,7 @@ struct sample {
 	uint64_t pod;		/* 0: empty */
 	uint64_t rx, tx;
 	uint64_t at_ns;
+	struct workload_node node;	/* whose agent measured it */
 };
 
 /* Slots sit in one array allocated at creation, chained into power-of-two
@@ -116,6 +117,12 @@ struct wl {
 	uint32_t refs;			/* pods in the index */
 	uint64_t seen_ns;		/* last ref, unref or sample */
 	uint64_t newest_ns;		/* newest sample */
+	/* When a node its figure rests on may have gone silent: learn
+	 * again then (0: none can). */
+	uint64_t recheck_ns;
+	uint64_t learned_ns;		/* the last learn(): the sources' ages are as of then */
+	uint32_t n_sources;
+	struct workload_source sources[WORKLOAD_SOURCES];
 	struct workload_key key;
 	struct workload_demand demand;
 	struct sample s[WORKLOAD_SAMPLES];
@@ -130,6 +137,12 @@ struct workload {
 	int32_t free_list;		/* slots freed */
 	size_t high;			/* slots ever used: the rest are free, untouched */
 	int32_t idle_head, idle_tail;
+	/* Per node id (max_nodes of them; NULL: none): the generation of
+	 * the node that last vouched, and when. */
+	struct vouch {
+		uint32_t gen;
+		uint64_t last_ns;
+	} *vouch;
 	struct workload_stats st;
 };
 
@@ -152,7 +165,8 @@ struct workload *workload_create(const struct workload_config *cfg)
 	struct workload *w;
 	uint32_t b = 16;
 
-	if (!cfg->max_workloads || cfg->max_workloads > (1u << 22) || !cfg->half_life_ns)
+	if (!cfg->max_workloads || cfg->max_workloads > (1u << 22) || !cfg->half_life_ns ||
+	    cfg->max_nodes > (1u << 24))
 		return NULL;
 	w = calloc(1, sizeof(*w));
 	if (!w)
@@ -164,9 +178,12 @@ struct workload *workload_create(const struct workload_config *cfg)
 	/* calloc'd: pages are touched only as slots are used. */
 	w->w = calloc(cfg->max_workloads, sizeof(*w->w));
 	w->buckets = malloc((size_t)b * sizeof(*w->buckets));
-	if (!w->w || !w->buckets || pthread_mutex_init(&w->lock, NULL)) {
+	w->vouch = cfg->max_nodes ? calloc(cfg->max_nodes, sizeof(*w->vouch)) : NULL;
+	if (!w->w || !w->buckets || (cfg->max_nodes && !w->vouch) ||
+	    pthread_mutex_init(&w->lock, NULL)) {
 		free(w->w);
 		free(w->buckets);
+		free(w->vouch);
 		free(w);
 		return NULL;
 	}
@@ -183,6 +200,7 @@ void workload_destroy(struct workload *w)
 	pthread_mutex_destroy(&w->lock);
 	free(w->w);
 	free(w->buckets);
+	free(w->vouch);
 	free(w);
 }
 
@@ -321,6 +339,12 @@ void workload_unref(struct workload *w, int32_t id, uint64_t now_ns)
 void workload_sample(struct workload *w, int32_t id, uint64_t pod, uint64_t rx, uint64_t tx,
 		     uint64_t now_ns)
 {
+	workload_sample_from(w, id, pod, WORKLOAD_NO_NODE, rx, tx, now_ns);
+}
+
+void workload_sample_from(struct workload *w, int32_t id, uint64_t pod, struct workload_node node,
+			  uint64_t rx, uint64_t tx, uint64_t now_ns)
+{
 	struct sample *slot = NULL;
 	struct wl *x;
 
@@ -341,11 +365,20 @@ void workload_sample(struct workload *w, int32_t id, uint64_t pod, uint64_t rx, 
 		if (!slot || (slot->pod && (!s->pod || s->at_ns < slot->at_ns)))
 			slot = s;
 	}
-	*slot = (struct sample){ pod, rx, tx, now_ns };
+	*slot = (struct sample){ pod, rx, tx, now_ns, node.id < 0 ? WORKLOAD_NO_NODE : node };
 	x->dirty = true;
 	x->seen_ns = x->newest_ns = now_ns;
 	w->st.samples++;
 out:
+	pthread_mutex_unlock(&w->lock);
+}
+
+void workload_vouch(struct workload *w, struct workload_node node, uint64_t now_ns)
+{
+	if (!w->vouch || node.id < 0 || (size_t)node.id >= w->cfg.max_nodes)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->vouch[node.id] = (struct vouch){ node.gen, now_ns };
 	pthread_mutex_unlock(&w->lock);
 }
 
@@ -382,29 +415,143 @@ static uint64_t percentile(struct weighted *v, size_t n)
 	return v[n - 1].rate;
 }
 
+static bool same_node(struct workload_node a, struct workload_node b)
+{
+	return a.id == b.id && (a.id < 0 || a.gen == b.gen);
+}
+
+/* When sample s stops counting: silent_ns after its node was last heard
+ * from (its own time, when the node is not tracked or its slot went to
+ * another node); UINT64_MAX: never (no node said, or no silence kept). */
+static uint64_t silent_at(const struct workload *w, const struct sample *s)
+{
+	uint64_t heard = s->at_ns;
+
+	if (!w->cfg.silent_ns || s->node.id < 0)
+		return UINT64_MAX;
+	if (w->vouch && (size_t)s->node.id < w->cfg.max_nodes &&
+	    w->vouch[s->node.id].gen == s->node.gen && w->vouch[s->node.id].last_ns > heard)
+		heard = w->vouch[s->node.id].last_ns;
+	return heard > UINT64_MAX - w->cfg.silent_ns ? UINT64_MAX : heard + w->cfg.silent_ns;
+}
+
+/* Rate v of a node's sample, into [lo, hi]: what the other nodes measured. */
+static uint64_t clip(uint64_t v, uint64_t lo, uint64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Each of in[0..n)'s rates (weights weight[]) into rx[] and tx[]: the
+ * samples of a node holding less than half of the weight clipped into the
+ * range of the other nodes' samples; the rest as they are. A majority is
+ * never clipped by a minority: a lone liar beside one honest node would
+ * otherwise drag the honest samples to its own. */
+static void clip_by_others(const struct sample *const *in, const double *weight, size_t n,
+			   struct weighted *rx, struct weighted *tx)
+{
+	double total = 0;
+
+	for (size_t i = 0; i < n; i++)
+		total += weight[i];
+	for (size_t i = 0; i < n; i++) {
+		uint64_t rlo = UINT64_MAX, rhi = 0, tlo = UINT64_MAX, thi = 0;
+		bool others = false;
+		double own = 0;
+
+		for (size_t j = 0; j < n; j++)
+			if (same_node(in[i]->node, in[j]->node))
+				own += weight[j];
+		for (size_t j = 0; j < n && own * 2 < total; j++) {
+			if (same_node(in[i]->node, in[j]->node))
+				continue;
+			others = true;
+			rlo = in[j]->rx < rlo ? in[j]->rx : rlo;
+			rhi = in[j]->rx > rhi ? in[j]->rx : rhi;
+			tlo = in[j]->tx < tlo ? in[j]->tx : tlo;
+			thi = in[j]->tx > thi ? in[j]->tx : thi;
+		}
+		rx[i].rate = others ? clip(in[i]->rx, rlo, rhi) : in[i]->rx;
+		tx[i].rate = others ? clip(in[i]->tx, tlo, thi) : in[i]->tx;
+	}
+}
+
+static int by_share(const void *a, const void *b)
+{
+	uint32_t x = ((const struct workload_source *)a)->share_pct;
+	uint32_t y = ((const struct workload_source *)b)->share_pct;
+
+	return x > y ? -1 : x < y;
+}
+
+/* The nodes in[0..n) (weights weight[]) rest on, largest share first. */
+static void sources(struct wl *x, const struct sample *const *in, const double *weight,
+		    size_t n, uint64_t now)
+{
+	struct workload_source g[WORKLOAD_SAMPLES];
+	double share[WORKLOAD_SAMPLES] = { 0 }, total = 0;
+	uint64_t newest[WORKLOAD_SAMPLES] = { 0 };
+	size_t groups = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		while (k < groups && !same_node(g[k].node, in[i]->node))
+			k++;
+		if (k == groups)
+			g[groups++] = (struct workload_source){ .node = in[i]->node };
+		g[k].pods++;
+		share[k] += weight[i];
+		total += weight[i];
+		newest[k] = in[i]->at_ns > newest[k] ? in[i]->at_ns : newest[k];
+	}
+	for (size_t k = 0; k < groups; k++) {
+		g[k].share_pct = total > 0 ? (uint32_t)(share[k] * 100.0 / total + 0.5) : 0;
+		g[k].age_ns = now > newest[k] ? now - newest[k] : 0;
+	}
+	qsort(g, groups, sizeof(g[0]), by_share);
+	x->n_sources = (uint32_t)(groups < WORKLOAD_SOURCES ? groups : WORKLOAD_SOURCES);
+	memcpy(x->sources, g, x->n_sources * sizeof(g[0]));
+}
+
 static void learn(struct workload *w, struct wl *x, uint64_t now)
 {
 	struct weighted rx[WORKLOAD_SAMPLES], tx[WORKLOAD_SAMPLES];
+	const struct sample *in[WORKLOAD_SAMPLES];
+	double weight[WORKLOAD_SAMPLES];
+	uint64_t recheck = UINT64_MAX;
 	size_t n = 0;
 	bool was = x->learned;
 
 	for (unsigned k = 0; k < WORKLOAD_SAMPLES; k++) {
 		const struct sample *s = &x->s[k];
+		uint64_t until;
 		double age;
 
 		if (!s->pod)
 			continue;
+		/* Its node stopped vouching for it: it counts no more. */
+		until = silent_at(w, s);
+		if (now >= until)
+			continue;
+		recheck = until < recheck ? until : recheck;
 		age = now > s->at_ns ? (double)(now - s->at_ns) : 0;
-		rx[n].weight = tx[n].weight = exp2(-age / (double)w->cfg.half_life_ns);
-		rx[n].rate = s->rx;
-		tx[n].rate = s->tx;
+		weight[n] = exp2(-age / (double)w->cfg.half_life_ns);
+		in[n] = s;
 		n++;
 	}
+	clip_by_others(in, weight, n, rx, tx);
+	for (size_t i = 0; i < n; i++)
+		rx[i].weight = tx[i].weight = weight[i];
+	sources(x, in, weight, n, now);
+	x->recheck_ns = recheck == UINT64_MAX ? 0 : recheck;
+	x->learned_ns = now;
 	x->learned = n > 0;
 	if (n) {
 		x->demand.rx_bytes_per_second = percentile(rx, n);
 		x->demand.tx_bytes_per_second = percentile(tx, n);
 		x->demand.pods = (uint32_t)n;
+	} else {
+		memset(&x->demand, 0, sizeof(x->demand));
 	}
 	if (x->learned != was)
 		w->st.learned += x->learned ? 1 : (size_t)-1;
@@ -419,7 +566,7 @@ void workload_tick(struct workload *w, uint64_t now_ns)
 	for (size_t i = 0; i < w->high; i++) {
 		struct wl *x = &w->w[i];
 
-		if (x->used && x->dirty)
+		if (x->used && (x->dirty || (x->recheck_ns && now_ns >= x->recheck_ns)))
 			learn(w, x, now_ns);
 	}
 	/* The idle list is in the order they went idle; seen_ns only moves
@@ -502,6 +649,11 @@ long workload_list(struct workload *w, uint64_t now_ns, struct workload_entry **
 		e[n].learned = x->learned;
 		e[n].demand = x->demand;
 		e[n].age_ns = x->learned && now_ns > x->newest_ns ? now_ns - x->newest_ns : 0;
+		e[n].n_sources = x->learned ? x->n_sources : 0;
+		memcpy(e[n].sources, x->sources, e[n].n_sources * sizeof(x->sources[0]));
+		/* The sources' ages as of the last tick: now's. */
+		for (uint32_t k = 0; k < e[n].n_sources; k++)
+			e[n].sources[k].age_ns += now_ns > x->learned_ns ? now_ns - x->learned_ns : 0;
 		n++;
 	}
 	pthread_mutex_unlock(&w->lock);

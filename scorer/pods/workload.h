@@ -20,6 +20,25 @@
  * measurements age alike) until it is forgotten. Pods in their start-up are
  * never sampled (the pod index decides: podindex.h).
  *
+ * One node moves a figure only so far (issue 39). Each sample names the
+ * node whose agent measured it (workload_sample_from()). The samples of a
+ * node holding less than half of a workload's sample weight are clipped,
+ * before the percentile, into the range of what the OTHER nodes' pods
+ * measured (the lowest to the highest of their samples). So a node lying
+ * about its own pods (x50, x500, or 0) while holding under half of them
+ * leaves the learned figure within the range the other nodes measured
+ * (with two honest nodes or more: the honest range; x50 on 2 of 16 pods
+ * moves it at most to the highest honest pod), and a genuinely hot
+ * minority node's pods count as the hottest pod elsewhere. A node holding
+ * half or more is the workload's majority and is not clipped: its word
+ * stands, as does the word of the one node a figure rests on alone, held
+ * to its NIC and its link (the join: podindex.h). And a node must keep vouching for its samples: one
+ * that has sent no pod figures for silent_ns (--stale-after, 6 s) no
+ * longer counts, at once rather than over half-lives, so a liar that goes
+ * silent takes its lie with it (workload_vouch(), told by each join).
+ * /v1/workloads lists the nodes a figure rests on (WORKLOAD_SOURCES, the
+ * largest shares) with the age of each one's newest sample.
+ *
  * Bounded: at most max_workloads. A workload is live while the pod index
  * holds a pod of it (workload_ref()), idle otherwise. A new workload with
  * the table full evicts the idle one seen least recently, or is refused
@@ -28,8 +47,9 @@
  * half-lives (its measurements then weigh under 1/64) is forgotten.
  *
  * Costs: a sample is a few compares under a mutex; the percentile is
- * computed by workload_tick() for the workloads sampled since, off every
- * request; a lookup is one hash probe. Memory: about 1 KB a workload,
+ * computed by workload_tick() for the workloads sampled since (or whose
+ * nodes may have gone silent), off every request; a lookup is one hash
+ * probe. Memory: about 1.3 KB a workload and 16 bytes a node (max_nodes),
  * touched only when used.
  *
  * Thread-safe: one mutex. Time is passed in (monotonic ns). */
@@ -48,6 +68,8 @@
 #define WORKLOAD_SAMPLES 16u
 #define WORKLOAD_PERCENTILE 90u
 #define WORKLOAD_FORGET_HALF_LIVES 6u
+/* Nodes a figure rests on, listed at most (the largest shares). */
+#define WORKLOAD_SOURCES 8u
 /* "namespace/Kind/name": for /v1/workloads, /v1/nodes and logs. */
 #define WORKLOAD_LABEL_MAX (WORKLOAD_NS_MAX + WORKLOAD_KIND_MAX + WORKLOAD_NAME_MAX + 2)
 
@@ -72,6 +94,30 @@ const char *workload_label(const struct workload_key *k, char *out, size_t cap);
 struct workload_config {
 	size_t max_workloads;	/* > 0 */
 	uint64_t half_life_ns;	/* > 0 */
+	/* Node ids below this (the pod index's: its max_nodes) are tracked
+	 * for vouching; 0: none (every sample's node vouches for it). */
+	size_t max_nodes;
+	/* A node silent this long no longer vouches for its samples; 0:
+	 * nodes never go silent. */
+	uint64_t silent_ns;
+};
+
+/* Where a sample was measured: the pod index's node id and that slot's
+ * generation (a slot reused by another node is another node); id < 0:
+ * not said (such samples are one node together, which always vouches). */
+struct workload_node {
+	int32_t id;
+	uint32_t gen;
+};
+
+#define WORKLOAD_NO_NODE ((struct workload_node){ -1, 0 })
+
+/* One node a learned figure rests on, for /v1/workloads. */
+struct workload_source {
+	struct workload_node node;
+	uint32_t pods;		/* its samples that count */
+	uint32_t share_pct;	/* of the samples' weight */
+	uint64_t age_ns;	/* since its newest sample */
 };
 
 /* What a workload has learned, per direction, bytes per second. */
@@ -98,6 +144,8 @@ struct workload_entry {
 	bool learned;
 	struct workload_demand demand;
 	uint64_t age_ns;		/* since its newest measurement (learned only) */
+	uint32_t n_sources;		/* the nodes it rests on, largest share first */
+	struct workload_source sources[WORKLOAD_SOURCES];
 };
 
 struct workload;
@@ -119,8 +167,17 @@ void workload_unref(struct workload *w, int32_t id, uint64_t now_ns);
 void workload_sample(struct workload *w, int32_t id, uint64_t pod, uint64_t rx, uint64_t tx,
 		     uint64_t now_ns);
 
-/* Recomputes the demand of the workloads sampled since the last call,
- * and forgets idle ones unseen too long. Off the request path. */
+/* workload_sample(), measured by node's agent. */
+void workload_sample_from(struct workload *w, int32_t id, uint64_t pod, struct workload_node node,
+			  uint64_t rx, uint64_t tx, uint64_t now_ns);
+
+/* Node's agent sent pod figures at now_ns: it still vouches for the
+ * samples it measured. Ids at or over max_nodes are ignored. */
+void workload_vouch(struct workload *w, struct workload_node node, uint64_t now_ns);
+
+/* Recomputes the demand of the workloads sampled since the last call, or
+ * one of whose nodes may have gone silent since, and forgets idle ones
+ * unseen too long. Off the request path. */
 void workload_tick(struct workload *w, uint64_t now_ns);
 
 /* The learned demand of workload k as of the last tick: false (and *out

@@ -123,6 +123,7 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 				 rc == -ERANGE	      ? &c->counters->reports_absurd :
 				 rc == -ENOKEY	      ? &c->counters->reports_unsigned :
 				 rc == -EKEYREJECTED ? &c->counters->reports_forged :
+				 rc == -EPERM	      ? &c->counters->reports_impersonated :
 				 rc == -REPORT_EPODS_OVERSIZE ? &c->counters->reports_pods_oversize :
 				 rc == -REPORT_EPODS_DUPLICATE ? &c->counters->reports_pods_duplicate :
 				 rc == -REPORT_EPODS_OVER_LINK ? &c->counters->reports_pods_over_link :
@@ -185,6 +186,8 @@ int ingest_message(struct ingest_config *c, const uint8_t *data, size_t len)
 		/* fall through */
 	case TABLE_APPLIED:
 		atomic_fetch_add(&c->counters->reports_accepted, 1);
+		if (r.signed_with == REPORT_SIGNED_SHARED)
+			atomic_fetch_add(&c->counters->reports_shared_key, 1);
 		/* Its pods' traffic onto the pods (podindex.h), here, off every
 		 * request: only a report the table took is as new as its node's. */
 		podindex_join(c->pods, &r, c->now_ns());

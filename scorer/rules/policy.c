@@ -16,6 +16,7 @@ static const char *const direction_names[] = {
 	[POLICY_DIR_TX] = "tx",
 	[POLICY_DIR_BOTH] = "both",
 	[POLICY_DIR_MAX] = "max",
+	[POLICY_DIR_FIT] = "fit",
 };
 
 uint64_t policy_rate(enum policy_direction dir, uint64_t rx, uint64_t tx)
@@ -26,6 +27,7 @@ uint64_t policy_rate(enum policy_direction dir, uint64_t rx, uint64_t tx)
 	case POLICY_DIR_BOTH:
 		return units_add_sat(rx, tx);
 	case POLICY_DIR_MAX:
+	case POLICY_DIR_FIT:	/* without a pod to weigh by: the busier side */
 		return rx > tx ? rx : tx;
 	case POLICY_DIR_RX:
 	default:

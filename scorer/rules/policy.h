@@ -26,6 +26,16 @@ enum policy_direction {
 	POLICY_DIR_TX,
 	POLICY_DIR_BOTH,	/* rx + tx */
 	POLICY_DIR_MAX,		/* the busier of the two */
+	/* Each direction against the pod's own demand that way (fit.h); the
+	 * other three judge every pod by one figure of the node. */
+	POLICY_DIR_FIT,
+};
+
+/* One direction's rates, bytes per second; recent and p95 0 when unknown. */
+struct policy_rates {
+	uint64_t rate;
+	uint64_t recent;
+	uint64_t p95;
 };
 
 /* Rates are bytes per second in the chosen direction. recent and p95 are 0
@@ -39,7 +49,10 @@ struct policy_node {
 	uint64_t drops;			/* in: packets dropped or missed in the window */
 	bool dropping;			/* in: drops over the threshold (pressure: score 0) */
 	uint64_t link_bytes_per_second;	/* in: 0 = unknown */
-	uint64_t pressure;		/* out (pressure policy): what was scored */
+	/* in (fit.h): each direction's rates, pods in flight included */
+	struct policy_rates rx, tx;
+	uint64_t pressure;		/* out (pressure policy, fit): what was scored */
+	uint32_t cost_milli;		/* out (fit): the pod's cost, thousandths of the link */
 	int score;			/* out */
 };
 
@@ -62,7 +75,8 @@ void policy_score(enum policy_kind kind, struct policy_node *nodes, size_t n);
 uint64_t policy_rate(enum policy_direction dir, uint64_t rx_bytes_per_second,
 		     uint64_t tx_bytes_per_second);
 
-/* "relative" | "utilization" | "pressure"; "rx" | "tx" | "both" | "max". 0 or -EINVAL. */
+/* "relative" | "utilization" | "pressure"; "rx" | "tx" | "both" | "max" | "fit".
+ * 0 or -EINVAL. */
 int policy_parse_kind(const char *s, enum policy_kind *out);
 int policy_parse_direction(const char *s, enum policy_direction *out);
 const char *policy_kind_name(enum policy_kind kind);

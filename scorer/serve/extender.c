@@ -10,7 +10,9 @@
 #include "buf.h"
 #include "clock.h"
 #include "serve/extreq.h"
+#include "parse/bwannot.h"
 #include "rules/filter.h"
+#include "rules/fit.h"
 #include "pods/inflight.h"
 #include "log.h"
 #include "nodename.h"
@@ -207,18 +209,19 @@ static size_t reply_hint(const struct extreq *rq, size_t per_node)
 	return n;
 }
 
-/* The pod's bandwidth annotation, in bits per second; a malformed one is
- * ignored (it never fails the pod) and logged once per distinct value. */
+/* The pod's bandwidth annotation v of key k (bwannot.h; NULL: none), in
+ * bits per second; a malformed one is ignored (it never fails the pod) and
+ * logged once per distinct value. */
 static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *v,
-			      const char *key)
+			      const struct bwannot_key *k)
 {
 	char pod[200], value[65];
 	uint64_t bps;
 
-	if (!v->s)
+	if (!v->s || !k)
 		return 0;
-	/* Escapes are not decoded: a quantity never needs one. */
-	if (units_parse_quantity_n(v->s, v->len, &bps) == 0)
+	/* Escapes are not decoded: a bandwidth never needs one. */
+	if (bwannot_parse(k, v->s, v->len, &bps) == 0)
 		return bps;
 	/* Once per distinct value (a pod is retried every second), and a line
 	 * a second at most (a client can send distinct values at will). */
@@ -226,10 +229,18 @@ static uint64_t pod_bandwidth(const struct extreq *rq, const struct extreq_str *
 
 	if (filter_warn_once(v->s, v->len))
 		log_limited(&limit, clock_mono_ns(), NS_PER_SEC, LOG_LVL_WARN, "ext",
-			    "pod %s: %s \"%s\" is not a quantity such as 10M or 1G (bits per "
-			    "second): ignored", pod_id(rq, pod, sizeof(pod)), key,
-			    printable(v, value, sizeof(value)));
+			    "pod %s: %s \"%s\" is not %s: ignored", pod_id(rq, pod, sizeof(pod)),
+			    k->key, printable(v, value, sizeof(value)),
+			    k->unit == BWANNOT_MBIT ? "a number of Mbit/s such as 100 (Kube-OVN's unit)" :
+						      "a quantity such as 10M or 1G (bits per second)");
 	return 0;
+}
+
+/* The request pod's declared ingress and egress, bits per second. */
+static void pod_declared(const struct extreq *rq, uint64_t *ingress_bps, uint64_t *egress_bps)
+{
+	*ingress_bps = pod_bandwidth(rq, &rq->ingress_bandwidth, rq->ingress_key);
+	*egress_bps = pod_bandwidth(rq, &rq->egress_bandwidth, rq->egress_key);
 }
 
 /* The pod as podweight.h reads it; ns and name hold its strings. Absurd
@@ -249,36 +260,44 @@ static void pod_of(const struct extreq *rq, uint64_t ingress_bps, uint64_t egres
 			    "workload", pod_id(rq, pod, sizeof(pod)), rq->owner_absurd);
 }
 
-/* Counts the pod in flight on nodes[0..n) (inflight.h), weighing what
- * podweight.h says. A pod without a UID (hand-made requests) is not
- * counted. */
-static void record(struct scorer *s, const struct extreq *rq, const struct inflight_name *nodes,
-		   size_t n, uint64_t ingress_bps, uint64_t egress_bps, uint64_t now)
+/* What the request's pod weighs in flight and moves, per direction
+ * (podweight.h), from its declared bandwidth; label (INFLIGHT_LABEL_MAX + 1
+ * bytes) gets "namespace/name" and stays the pod's label. The source of
+ * each direction goes to *rx_from and *tx_from. */
+static void weigh(struct scorer *s, const struct extreq *rq, uint64_t ingress_bps,
+		  uint64_t egress_bps, char *label, struct inflight_pod *out,
+		  enum podweight_source *rx_from, enum podweight_source *tx_from)
 {
-	char label[INFLIGHT_LABEL_MAX + 1];
 	struct kubepod_str ns, name;
 	struct podweight_pod pw;
-	struct inflight_pod pod;
+
+	pod_of(rq, ingress_bps, egress_bps, &ns, &name, &pw);
+	pw.label = pod_id(rq, label, INFLIGHT_LABEL_MAX + 1);
+	podweight_of(&s->weights, &pw, out, rx_from, tx_from);
+}
+
+/* Counts the pod, weighing pod (weigh()), in flight on nodes[0..n)
+ * (inflight.h). A pod without a UID (hand-made requests) is not counted. */
+static void record(struct scorer *s, const struct extreq *rq, const struct inflight_pod *pod,
+		   const struct inflight_name *nodes, size_t n, uint64_t now)
+{
 	int rc;
 
 	if (!s->inflight || !rq->pod_uid.len || n == 0)
 		return;
-	pod_of(rq, ingress_bps, egress_bps, &ns, &name, &pw);
-	pw.label = pod_id(rq, label, sizeof(label));
-	podweight_of(&s->weights, &pw, &pod, NULL, NULL);
-	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, &pod, nodes, n, now);
+	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, pod, nodes, n, now);
 	if (rc == -ENOSPC)
-		log_debug("ext", "%s: not counted in flight: the in-flight table is full", label);
+		log_debug("ext", "%s: not counted in flight: the in-flight table is full", pod->label);
 	else if (rc && rc != -EALREADY)
-		log_debug("ext", "%s: not counted in flight: %s", label, strerror(-rc));
+		log_debug("ext", "%s: not counted in flight: %s", pod->label, strerror(-rc));
 }
 
 /* Records the pod against the node it will most likely go to: the best
- * score, or every node sharing it (the first INFLIGHT_TIE_MAX in the
- * scheduler's order; inflight.h says why), so the next pod of a burst
- * already sees it. */
+ * score, or split among the nodes sharing it (the first INFLIGHT_TIE_MAX
+ * in the scheduler's order; inflight.h says why), so the next pod of a
+ * burst already sees it. */
 static void assume(struct scorer *s, const struct extreq *rq, const struct policy_node *pn,
-		   uint64_t now)
+		   const struct inflight_pod *pod, uint64_t now)
 {
 	struct inflight_name best[INFLIGHT_TIE_MAX];
 	size_t n = 0;
@@ -293,9 +312,7 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 		if (pn[i].score == top)
 			best[n++] = (struct inflight_name){ rq->nodes[i].name, rq->nodes[i].name_len,
 							    pn[i].link_bytes_per_second };
-	record(s, rq, best, n,
-	       pod_bandwidth(rq, &rq->ingress_bandwidth, "kubernetes.io/ingress-bandwidth"),
-	       pod_bandwidth(rq, &rq->egress_bandwidth, "kubernetes.io/egress-bandwidth"), now);
+	record(s, rq, pod, best, n, now);
 }
 
 /* The lowest of n scores (0 for none), clamped as put_host_score() sends them. */
@@ -311,11 +328,14 @@ static int lowest_score(const struct policy_node *pn, size_t n)
 
 static void prioritize(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
+	char label[INFLIGHT_LABEL_MAX + 1];
+	uint64_t declared_in, declared_eg;
+	struct inflight_pod weight;
+	struct fit_demand demand;
 	struct policy_node *pn;
 	struct extreq rq;
 	size_t fresh, listed = 0;
 	int least;
-	char pod[200];
 	uint64_t now;
 	struct buf b;
 
@@ -332,9 +352,12 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 		goto out_free_request;
 	}
 	now = s->now_ns();
+	pod_declared(&rq, &declared_in, &declared_eg);
+	weigh(s, &rq, declared_in, declared_eg, label, &weight, NULL, NULL);
+	demand = (struct fit_demand){ weight.rx_bytes_per_second, weight.tx_bytes_per_second };
 	fresh = lookup(s, &rq, now, pn);
-	policy_score(s->policy, pn, rq.n);
-	assume(s, &rq, pn, now);
+	fit_score_by(s->policy, s->direction, &demand, pn, rq.n);
+	assume(s, &rq, pn, &weight, now);
 
 	/* HostPriorityList: requested hosts in request order, each once; all of
 	 * them, or (compact) those above the lowest score, less it. */
@@ -350,17 +373,22 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	}
 	buf_puts(&b, "]");
 	reply_take(&b, out);
-	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s; %zu listed, "
-		  "less %d", pod_id(&rq, pod, sizeof(pod)), rq.n,
+	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s, direction "
+		  "%s, pod moves rx %llu B/s tx %llu B/s; %zu listed, less %d", label, rq.n,
 		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
-		  policy_kind_name(s->policy), listed, least);
+		  policy_kind_name(s->policy), policy_direction_name(s->direction),
+		  (unsigned long long)demand.rx, (unsigned long long)demand.tx, listed, least);
 	if (log_enabled(LOG_LVL_DEBUG))
 		for (size_t i = 0; i < rq.n && i < EXT_DEBUG_NODES; i++)
-			log_debug("ext", "  %.*s: %s %llu B/s, link %llu B/s -> score %d",
-				  (int)rq.nodes[i].name_len, rq.nodes[i].name,
+			log_debug("ext", "  %.*s: %s %llu B/s (rx %llu, tx %llu), link %llu B/s, "
+				  "cost %u/1000 -> score %d", (int)rq.nodes[i].name_len,
+				  rq.nodes[i].name,
 				  pn[i].has_data ? policy_direction_name(s->direction) : "no data",
 				  (unsigned long long)pn[i].rate,
-				  (unsigned long long)pn[i].link_bytes_per_second, pn[i].score);
+				  (unsigned long long)fit_level(s->policy, &pn[i].rx),
+				  (unsigned long long)fit_level(s->policy, &pn[i].tx),
+				  (unsigned long long)pn[i].link_bytes_per_second, pn[i].cost_milli,
+				  pn[i].score);
 	scratch_give(pn);
 out_free_request:
 	extreq_free(&rq);
@@ -380,15 +408,92 @@ static void filter_input(const struct view_node *v, struct filter_node *fn)
 	};
 }
 
+/* The fit rule (fit.h, --fit-filter): a node the pod's known demand
+ * (declared or learned, per direction) would push over its link is left
+ * out while another node takes the pod, so the scheduler's own plugins
+ * never pick a full node over one with room. on: the rule applies to
+ * this request. */
+struct fit_rule {
+	bool on;
+	bool rx_known, tx_known;
+	struct fit_demand demand;
+};
+
+/* Whether the pod fits node v by the rule: its measured level (the larger
+ * of average and recent, as the filter judges) plus the pods in flight
+ * there (their weights, split among the nodes they tied on: what the node
+ * is expected to carry; not the doubt that unknown ones bring) plus the
+ * pod. Counting tied pods whole on each node instead would, a few ties
+ * into a burst, make every node look full and turn the rule off. A node
+ * without fresh agent data or of unknown speed fits. */
+static bool node_fits(const struct fit_rule *r, const struct view_node *v, const char **which,
+		      uint64_t *used_rx, uint64_t *used_tx)
+{
+	const struct traffic *t = &v->traffic;
+	uint64_t rx, tx;
+
+	*used_rx = *used_tx = 0;
+	if (v->source != VIEW_AGENT)
+		return true;
+	rx = t->rx.recent > t->rx.average ? t->rx.recent : t->rx.average;
+	tx = t->tx.recent > t->tx.average ? t->tx.recent : t->tx.average;
+	*used_rx = units_add_sat(rx, v->inflight.rx_bytes_per_second - v->doubt_rx);
+	*used_tx = units_add_sat(tx, v->inflight.tx_bytes_per_second - v->doubt_tx);
+	return fit_fits(&r->demand, r->rx_known, r->tx_known, *used_rx, *used_tx,
+			t->link_bytes_per_second, which);
+}
+
+/* Whether some requested node passes the filter's rules and fits the pod:
+ * only then does the fit rule leave the others out, so it never makes a
+ * pod unschedulable that the scheduler could place. */
+static bool some_node_fits(struct scorer *s, const struct extreq *rq, const struct filter_pod *asks,
+			   const struct fit_rule *r, uint64_t now)
+{
+	struct view_node v[VIEW_BATCH];
+
+	for (size_t i = 0; i < rq->n; i++) {
+		struct filter_node fn;
+		struct filter_why why;
+		uint64_t urx, utx;
+
+		if (i % VIEW_BATCH == 0)
+			node_views(s, rq, i, now, v);
+		filter_input(&v[i % VIEW_BATCH], &fn);
+		if (filter_check(&s->filter, s->direction, asks, &fn, &why) &&
+		    node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx))
+			return true;
+	}
+	return false;
+}
+
+/* The fit rule's texts for a node it leaves out (filter.h's conventions:
+ * the reason the same for every such node, the numbers in the detail). */
+static void fit_why(const struct fit_rule *r, const char *which, uint64_t used_rx, uint64_t used_tx,
+		    uint64_t link, struct filter_why *why)
+{
+	bool rx = which[0] == 'r';
+
+	snprintf(why->reason, sizeof(why->reason), "netsched: no room on %s for the %s %s it moves",
+		 which, (rx ? r->demand.rx : r->demand.tx) == 0 ? "pod" : "pod's", which);
+	snprintf(why->detail, sizeof(why->detail),
+		 "%s %llu B/s used (in flight counted) + the pod's %llu B/s > link %llu B/s; other "
+		 "nodes fit", which, (unsigned long long)(rx ? used_rx : used_tx),
+		 (unsigned long long)(rx ? r->demand.rx : r->demand.tx), (unsigned long long)link);
+	why->unresolvable = false;
+}
+
 static void filter(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
+	char label[INFLIGHT_LABEL_MAX + 1];
+	enum podweight_source rx_from, tx_from;
+	struct inflight_pod weight;
 	struct filter_pod asks;
 	struct kubepod_str ns, name;
 	struct podweight_pod pw;
+	struct fit_rule rule;
 	uint64_t declared_in, declared_eg;
 	struct buf b, failed, unresolvable;
-	char pod[200];
-	size_t kept = 0, n_failed = 0, n_unresolvable = 0;
+	size_t kept = 0, n_failed = 0, n_unresolvable = 0, n_unfit = 0;
 	struct inflight_name only = { NULL, 0, 0 };
 	struct view_node v[VIEW_BATCH];
 	struct extreq rq;
@@ -403,11 +508,18 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_start(&b, reply_hint(&rq, 4));
 	buf_init(&failed, reply_max(0, rq.n));
 	buf_init(&unresolvable, reply_max(0, rq.n));
-	declared_in = pod_bandwidth(&rq, &rq.ingress_bandwidth, "kubernetes.io/ingress-bandwidth");
-	declared_eg = pod_bandwidth(&rq, &rq.egress_bandwidth, "kubernetes.io/egress-bandwidth");
+	pod_declared(&rq, &declared_in, &declared_eg);
 	pod_of(&rq, declared_in, declared_eg, &ns, &name, &pw);
 	podweight_filter(&s->weights, &pw, &asks);
+	weigh(s, &rq, declared_in, declared_eg, label, &weight, &rx_from, &tx_from);
 	now = s->now_ns();
+	rule = (struct fit_rule){
+		.rx_known = rx_from != PODWEIGHT_FALLBACK,
+		.tx_known = tx_from != PODWEIGHT_FALLBACK,
+		.demand = { weight.rx_bytes_per_second, weight.tx_bytes_per_second },
+	};
+	rule.on = s->fit_filter && (rule.rx_known || rule.tx_known) &&
+		  some_node_fits(s, &rq, &asks, &rule, now);
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
 	 * reads only Nodes and hands these objects to later extenders, so
@@ -418,11 +530,21 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		const struct extreq_node *node = &rq.nodes[i];
 		struct filter_node fn;
 		struct filter_why why;
+		const char *which = "rx";
+		uint64_t urx, utx;
+		bool pass;
 
 		if (i % VIEW_BATCH == 0)
 			node_views(s, &rq, i, now, v);
 		filter_input(&v[i % VIEW_BATCH], &fn);
-		if (filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
+		pass = filter_check(&s->filter, s->direction, &asks, &fn, &why);
+		if (pass && rule.on && !node_fits(&rule, &v[i % VIEW_BATCH], &which, &urx, &utx)) {
+			fit_why(&rule, which, urx, utx, v[i % VIEW_BATCH].traffic.link_bytes_per_second,
+				&why);
+			pass = false;
+			n_unfit++;
+		}
+		if (pass) {
 			only = (struct inflight_name){ node->name, node->name_len,
 						       fn.traffic ? fn.traffic->link_bytes_per_second : 0 };
 			if (full) {
@@ -467,11 +589,15 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	 * prioritize (kube-scheduler skips scoring a lone feasible node), so
 	 * this is where it is counted in flight. */
 	if (kept == 1)
-		record(s, &rq, &only, 1, declared_in, declared_eg, now);
+		record(s, &rq, &weight, &only, 1, now);
 	reply_take(&b, out);
-	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed; pod asks rx %llu b/s, "
-		  "tx %llu b/s", pod_id(&rq, pod, sizeof(pod)), rq.n, full ? "full objects" : "names", kept,
-		  n_failed, (unsigned long long)asks.ingress_bps, (unsigned long long)asks.egress_bps);
+	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed (%zu for want of room: "
+		  "the fit rule %s); pod asks rx %llu b/s, tx %llu b/s; moves rx %llu B/s (%s), "
+		  "tx %llu B/s (%s)", label, rq.n, full ? "full objects" : "names", kept, n_failed,
+		  n_unfit, rule.on ? "on" : "off", (unsigned long long)asks.ingress_bps,
+		  (unsigned long long)asks.egress_bps, (unsigned long long)rule.demand.rx,
+		  podweight_source_name(rx_from), (unsigned long long)rule.demand.tx,
+		  podweight_source_name(tx_from));
 	buf_free(&failed);
 	buf_free(&unresolvable);
 	buf_free(&b);
@@ -490,9 +616,9 @@ static void victims_declared(const struct extreq_preemption *p, const struct ext
 		const struct extreq_pod *v = &c->victims[i];
 		uint64_t bps;
 
-		if (v->ingress.s && units_parse_quantity_n(v->ingress.s, v->ingress.len, &bps) == 0)
+		if (v->ingress.s && bwannot_parse(v->ingress_key, v->ingress.s, v->ingress.len, &bps) == 0)
 			*rx_bps = units_add_sat(*rx_bps, bps);
-		if (v->egress.s && units_parse_quantity_n(v->egress.s, v->egress.len, &bps) == 0)
+		if (v->egress.s && bwannot_parse(v->egress_key, v->egress.s, v->egress.len, &bps) == 0)
 			*tx_bps = units_add_sat(*tx_bps, bps);
 	}
 	(void)p;
@@ -522,6 +648,7 @@ static void put_meta_victims(struct buf *b, const struct extreq_candidate *c)
 static void preempt(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
 	struct extreq_preemption p;
+	uint64_t declared_in, declared_eg;
 	struct filter_pod asks;
 	struct kubepod_str ns, name;
 	struct podweight_pod pw;
@@ -539,10 +666,8 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 	}
 	buf_init(&b, reply_max(len, p.n));
 	/* What the filter holds the pod to, as filter does (podweight.h). */
-	pod_of(&p.pod,
-	       pod_bandwidth(&p.pod, &p.pod.ingress_bandwidth, "kubernetes.io/ingress-bandwidth"),
-	       pod_bandwidth(&p.pod, &p.pod.egress_bandwidth, "kubernetes.io/egress-bandwidth"),
-	       &ns, &name, &pw);
+	pod_declared(&p.pod, &declared_in, &declared_eg);
+	pod_of(&p.pod, declared_in, declared_eg, &ns, &name, &pw);
 	podweight_filter(&s->weights, &pw, &asks);
 	now = s->now_ns();
 	buf_puts(&b, "{\"NodeNameToMetaVictims\":{");

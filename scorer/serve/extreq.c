@@ -186,9 +186,18 @@ static int read_pod(struct ctx *c, int pod, const char *path, struct extreq_pod 
 	snprintf(where, sizeof(where), "%s.metadata.annotations", path);
 	if (json_type(&c->d, ann) != JSMN_OBJECT)
 		return fail(c, -EINVAL, "%s is %s, expected an object", where, json_kind(&c->d, ann));
-	if (read_string(c, ann, where, "kubernetes.io/ingress-bandwidth", false, &out->ingress) ||
-	    read_string(c, ann, where, "kubernetes.io/egress-bandwidth", false, &out->egress))
-		return -EINVAL;
+	for (size_t i = 0; i < BWANNOT_KEYS; i++) {
+		const struct bwannot_key *k = &bwannot_keys[i];
+		const struct bwannot_key **key = k->ingress ? &out->ingress_key : &out->egress_key;
+		struct extreq_str *v = k->ingress ? &out->ingress : &out->egress;
+
+		if (*key)
+			continue;	/* an earlier key of this direction won */
+		if (read_string(c, ann, where, k->key, false, v))
+			return -EINVAL;
+		if (v->s)
+			*key = k;
+	}
 	return 0;
 }
 
@@ -205,6 +214,8 @@ static int read_request_pod(struct ctx *c, int pod, struct extreq *rq)
 	rq->pod_uid = p.uid;
 	rq->ingress_bandwidth = p.ingress;
 	rq->egress_bandwidth = p.egress;
+	rq->ingress_key = p.ingress_key;
+	rq->egress_key = p.egress_key;
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "parse/kubepod.h"
+#include "parse/bwannot.h"
 #include "membudget.h"
 #include "nodename.h"
 #include "pods/poduid.h"
@@ -59,8 +60,11 @@ struct extreq {
 	struct extreq_str pod_namespace;	/* Pod.metadata.namespace, for logs */
 	struct extreq_str pod_name;		/* Pod.metadata.name, for logs */
 	struct pod_uid pod_uid;			/* Pod.metadata.uid: in-flight pods */
-	struct extreq_str ingress_bandwidth;	/* kubernetes.io/ingress-bandwidth */
-	struct extreq_str egress_bandwidth;	/* kubernetes.io/egress-bandwidth */
+	/* Its bandwidth annotations (bwannot.h: the first key of each
+	 * direction it carries) and the keys they came from (NULL: none). */
+	struct extreq_str ingress_bandwidth;
+	struct extreq_str egress_bandwidth;
+	const struct bwannot_key *ingress_key, *egress_key;
 	/* Its controller and pod-template-hash, for its workload
 	 * (workload.h); absurd ones are left out (owner zeroed) and
 	 * owner_absurd says why: they never fail the request. */
@@ -95,6 +99,7 @@ struct extreq_pod {
 	struct extreq_str name, ns;
 	struct pod_uid uid;
 	struct extreq_str ingress, egress;	/* the bandwidth annotations */
+	const struct bwannot_key *ingress_key, *egress_key; /* their keys; NULL: none */
 };
 
 struct extreq_candidate {

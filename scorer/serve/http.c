@@ -512,7 +512,7 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 
 	if (rq->forbidden)
 		return respond_error(h, conn, 403, NULL, NULL,
-				     "a client certificate signed by the configured CA is required");
+				     "the scheduler's client certificate is required (mTLS)");
 	switch (rq->route) {
 	case ROUTE_NONE:
 		if (!h->serves_verbs)
@@ -612,7 +612,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 	if (h->tls && h->tls->client_ca[0]) {
 		char why[256];
 
-		if (tls_verify_client(conn, why, sizeof(why))) {
+		if (tls_verify_client(conn, h->tls, why, sizeof(why))) {
 			/* Scanners and misconfigured clients: count them all,
 			 * log a line a second. */
 			unsigned long bad = atomic_fetch_add(&h->s->counters.requests_bad, 1) + 1;

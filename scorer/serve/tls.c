@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -253,7 +254,144 @@ void tls_rotation_stop(struct tls_rotation *r)
 	free(r);
 }
 
-int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)
+int tls_client_names_parse(const char *list, struct tls_client_names *out, char *why, size_t len)
+{
+	struct tls_client_names n = { 0 };
+	const char *p = list;
+
+	for (;;) {
+		size_t k = strcspn(p, ",");
+
+		if (k == 0) {
+			snprintf(why, len, "an empty name in the list (expected NAME[,NAME...], such as "
+				 "netsched-scheduler,system:kube-scheduler)");
+			return -EINVAL;
+		}
+		if (n.n == TLS_MAX_CLIENT_NAMES) {
+			snprintf(why, len, "more than %u names", TLS_MAX_CLIENT_NAMES);
+			return -EINVAL;
+		}
+		if (k > TLS_CLIENT_NAME_MAX) {
+			snprintf(why, len, "a name of %zu bytes, limit %u", k, TLS_CLIENT_NAME_MAX);
+			return -EINVAL;
+		}
+		for (size_t i = 0; i < k; i++)
+			if (p[i] <= ' ' || p[i] > '~') {
+				snprintf(why, len, "name %zu has a byte that is not printable ASCII "
+					 "(0x%02x) or a space", n.n + 1, (unsigned char)p[i]);
+				return -EINVAL;
+			}
+		memcpy(n.name[n.n], p, k);
+		n.name[n.n++][k] = '\0';
+		if (!p[k])
+			break;
+		p += k + 1;
+	}
+	*out = n;
+	return 0;
+}
+
+const char *tls_client_names_format(const struct tls_client_names *names, char *out, size_t cap)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; i < names->n && used < cap; i++) {
+		int w = snprintf(out + used, cap - used, "%s%s", i ? "," : "", names->name[i]);
+
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return out;
+}
+
+/* Whether a name from the certificate (len bytes, no NUL inside) is
+ * allowed; DNS names compare without case, as DNS does. */
+static bool name_allowed(const struct tls_client_names *names, const char *v, size_t len, bool dns)
+{
+	if (strlen(v) != len)
+		return false;
+	for (size_t i = 0; i < names->n; i++)
+		if (dns ? !strcasecmp(names->name[i], v) : !strcmp(names->name[i], v))
+			return true;
+	return false;
+}
+
+/* The peer's leaf certificate (already verified) names an allowed caller:
+ * its one common name, or one of its DNS names. */
+static int check_names(gnutls_session_t session, const struct tls_client_names *names, char *why,
+		       size_t len)
+{
+	const gnutls_datum_t *certs;
+	unsigned n = 0;
+	gnutls_x509_crt_t crt = NULL;
+	char cn[TLS_CLIENT_NAME_MAX + 2] = "", v[TLS_CLIENT_NAME_MAX + 2], shown[80];
+	char dns_shown[180] = "", allowed[160];
+	size_t sz, dns_used = 0;
+	bool has_cn = false;
+	int rc = -EACCES;
+
+	if (!names->n)
+		return 0;
+	certs = gnutls_certificate_get_peers(session, &n);
+	if (!certs || !n || gnutls_x509_crt_init(&crt) != GNUTLS_E_SUCCESS) {
+		snprintf(why, len, "client certificate cannot be read");
+		return -EACCES;
+	}
+	if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) != GNUTLS_E_SUCCESS) {
+		snprintf(why, len, "client certificate cannot be read");
+		goto out;
+	}
+	sz = sizeof(cn);
+	if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, 0, cn, &sz) ==
+	    GNUTLS_E_SUCCESS) {
+		has_cn = true;
+		/* Two common names: which one is the holder depends on who
+		 * reads it (Go takes the last); none is taken. */
+		sz = sizeof(v);
+		if (gnutls_x509_crt_get_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 1, 0, v, &sz) !=
+		    GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) {
+			snprintf(why, len, "client certificate has several common names (CN=%s ...)",
+				 log_printable(cn, strlen(cn), shown, 64));
+			goto out;
+		}
+		if (name_allowed(names, cn, strlen(cn), false)) {
+			rc = 0;
+			goto out;
+		}
+	}
+	/* Bounded: a certificate may carry any number of names. */
+	for (unsigned seq = 0; seq < 64; seq++) {
+		int type;
+
+		sz = sizeof(v);
+		type = gnutls_x509_crt_get_subject_alt_name(crt, seq, v, &sz, NULL);
+		if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE)
+			break;
+		if (type != GNUTLS_SAN_DNSNAME)
+			continue;	/* too long, or not a DNS name */
+		if (name_allowed(names, v, sz, true)) {
+			rc = 0;
+			goto out;
+		}
+		if (dns_used < sizeof(dns_shown) - 1) {
+			int w = snprintf(dns_shown + dns_used, sizeof(dns_shown) - dns_used, "%s%s",
+					 dns_used ? "," : " DNS:", log_printable(v, sz, shown, 64));
+
+			if (w > 0)
+				dns_used += (size_t)w;
+		}
+	}
+	snprintf(why, len, "client certificate %s%s%s is not one of --client-names %s",
+		 has_cn ? "CN=" : "(no common name)", has_cn ? log_printable(cn, strlen(cn), shown, 64) : "",
+		 dns_shown, tls_client_names_format(names, allowed, sizeof(allowed)));
+out:
+	gnutls_x509_crt_deinit(crt);
+	return rc;
+}
+
+int tls_verify_client(struct MHD_Connection *c, const struct tls_files *f, char *why, size_t len)
 {
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
@@ -285,7 +423,7 @@ int tls_verify_client(struct MHD_Connection *c, char *why, size_t len)
 		return -EACCES;
 	}
 	if (status == 0)
-		return 0;
+		return check_names(session, &f->client_names, why, len);
 	if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) ==
 	    GNUTLS_E_SUCCESS) {
 		snprintf(why, len, "client certificate rejected: %s", (const char *)text.data);

@@ -5,8 +5,11 @@
  * daemon at start. A rotation (cert-manager or a Secret update replaces the
  * files) is noticed by tls_rotation, which starts a daemon with the new ones
  * on the same listening socket. With a client CA, every request must come
- * with a client certificate that chains to it: the scheduler's tlsConfig
- * certFile/keyFile, checked with GnuTLS on the connection's session. */
+ * with a client certificate that chains to it and names an allowed caller
+ * (--client-names): the scheduler's tlsConfig certFile/keyFile, checked
+ * with GnuTLS on the connection's session. A CA signs whatever it is asked
+ * to (cert-manager's Issuers sign any Certificate of their namespace), so
+ * the chain alone says only who issued the certificate, not who holds it. */
 #ifndef NETSCHED_TLS_H
 #define NETSCHED_TLS_H
 
@@ -21,12 +24,33 @@ struct MHD_Daemon;
 #define TLS_PATH_MAX 256
 /* A chain of a few certificates is a few KB. */
 #define TLS_MAX_PEM_BYTES (256u * 1024u)
+/* Allowed client names: a DNS name is at most 253 bytes; a few names are
+ * the scheduler's under its aliases, never a directory of clients. */
+#define TLS_CLIENT_NAME_MAX 253u
+#define TLS_MAX_CLIENT_NAMES 8u
+
+struct tls_client_names {
+	size_t n;			/* 0: any certificate from the CA (tests) */
+	char name[TLS_MAX_CLIENT_NAMES][TLS_CLIENT_NAME_MAX + 1];
+};
 
 struct tls_files {
 	char cert[TLS_PATH_MAX];	/* "" = plain HTTP */
 	char key[TLS_PATH_MAX];
 	char client_ca[TLS_PATH_MAX];	/* "" = no client certificates asked */
+	/* With client_ca: who may call, matched against the verified
+	 * certificate's common name and DNS names. */
+	struct tls_client_names client_names;
 };
+
+/* Parses a comma-separated list ("netsched-scheduler,system:kube-scheduler")
+ * into *out (written only on success): 1 to TLS_MAX_CLIENT_NAMES names of
+ * 1 to TLS_CLIENT_NAME_MAX printable ASCII bytes, no spaces. 0, or -EINVAL
+ * with why saying what is wrong. */
+int tls_client_names_parse(const char *list, struct tls_client_names *out, char *why, size_t len);
+
+/* The names as a comma-separated list, for messages. Returns out. */
+const char *tls_client_names_format(const struct tls_client_names *names, char *out, size_t cap);
 
 struct tls_pems {
 	char *cert, *key, *ca;		/* NUL-terminated PEM text; ca may be NULL */
@@ -76,8 +100,11 @@ void tls_rotation_stop(struct tls_rotation *r);
 
 /* Whether the connection presented a client certificate that verifies
  * against the daemon's trust list, for TLS clients (its extended key usage,
- * when it has one, includes clientAuth). 0, or -EACCES with why ("no client
- * certificate", "certificate signer not trusted", "...purpose"...). */
-int tls_verify_client(struct MHD_Connection *c, char *why, size_t len);
+ * when it has one, includes clientAuth), and whose common name or one of
+ * whose DNS names is in f->client_names (any, when that is empty). 0, or
+ * -EACCES with why ("no client certificate", "certificate signer not
+ * trusted", "...purpose", "client certificate CN=x ... is not one of
+ * --client-names y"); names from the certificate are escaped (log.h). */
+int tls_verify_client(struct MHD_Connection *c, const struct tls_files *f, char *why, size_t len);
 
 #endif

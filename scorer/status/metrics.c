@@ -54,6 +54,7 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"faded\"} %llu\n", (unsigned long long)st.faded);
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"displaced\"} %llu\n", (unsigned long long)st.displaced);
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"measured\"} %llu\n", (unsigned long long)st.measured);
+	buf_printf(b, "netsched_scorer_inflight_total{event=\"unstarted\"} %llu\n", (unsigned long long)st.unstarted);
 	buf_printf(b, "# HELP netsched_scorer_inflight_cap_hits_total Pods not counted in flight: --inflight-max-pods or --max-nodes reached, every slot holding a bound pod.\n"
 		      "# TYPE netsched_scorer_inflight_cap_hits_total counter\n"
 		      "netsched_scorer_inflight_cap_hits_total %llu\n", (unsigned long long)st.cap_hits);
@@ -196,6 +197,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"table_full\"} %lu\n", get(&c->reports_table_full));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"unsigned\"} %lu\n", get(&c->reports_unsigned));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"forged\"} %lu\n", get(&c->reports_forged));
+	buf_printf(&b, "netsched_scorer_reports_total{result=\"impersonated\"} %lu\n", get(&c->reports_impersonated));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"unconfirmed\"} %lu\n", get(&c->reports_unconfirmed));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
@@ -203,6 +205,9 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_oversize\"} %lu\n", get(&c->reports_pods_oversize));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_duplicate\"} %lu\n", get(&c->reports_pods_duplicate));
 	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_over_link\"} %lu\n", get(&c->reports_pods_over_link));
+	buf_puts(&b, "# HELP netsched_scorer_reports_shared_key_total Accepted reports signed with a shared key, which any node holding it could have signed as any other (weaker than per-node keys: docs/security.md).\n"
+		     "# TYPE netsched_scorer_reports_shared_key_total counter\n");
+	buf_printf(&b, "netsched_scorer_reports_shared_key_total %lu\n", get(&c->reports_shared_key));
 	buf_puts(&b, "# HELP netsched_scorer_report_connections Report connections open.\n"
 		     "# TYPE netsched_scorer_report_connections gauge\n");
 	buf_printf(&b, "netsched_scorer_report_connections %lu\n", get(&c->report_conns));

@@ -22,6 +22,27 @@ static void put_u64(struct buf *b, const char *key, uint64_t v)
 	buf_json_u64(b, v);
 }
 
+/* The nodes a learned figure rests on (workload.h), largest share first:
+ * at most WORKLOAD_SOURCES, with the age of each one's newest sample. A
+ * node that left the index since is named "". */
+static void sources(struct buf *b, struct scorer *s, const struct workload_entry *e)
+{
+	char node[NODENAME_MAX_LEN + 1];
+
+	buf_puts(b, ",\"sources\":[");
+	for (uint32_t k = 0; k < e->n_sources; k++) {
+		podindex_node_name(s->weights.pods, e->sources[k].node, node, sizeof(node));
+		buf_puts(b, k ? ",{\"node\":" : "{\"node\":");
+		buf_json_cstr(b, node);
+		put_u64(b, "pods", e->sources[k].pods);
+		put_u64(b, "sharePercent", e->sources[k].share_pct);
+		buf_puts(b, ",\"ageSeconds\":");
+		buf_json_double(b, (double)e->sources[k].age_ns / (double)NS_PER_SEC);
+		buf_puts(b, "}");
+	}
+	buf_puts(b, "]");
+}
+
 void podstatus_workloads(struct scorer *s, struct reply *out)
 {
 	struct workload *wl = s->weights.workloads;
@@ -53,6 +74,8 @@ void podstatus_workloads(struct scorer *s, struct reply *out)
 	buf_json_u64(&b, ps.avg_pods);
 	put_u64(&b, "rxBytesPerSecond", ps.avg_rx_bytes_per_second);
 	put_u64(&b, "txBytesPerSecond", ps.avg_tx_bytes_per_second);
+	/* A median over nodes (podindex.h): how many it is over. */
+	put_u64(&b, "nodes", ps.avg_nodes);
 	buf_puts(&b, "},\"workloads\":[");
 	for (long i = 0; i < n; i++) {
 		buf_puts(&b, i ? ",{\"workload\":" : "{\"workload\":");
@@ -70,6 +93,7 @@ void podstatus_workloads(struct scorer *s, struct reply *out)
 		put_u64(&b, "txBytesPerSecond", e[i].demand.tx_bytes_per_second);
 		buf_puts(&b, ",\"ageSeconds\":");
 		buf_json_double(&b, (double)e[i].age_ns / (double)NS_PER_SEC);
+		sources(&b, s, &e[i]);
 		buf_puts(&b, "}");
 	}
 	buf_puts(&b, "]}");

@@ -27,6 +27,8 @@ struct registry {
 	atomic_ulong reports_absurd;	/* values no NIC can produce */
 	atomic_ulong reports_unsigned;	/* no signature while --key-file is set */
 	atomic_ulong reports_forged;	/* unknown key or a signature that does not match */
+	atomic_ulong reports_impersonated; /* a node's own key, signing for another node */
+	atomic_ulong reports_shared_key; /* accepted, signed with a shared key (weaker) */
 	atomic_ulong reports_replayed;	/* signed, but an old sequence or outside the time window */
 	atomic_ulong reports_unconfirmed; /* signed, ending before our start: held (anchor.h) */
 	atomic_ulong reports_outdated;	/* a window ending before the node's latest */

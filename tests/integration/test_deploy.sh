@@ -407,11 +407,19 @@ def secret_files(tmpl, c, secret):
 
 
 sfiles = secret_files(stmpl, scorer, "netsched-scorer-tls")
+cfiles = secret_files(stmpl, scorer, "netsched-client-ca")
 check(flag(sargs, "--tls-cert") == [sfiles.get("tls.crt")] and
-      flag(sargs, "--tls-key") == [sfiles.get("tls.key")] and
-      flag(sargs, "--tls-client-ca") == [sfiles.get("ca.crt")],
-      "scorer: HTTPS with --tls-client-ca (mTLS) from the mounted Secret netsched-scorer-tls %s"
-      % sorted(sfiles.values()))
+      flag(sargs, "--tls-key") == [sfiles.get("tls.key")],
+      "scorer: HTTPS from the mounted Secret netsched-scorer-tls %s" % sorted(sfiles.values()))
+# Issue 39: the client CA is not the serving certificate's (which cert-manager's
+# namespaced Issuer holds), and only the scheduler's name is answered.
+check(flag(sargs, "--tls-client-ca") == [cfiles.get("ca.crt")] and cfiles.get("ca.crt"),
+      "scorer: --tls-client-ca (mTLS) is the mounted Secret netsched-client-ca's ca.crt %s"
+      % flag(sargs, "--tls-client-ca"))
+mc_text = open(os.path.join(DEPLOY, "tls", "make-certs.sh")).read()
+check(flag(sargs, "--client-names") == ["netsched-scheduler"] and
+      'leaf scheduler "/CN=netsched-scheduler"' in mc_text,
+      "scorer: --client-names netsched-scheduler, the name make-certs.sh gives the scheduler")
 check(stmpl.get("spec", {}).get("securityContext", {}).get("fsGroup") == scorer_uid,
       "scorer: fsGroup %s reads its Secrets (0440)" % scorer_uid)
 
@@ -702,20 +710,28 @@ for c in certs.values():
 ca_issuer = [i for i in issuers.values() if "ca" in i["spec"]]
 check(len(ca_issuer) == 1 and certs.get(ca_issuer[0]["spec"]["ca"]["secretName"], {}).get("isCA"),
       "tls/cert-manager: one CA Issuer, signing with a CA Certificate of its own")
-srv, cli = certs.get("netsched-scorer-tls", {}), certs.get("netsched-scheduler-tls", {})
+srv = certs.get("netsched-scorer-tls", {})
 check(svc_host in srv.get("dnsNames", []) and "server auth" in srv.get("usages", []) and
       "client auth" not in srv.get("usages", []),
       "tls/cert-manager: netsched-scorer-tls serves %s" % svc_host)
-check("client auth" in cli.get("usages", []) and "server auth" not in cli.get("usages", []),
-      "tls/cert-manager: netsched-scheduler-tls is a client certificate")
-check(srv.get("issuerRef") == cli.get("issuerRef") and srv.get("issuerRef", {}).get("name") in
-      [i["metadata"]["name"] for i in ca_issuer],
-      "tls/cert-manager: both signed by the CA Issuer (each side's ca.crt trusts the other)")
+check(srv.get("issuerRef", {}).get("name") in [i["metadata"]["name"] for i in ca_issuer],
+      "tls/cert-manager: netsched-scorer-tls is signed by the CA Issuer")
+# Issue 39: a namespaced Issuer signs whatever anyone who may create Certificates in
+# netsched asks: none of its certificates is a client's, and the scorer's client CA
+# is a Secret no Issuer holds or writes.
+check(all("client auth" not in c.get("usages", []) and "netsched-scheduler" not in
+          [c.get("commonName")] + c.get("dnsNames", []) for c in certs.values()),
+      "tls/cert-manager: issues no client certificate and none named netsched-scheduler")
+check("netsched-client-ca" not in certs and all(
+          (i["spec"].get("ca") or {}).get("secretName") != "netsched-client-ca" for i in issuers.values()),
+      "tls/cert-manager: netsched-client-ca (the scorer's client CA) is no Issuer's and no Certificate's")
 sec = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(os.path.join(WORK, "tls", "secrets.yaml"))) if d}
-check(set(sec) == {"netsched-scorer-tls", "netsched-scheduler-tls"} and
-      all(set(d.get("data", {})) == {"tls.crt", "tls.key", "ca.crt"} and
-          d["metadata"].get("namespace") == "netsched" for d in sec.values()),
-      "make-certs.sh: secrets.yaml holds the two Secrets the pods mount, tls.crt, tls.key, ca.crt")
+check(set(sec) == {"netsched-scorer-tls", "netsched-scheduler-tls", "netsched-client-ca"} and
+      all(set(sec[n].get("data", {})) == {"tls.crt", "tls.key", "ca.crt"}
+          for n in ("netsched-scorer-tls", "netsched-scheduler-tls")) and
+      set(sec["netsched-client-ca"].get("data", {})) == {"ca.crt"} and
+      all(d["metadata"].get("namespace") == "netsched" for d in sec.values()),
+      "make-certs.sh: secrets.yaml holds the three Secrets the pods mount")
 
 # -- the container build -------------------------------------------------------------
 df = open(os.path.join(DEPLOY, "container", "Dockerfile")).read()
@@ -736,7 +752,7 @@ check(os.access(os.path.join(DEPLOY, "container", "build.sh"), os.X_OK), "build.
 
 # -- hand the running part its arguments -------------------------------------------
 TLS_LOCAL = {sfiles.get("tls.crt"): "scorer.crt", sfiles.get("tls.key"): "scorer.key",
-             sfiles.get("ca.crt"): "ca.crt"}
+             cfiles.get("ca.crt"): "ca.crt"}
 
 
 def local(args):
@@ -834,6 +850,22 @@ echo "ok: the agent's reports reach the scorer through the manifest's --scorer"
 grep -q "accepting only reports signed" "$WORK/scorer.log" ||
 	fail "the scorer started with the manifest's args does not require signed reports"
 echo "ok: the agent's reports are signed and the scorer takes only signed ones"
+# The docs' figures for deploy/ are the scorer's own: the report connections it
+# logs it allows with the manifest's --max-nodes (ingest.c: an eighth more and 64
+# for reconnects), and what they may hold at 36 kB each (docs/operating.md, "Sizing").
+read -r conns nodes < <(sed -n 's/.*at most \([0-9]*\) report connections (--max-nodes \([0-9]*\),.*/\1 \2/p' \
+	"$WORK/scorer.log" | head -n 1)
+[ -n "${nodes:-}" ] || fail "the scorer logged no report connection bound"
+want=$((nodes + nodes / 8 + 64))
+[ "$conns" = "$want" ] || echo "note: this machine's open-file limit holds report connections to $conns (deploy/: $want)"
+commas() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; }
+for doc in docs/security.md docs/operating.md; do
+	grep -q "$(commas "$want")" "$doc" && grep -q "$((want * 36 / 1000)) MB" "$doc" ||
+		fail "$doc does not give deploy/'s $(commas "$want") report connections and $((want * 36 / 1000)) MB"
+done
+grep -q "1.125 + 64 ($(commas "$want") in deploy/)" docs/security.md ||
+	fail "docs/security.md: the report connection bound in deploy/ is not $(commas "$want")"
+echo "ok: docs/security.md and docs/operating.md give deploy/'s $(commas "$want") report connections (--max-nodes $nodes)"
 curl -s "http://127.0.0.1:$P_METRICS/metrics" | grep -q '^netsched_agent_reports_failed_total{scorer="tcp://127.0.0.1:'"$P_REPORTS"'"} ' ||
 	fail "agent /metrics lacks netsched_agent_reports_failed_total for its scorer"
 echo "ok: agent /metrics counts failed reports per scorer"
@@ -852,6 +884,10 @@ sched() {
 	echo "$code $(cat "$WORK/body" 2>/dev/null)"
 }
 CLIENT=(--cert "$T/scheduler.crt" --key "$T/scheduler.key")
+openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=evil-client \
+	-keyout "$WORK/evil.key" -out "$WORK/evil.csr" 2>/dev/null &&
+	openssl x509 -req -in "$WORK/evil.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
+		-days 1 -out "$WORK/evil.crt" 2>/dev/null || fail "cannot make evil-client's certificate"
 printf '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u1"},"spec":{}},"Nodes":null,"NodeNames":["%s","other"]}' \
 	"$NODE" >"$WORK/names.json"
 printf '{"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u1"},"spec":{}},"NodeNameToVictims":null,"NodeNameToMetaVictims":{"%s":{"Pods":[{"UID":"v1"}],"NumPDBViolations":0},"other":{"Pods":[{"UID":"v2"}],"NumPDBViolations":0}}}' \
@@ -875,6 +911,9 @@ while IFS=$'\t' read -r verb path; do
 	expect "$verb without the scheduler's certificate" "${r%% *}" 403
 	r=$(sched "$path" "$body" --cert "$T/scorer.crt" --key "$T/scorer.key")
 	expect "$verb with a certificate that is not a client's (the scorer's own)" "${r%% *}" 403
+	# Issue 39: from the very CA the scorer trusts, for another name, no EKU.
+	r=$(sched "$path" "$body" --cert "$WORK/evil.crt" --key "$WORK/evil.key")
+	expect "$verb with CN=evil-client from the scheduler's own CA" "${r%% *}" 403
 done <"$WORK/extender.tsv"
 # The extender port serves the verbs and the probes, no status: that is the other port.
 for path in /metrics /v1/nodes; do

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The extender over HTTPS on the real scorer: TLS with a certificate from
 # our own CA; mTLS, where only a client certificate from the configured CA
-# gets an answer; a rotated certificate served from the next connection on
+# gets an answer, and only for the allowed caller's name (--client-names:
+# another certificate from the same CA is refused); a rotated certificate
+# served from the next connection on
 # without a restart, and a rotation to a mismatched pair refused; bad
 # certificate files refused at start-up.
 set -u
@@ -28,8 +30,12 @@ ca ca
 ca rogue
 cert ca server scorer-v1 "IP:127.0.0.1"
 cert ca server2 scorer-v2 "IP:127.0.0.1"
-cert ca client scheduler
-cert rogue intruder scheduler
+# The scheduler's name is the scorer's default --client-names (what deploy/
+# issues); evil-client has one from the same CA, without an extended key
+# usage (good for any purpose).
+cert ca client netsched-scheduler
+cert ca evil evil-client "DNS:evil.example"
+cert rogue intruder netsched-scheduler
 
 # 1. HTTPS: the extender answers over TLS, and plain HTTP gets nowhere.
 cp "$C/server.pem" "$C/live.pem"
@@ -127,6 +133,19 @@ code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/in
 [ "$code" = 403 ] || [ "$code" = 000 ] || fail "a client certificate from another CA got $code"
 echo "ok: a client certificate from another CA is refused ($code)"
 grep -q "refused a request" "$WORK/scorer.log" || fail "no log line for the refused client"
+# Issue 39: a certificate from the very CA the scorer trusts, for another name,
+# gets 403 on every verb and path, and the log names it and the allowed names.
+for path in /filter /prioritize /preempt /healthz; do
+	code=$(curl -s -o "$WORK/out" -w '%{http_code}' --cacert "$C/ca.pem" --cert "$C/evil.pem" \
+		--key "$C/evil.key" -X POST --data-binary "@$PRIO" "$URL$path")
+	expect "$path with CN=evil-client from the scheduler's CA" "$code" 403
+done
+evil_logged() {
+	curl -s -o /dev/null --cacert "$C/ca.pem" --cert "$C/evil.pem" --key "$C/evil.key" "$URL/healthz"
+	grep -Eq "refused a request \(.*\): client certificate CN=evil-client DNS:evil.example is not one of --client-names netsched-scheduler( |$)" "$WORK/scorer.log"
+}
+wait_for 10 "a log line naming evil-client and the allowed names" evil_logged
+expect "evil-client's made-up pods: prioritize requests" "$(asked)" 1
 kill "$SCORER"
 wait "$SCORER" 2>/dev/null
 
@@ -142,6 +161,7 @@ bad() {
 }
 bad "both --tls-cert and --tls-key" --tls-cert "$C/server.pem"
 bad "need HTTPS" --tls-client-ca "$C/ca.pem"
+bad "client-names a,,b: an empty name" --client-names "a,,b"
 bad "missing.pem: No such file" --tls-cert "$C/missing.pem" --tls-key "$C/server.key"
 bad "server.pem with .*server2.key: .*do not match" --tls-cert "$C/server.pem" --tls-key "$C/server2.key"
 echo "not a certificate" >"$C/junk.pem"

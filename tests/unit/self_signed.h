@@ -12,9 +12,10 @@
 #include <gnutls/x509.h>
 
 /* *cert and *key: malloc'd NUL-terminated PEM, for the key purpose OID
- * purpose only (an extended key usage; NULL: none, so good for any). 0 or
- * -1. */
-static inline int self_signed_for(const char *name, const char *purpose, char **cert, char **key)
+ * purpose only (an extended key usage; NULL: none, so good for any), with
+ * the DNS name dns too (NULL: none). 0 or -1. */
+static inline int self_signed_dns(const char *name, const char *purpose, const char *dns,
+				  char **cert, char **key)
 {
 	static const unsigned char loopback[4] = { 127, 0, 0, 1 };
 	gnutls_x509_privkey_t k = NULL;
@@ -34,6 +35,8 @@ static inline int self_signed_for(const char *name, const char *purpose, char **
 	    gnutls_x509_crt_set_dn_by_oid(crt, GNUTLS_OID_X520_COMMON_NAME, 0, name, strlen(name)) ||
 	    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, loopback,
 						 sizeof(loopback), GNUTLS_FSAN_SET) ||
+	    (dns && gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, dns, strlen(dns),
+							 GNUTLS_FSAN_APPEND)) ||
 	    (purpose && gnutls_x509_crt_set_key_purpose_oid(crt, purpose, 1)) ||
 	    gnutls_x509_crt_set_key(crt, k) ||
 	    gnutls_x509_crt_sign2(crt, crt, k, GNUTLS_DIG_SHA256, 0) ||
@@ -54,6 +57,11 @@ out:
 	gnutls_x509_crt_deinit(crt);
 	gnutls_x509_privkey_deinit(k);
 	return rc;
+}
+
+static inline int self_signed_for(const char *name, const char *purpose, char **cert, char **key)
+{
+	return self_signed_dns(name, purpose, NULL, cert, key);
 }
 
 static inline int self_signed(const char *name, char **cert, char **key)

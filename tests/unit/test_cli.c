@@ -118,6 +118,48 @@ static void test_cli_file(void **state)
 	assert_non_null(strstr(err, path));
 }
 
+/* Issue 39: a CR/LF in a value passed --check-config and went into logs
+ * raw. Any control character, from a flag or a file, is refused with the
+ * option named and the value shown without it; a key given twice in a
+ * file is refused with both lines; nothing outside sent is echoed raw. */
+static void test_cli_control_characters(void **state)
+{
+	char path[] = "/tmp/netsched-cli.XXXXXX", err[256];
+	struct ctx c;
+	int fd = mkstemp(path);
+	FILE *f;
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(run(&c, err, sizeof(err), "--name", "a\r\nb", NULL), -EINVAL);
+	assert_string_equal(err, "--name a??b: a control character (0x0d) at byte 2: a value is one "
+			    "line of printable text");
+	assert_string_equal(c.name, "");
+	assert_int_equal(run(&c, err, sizeof(err), "--name", "tab\there", NULL), -EINVAL);
+	assert_non_null(strstr(err, "(0x09) at byte 4"));
+	assert_int_equal(run(&c, err, sizeof(err), "--na\nme", "x", NULL), -EINVAL);
+	assert_null(strchr(err, '\n'));
+	assert_int_equal(run(&c, err, sizeof(err), "--name", "x", "stray\r\n", NULL), -EINVAL);
+	assert_string_equal(err, "stray??: unexpected argument (see --help)");
+
+	f = fdopen(fd, "w");
+	fputs("count: 3\nname: \"https://a\\r\\n2026 forged\"\n", f);
+	fclose(f);
+	assert_int_equal(run(&c, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, ":2: name: a control character (0x0d) at byte 10"));
+	f = fopen(path, "w");
+	fputs("count: 3\n\"na\\nme\": x\n", f);
+	fclose(f);
+	assert_int_equal(run(&c, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, ":2: na?me: unknown option"));
+	f = fopen(path, "w");
+	fputs("count: 3\nname: a\n\ncount: 4\n", f);
+	fclose(f);
+	assert_int_equal(run(&c, err, sizeof(err), "--config", path, NULL), -EINVAL);
+	assert_non_null(strstr(err, ": key 'count' given twice (lines 1 and 4)"));
+	unlink(path);
+}
+
 /* Typed rows: each states where its value goes, its bounds and its
  * default once; defaults go through the same parsing as a flag. */
 struct typed {
@@ -220,6 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_cli_flags),
 		cmocka_unit_test(test_cli_file),
+		cmocka_unit_test(test_cli_control_characters),
 		cmocka_unit_test(test_cli_typed),
 		cmocka_unit_test(test_cli_defaults_and_usage),
 	};

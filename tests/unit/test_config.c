@@ -56,6 +56,11 @@ static const struct config_row rows[] = {
 	{ "tab indentation", "a:\n\t- 1\n", -EINVAL, "not valid YAML" },
 	{ "mapping as key", "? {a: 1}\n: 2\n", -EINVAL, "keys must be plain names" },
 	{ "alias", "a: &x 1\nb: *x\n", -EINVAL, "b: expected a value" },
+	/* Issue 39: the second value was taken without a word. */
+	{ "a key given twice", "node: a\nwindow: 2s\n\n# again\nnode: b\n", -EINVAL,
+	  "test.yaml: key 'node' given twice (lines 1 and 5)" },
+	{ "a key given twice, once as a list", "scorer: [a]\nscorer:\n  - b\n", -EINVAL,
+	  "key 'scorer' given twice (lines 1 and 2)" },
 	{ "NUL in a key is not cut short", "\"no\\0de\": x\n", -EINVAL, "key contains a NUL byte" },
 };
 

@@ -334,8 +334,8 @@ static const struct measure_case measure_cases[] = {
 	  W, 1000, 0 },
 	{ "bound elsewhere than assumed, measured where assumed: unchanged", 1, "b", "a",
 	  { WIN, 0 }, 1, "b", W, 1000, 0 },
-	{ "tied on two nodes, not bound yet: unchanged", 2, NULL, "a", { WIN, 0 }, 1, "a", W,
-	  1000, 0 },
+	{ "tied on two nodes, not bound yet: unchanged (half on each)", 2, NULL, "a", { WIN, 0 },
+	  1, "a", W / 2, 500, 0 },
 	{ "unmeasured (no pod counters): unchanged", 1, "a", "a", { 0, 0 }, 1, "a", W, 1000, 0 },
 	{ "never back: a shorter reading after a longer one", 1, "a", "a", { WIN / 2, WIN / 4 }, 1,
 	  "a", W / 2, 500, 0 },
@@ -374,7 +374,8 @@ static void test_inflight_measured(void **state)
 		assert_int_equal(l.rx_bytes_per_second, mc->rx);
 		assert_int_equal(l.tx_bytes_per_second, mc->rx);
 		assert_int_equal(l.milli_pods, mc->milli);
-		assert_int_equal(l.unknown_rx_milli, mc->milli);
+		/* The doubt of a guessed demand is whole on each tied node. */
+		assert_int_equal(l.unknown_rx_milli, mc->milli * mc->ties);
 		assert_int_equal(stats(in).measured, mc->measured);
 		/* Measured whole, it weighs nothing yet stays: a later event of
 		 * the watch finds it rather than observing it anew. */
@@ -436,9 +437,10 @@ static void test_inflight_measured_moves(void **state)
 	assert_int_equal(inflight_horizon_ns(NULL), 0);
 }
 
-/* Ties: the whole weight and reservation on each tied node (wherever the
- * pod went, that node counts it); confirmation collapses it onto the real
- * node, and a pod bound to a node outside the tie counts as moved. */
+/* Ties: the weight split evenly among the tied nodes, the reservation and
+ * the doubt of a guessed direction whole on each; confirmation collapses
+ * it onto the real node, and a pod bound to a node outside the tie counts
+ * as moved. */
 static void test_inflight_ties(void **state)
 {
 	struct inflight *in = *state;
@@ -450,10 +452,12 @@ static void test_inflight_ties(void **state)
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &asks, tied, 4, T0), 0);
 	for (size_t i = 0; i < 4; i++) {
 		l = load(in, tied[i].s);
-		assert_int_equal(l.milli_pods, 1000);
-		assert_int_equal(l.rx_bytes_per_second, 1000 + PEN);
-		assert_int_equal(l.tx_bytes_per_second, EST + PEN);
+		assert_int_equal(l.milli_pods, 250);
+		assert_int_equal(l.rx_bytes_per_second, (1000 + PEN) / 4);
+		assert_int_equal(l.tx_bytes_per_second, (EST + PEN) / 4);
 		assert_int_equal(l.reserved_rx_bytes_per_second, 1000);
+		assert_int_equal(l.unknown_rx_milli, 0);
+		assert_int_equal(l.unknown_tx_milli, 1000);
 	}
 	assert_int_equal(bound(in, "uid-1", "c", T0 + 1, T0 + 1), 0);
 	assert_int_equal(stats(in).confirmed, 1);
@@ -484,12 +488,12 @@ static void test_inflight_many_ties(void **state)
 		tied[i].len = strlen(names[i]);
 	}
 	assert_int_equal(inflight_assume(in, "uid-1", 5, &plain, tied, INFLIGHT_TIE_MAX + 4, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 1000);
-	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 / INFLIGHT_TIE_MAX);
+	assert_int_equal(load(in, names[INFLIGHT_TIE_MAX - 1]).milli_pods, 1000 / INFLIGHT_TIE_MAX);
 	assert_false(inflight_get(in, names[INFLIGHT_TIE_MAX], strlen(names[INFLIGHT_TIE_MAX]), NULL, 0, &l));
 	tied[1] = tied[0];
 	assert_int_equal(inflight_assume(in, "uid-2", 5, &plain, tied, 2, T0), 0);
-	assert_int_equal(load(in, "n0").milli_pods, 2000);
+	assert_int_equal(load(in, "n0").milli_pods, 1000 + 1000 / INFLIGHT_TIE_MAX);
 }
 
 /* A pod assumed again (the scheduler retried it) moves to the new
@@ -525,14 +529,14 @@ static void test_inflight_except(void **state)
 	assert_int_equal(l.rx_bytes_per_second, 0);
 	/* Counted elsewhere, unknown, or no UID: the whole load. */
 	inflight_get(in, "b", 1, "uid-2", 5, &l);
-	assert_int_equal(l.milli_pods, 1000);
+	assert_int_equal(l.milli_pods, 500);
 	inflight_get(in, "a", 1, "uid-9", 5, &l);
-	assert_int_equal(l.milli_pods, 2000);
+	assert_int_equal(l.milli_pods, 1500);
 	inflight_get(in, "a", 1, "", 0, &l);
-	assert_int_equal(l.milli_pods, 2000);
+	assert_int_equal(l.milli_pods, 1500);
 	/* Nothing changed: the exception is per question. */
-	assert_int_equal(load(in, "a").milli_pods, 2000);
-	assert_int_equal(load(in, "b").milli_pods, 1000);
+	assert_int_equal(load(in, "a").milli_pods, 1500);
+	assert_int_equal(load(in, "b").milli_pods, 500);
 }
 
 /* The caps: when the pod or node slots are full, the oldest unconfirmed
@@ -780,7 +784,7 @@ static void test_inflight_model(void **state)
 				fading |= now - m[i].t0 >= HOLD;
 				for (unsigned j = 0; j < m[i].n; j++)
 					if (m[i].nodes[j] == nd)
-						want += 1000;
+						want += 1000 / m[i].n; /* split among ties */
 			}
 			compared += !fading;
 			if (!fading && got != want)
@@ -798,6 +802,128 @@ static void test_inflight_model(void **state)
 	assert_int_equal(stats(in).nodes, 0);
 	for (unsigned nd = 0; nd < MODEL_NODES; nd++)
 		assert_int_equal(load(in, names[nd]).milli_pods, 0);
+}
+
+/* ------------------------------------------- pods that never run (issue 39) */
+
+#define UNSTARTED (25ULL * NS_PER_SEC)
+#define LINK_100M 12500000ULL		/* 100 Mb/s */
+#define LINK_10G 1250000000ULL		/* 10 Gb/s */
+
+static int setup_unstarted(void **state)
+{
+	struct inflight_config c = config(64, 64);
+
+	/* The shipped hold and fade, so "stops counting" is not the fade's. */
+	c.hold_ns = 70 * NS_PER_SEC;
+	c.fade_ns = 60 * NS_PER_SEC;
+	c.unstarted_ns = UNSTARTED;
+	*state = inflight_create(&c);
+	return *state ? 0 : -1;
+}
+
+/* A pod declaring ingress bps, as podweight.h gives it. */
+static struct inflight_pod declaring(uint64_t bps)
+{
+	return (struct inflight_pod){ bps / 8, 0, bps / 8, 0, false, false, "t/hog",
+				      INFLIGHT_DECLARED };
+}
+
+/* The watch: uid bound to node (link bytes a second; 0 unknown) at at,
+ * started or not. */
+static int watched(struct inflight *in, const char *uid, const struct inflight_pod *pod,
+		   const char *node, uint64_t link, bool started, uint64_t at, uint64_t now)
+{
+	struct inflight_binding b = { uid, strlen(uid), { node, strlen(node), link }, at, started,
+				      started ? NULL : "ImagePullBackOff" };
+
+	return inflight_bound_run(in, &b, pod, now);
+}
+
+/* A tenant's pod the scheduler placed through us, declaring 10G on a
+ * 100M node, bound, never running (a bad image): capped at the node's
+ * link while it weighs (the watch's path included), and weighing nothing
+ * from 25 s after binding, long before its 70 s hold; it weighs again
+ * when it starts. */
+static void test_inflight_never_runs(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod hog = declaring(10000000000ULL);
+	struct inflight_name n1 = { "n1", 2, LINK_100M };
+
+	assert_int_equal(inflight_assume(in, "hog", 3, &hog, &n1, 1, T0), 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, false, T0, T0 + NS_PER_SEC), 0);
+	inflight_tick(in, T0 + NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	inflight_tick(in, T0 + UNSTARTED - NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	inflight_tick(in, T0 + UNSTARTED, true);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").milli_pods, 0);
+	assert_int_equal(stats(in).unstarted, 1);
+	assert_int_equal(stats(in).pods, 1);
+	/* Its image pulled at last: it weighs what its hold leaves. */
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, true, T0, T0 + 40 * NS_PER_SEC),
+			 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	/* And stops again (a crash loop): at once, 25 s are long past. */
+	assert_int_equal(watched(in, "hog", &hog, "n1", LINK_100M, false, T0, T0 + 50 * NS_PER_SEC),
+			 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(stats(in).unstarted, 1);
+}
+
+/* A pod we never assumed (made with spec.nodeName, or placed through the
+ * other replica), not running, declaring 400G: at most its node's link, or
+ * on a node of unknown link the cluster's fastest known link (was 50,000
+ * MB/s on a 1,250 MB/s link), and nothing once 25 s passed unstarted.
+ * Once it runs it weighs again, within the same caps. */
+static void test_inflight_bound_not_started(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod big = declaring(400000000000ULL);
+
+	inflight_set_link_ceiling(in, LINK_10G);
+	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, false, T0, T0), 0);
+	assert_int_equal(watched(in, "p2", &big, "n2", 0, false, T0, T0), 0);
+	inflight_tick(in, T0 + NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, LINK_10G);
+	assert_int_equal(stats(in).observed, 2);
+	assert_int_equal(stats(in).unstarted, 0);
+	inflight_tick(in, T0 + UNSTARTED, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, 0);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, 0);
+	assert_int_equal(stats(in).unstarted, 2);
+	assert_int_equal(watched(in, "p1", &big, "n1", LINK_100M, true, T0, T0 + 26 * NS_PER_SEC), 0);
+	assert_int_equal(watched(in, "p2", &big, "n2", 0, true, T0, T0 + 26 * NS_PER_SEC), 0);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n1").rx_bytes_per_second, LINK_100M);
+	assert_int_equal(load(in, "n2").reserved_rx_bytes_per_second, LINK_10G);
+}
+
+/* A pod that starts within 25 s keeps its whole hold; a prediction whose
+ * nodes' links are all unknown counts at most the fastest known link. */
+static void test_inflight_starts_in_time(void **state)
+{
+	struct inflight *in = *state;
+	struct inflight_pod pod = declaring(80000000ULL), big = declaring(400000000000ULL);
+	struct inflight_name n1 = { "n1", 2, LINK_100M }, u[2] = { { "u1", 2, 0 }, { "u2", 2, 0 } };
+
+	assert_int_equal(inflight_assume(in, "ok", 2, &pod, &n1, 1, T0), 0);
+	assert_int_equal(watched(in, "ok", &pod, "n1", LINK_100M, false, T0, T0), 0);
+	assert_int_equal(watched(in, "ok", &pod, "n1", LINK_100M, true, T0, T0 + 20 * NS_PER_SEC), 0);
+	inflight_tick(in, T0 + 60 * NS_PER_SEC, true);
+	assert_int_equal(load(in, "n1").reserved_rx_bytes_per_second, 10000000);
+	assert_int_equal(stats(in).unstarted, 0);
+	inflight_set_link_ceiling(in, LINK_10G);
+	assert_int_equal(inflight_assume(in, "big", 3, &big, u, 2, T0), 0);
+	assert_true(load(in, "u1").reserved_rx_bytes_per_second <= LINK_10G);
+	assert_true(load(in, "u2").rx_bytes_per_second <= LINK_10G);
 }
 
 int main(void)
@@ -823,6 +949,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_inflight_link_cap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_bad_input, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_inflight_model, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_never_runs, setup_unstarted, teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_bound_not_started, setup_unstarted,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_inflight_starts_in_time, setup_unstarted, teardown),
 	};
 	return cmocka_run_group_tests_name("inflight", tests, NULL, NULL);
 }

@@ -164,6 +164,22 @@ static void test_kubeaccess_refused(void **state)
 		  "    certificate-authority-data: '!!!!'\nusers: []\n", "not valid base64" },
 		{ "base64 of the wrong length", HEAD "clusters:\n- name: k\n  cluster:\n    server: "
 		  "https://a\n    certificate-authority-data: abc\n", "not base64" },
+		/* Issue 39: a CR/LF in the server URL passed --check-config and
+		 * was logged raw; in any name, URL or path it is refused, naming
+		 * the field. */
+		{ "CR/LF in the server URL", HEAD "clusters:\n- name: k\n  cluster: {server: "
+		  "\"https://10.0.0.1\\r\\n2026-11-27T00:00:00Z netsched-scorer info forged\"}\n",
+		  "kc: cluster k server has a control character (0x0d) at byte 17" },
+		{ "LF in the current context", "current-context: \"c\\nx\"\ncontexts: []\n",
+		  "kc: current-context has a control character (0x0a) at byte 2" },
+		{ "a tab in the user's name", "current-context: c\ncontexts:\n- name: c\n  context: "
+		  "{cluster: k, user: \"u\\tv\"}\n" CLUSTER, "context c user has a control character (0x09)" },
+		{ "CR in a CA path", HEAD "clusters:\n- name: k\n  cluster: {server: https://a, "
+		  "certificate-authority: \"ca\\r.crt\"}\n", "cluster certificate-authority has a control" },
+		{ "CR in a client key path", HEAD CLUSTER "users:\n- name: u\n  user: {client-certificate: "
+		  "c.pem, client-key: \"k\\r.pem\"}\n", "user u client-key has a control character" },
+		{ "LF in a token file path", HEAD CLUSTER "users:\n- name: u\n  user: {tokenFile: "
+		  "\"t\\n\"}\n", "user u tokenFile has a control character (0x0a) at byte 2" },
 		{ "not a mapping", "- a\n- b\n", "not a kubeconfig" },
 		{ "not YAML", "a: [b\n", "kc:" },
 	};
@@ -177,6 +193,8 @@ static void test_kubeaccess_refused(void **state)
 			fail_msg("%s: accepted", cases[i].name);
 		if (!strstr(err, cases[i].err))
 			fail_msg("%s: error \"%s\" lacks \"%s\"", cases[i].name, err, cases[i].err);
+		if (strpbrk(err, "\r\n\t"))
+			fail_msg("%s: error \"%s\" holds a control character", cases[i].name, err);
 	}
 }
 

@@ -269,6 +269,67 @@ static const struct index_case index_cases[] = {
 	  "pod-template-hash", false, false, 0, { NULL, NULL }, -1, NULL, NULL, NULL },
 };
 
+/* Whether a bound pod has started (kubepod.h), parsed as the watch parses
+ * it (its containers' state objects opaque), and why one waits. */
+struct started_case {
+	const char *name;
+	const char *status;
+	bool started;
+	const char *waiting;	/* NULL: none said */
+};
+
+#define CS(x) "\"containerStatuses\":[" x "]"
+static const struct started_case started_cases[] = {
+	{ "running, started", "\"phase\":\"Running\"," CS("{\"name\":\"c\",\"ready\":true,"
+	  "\"started\":true,\"state\":{\"running\":{\"startedAt\":\"2026-01-01T00:00:00Z\"}}}"),
+	  true, NULL },
+	{ "running state, started not said (kubelet < 1.16)", "\"phase\":\"Running\","
+	  CS("{\"name\":\"c\",\"state\":{\"running\":{}}}"), true, NULL },
+	{ "Running, no container statuses: the phase", "\"phase\":\"Running\"", true, NULL },
+	{ "pending, image pull back-off", "\"phase\":\"Pending\"," CS("{\"name\":\"c\",\"ready\":"
+	  "false,\"started\":false,\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\","
+	  "\"message\":\"Back-off pulling image \\\"netsched.invalid/x\\\"\"}}}"), false,
+	  "ImagePullBackOff" },
+	{ "pending, no status at all", "\"phase\":\"Pending\"", false, NULL },
+	{ "crash loop: Running, nothing started", "\"phase\":\"Running\"," CS("{\"name\":\"c\","
+	  "\"ready\":false,\"started\":false,\"restartCount\":5,\"state\":{\"waiting\":{\"reason\":"
+	  "\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":{\"exitCode\":1}}}"), false,
+	  "CrashLoopBackOff" },
+	{ "a sidecar runs, the main container waits", "\"phase\":\"Running\","
+	  CS("{\"name\":\"main\",\"started\":false,\"state\":{\"waiting\":{\"reason\":"
+	     "\"CreateContainerConfigError\"}}},{\"name\":\"side\",\"started\":true,\"state\":"
+	     "{\"running\":{}}}"), true, "CreateContainerConfigError" },
+	{ "statuses not an array", "\"phase\":\"Running\",\"containerStatuses\":{}", false, NULL },
+	{ "a state too large to read", "\"phase\":\"Running\"," CS("{\"name\":\"c\",\"state\":"
+	  "{\"waiting\":{\"reason\":\"X\",\"message\":\"" "%4200s" "\"}}}"), false, NULL },
+};
+
+static void test_kubepod_started(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(started_cases) / sizeof(started_cases[0]); i++) {
+		const struct started_case *c = &started_cases[i];
+		static char text[8192], status[6000];
+		char err[256] = "";
+		struct json doc;
+		struct kubepod p;
+
+		snprintf(status, sizeof(status), c->status, "");
+		snprintf(text, sizeof(text), "{" MD "},\"spec\":{\"nodeName\":\"n1\"},\"status\":{%s}}",
+			 status);
+		if (parse(&doc, text, 0))
+			fail_msg("%s: not JSON", c->name);
+		if (kubepod_read(&doc, 0, &p, err, sizeof(err)))
+			fail_msg("%s: refused: %s", c->name, err);
+		if (p.started != c->started)
+			fail_msg("%s: started %d, want %d", c->name, p.started, c->started);
+		if (c->waiting ? !str_eq(&p.waiting, c->waiting) : p.waiting.s != NULL)
+			fail_msg("%s: waiting %.*s, want %s", c->name, (int)p.waiting.len,
+				 p.waiting.s ? p.waiting.s : "", c->waiting ? c->waiting : "none");
+		json_free(&doc);
+	}
+}
+
 static void test_kubepod_index_fields(void **state)
 {
 	(void)state;
@@ -474,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_kubepod_read_pod),
 		cmocka_unit_test(test_kubepod_cases),
 		cmocka_unit_test(test_kubepod_index_fields),
+		cmocka_unit_test(test_kubepod_started),
 		cmocka_unit_test(test_kubepod_owner_folded),
 		cmocka_unit_test(test_kubepod_events),
 		cmocka_unit_test(test_kubepod_list),

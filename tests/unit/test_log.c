@@ -89,6 +89,35 @@ static void test_log_printable(void **state)
 	assert_string_equal(log_printable("abc", 3, out, 1), "");
 }
 
+/* Issue 39: a server URL with CR/LF from a kubeconfig was logged raw, a
+ * forged line after it. Whatever a caller passes on, a line is one line:
+ * control characters are written as \xNN, other bytes as they are. */
+static void test_log_escapes_controls(void **state)
+{
+	char *text;
+
+	(void)state;
+	log_init("test");
+	log_msg(LOG_LVL_WARN, "kube", "server %s", "https://a\r\n2026-11-27T00:00:00Z test info x: forged");
+	text = stderr_captured();
+	assert_non_null(strstr(text, "test warn kube: server https://a\\x0d\\x0a2026-11-27T00:00:00Z "
+				     "test info x: forged\n"));
+	assert_null(strchr(text, '\r'));
+	assert_int_equal(strchr(text, '\n') - text, (long)strlen(text) - 1);
+	log_msg(LOG_LVL_WARN, "m", "tab\there, bell\a, del\x7f, caf\xc3\xa9");
+	assert_non_null(strstr(stderr_captured(), "tab\\x09here, bell\\x07, del\\x7f, caf\xc3\xa9\n"));
+	/* A line of nothing but control characters still ends in one newline. */
+	{
+		char many[1100];
+
+		memset(many, '\n', sizeof(many) - 1);
+		many[sizeof(many) - 1] = '\0';
+		log_msg(LOG_LVL_WARN, "m", "%s", many);
+		text = stderr_captured();
+		assert_int_equal(strchr(text, '\n') - text, (long)strlen(text) - 1);
+	}
+}
+
 static void test_log_stalled_reader(void **state)
 {
 	int p[2], saved = dup(STDERR_FILENO);
@@ -121,6 +150,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_log_limited),
 		cmocka_unit_test(test_log_printable),
+		cmocka_unit_test(test_log_escapes_controls),
 		cmocka_unit_test(test_log_stalled_reader),
 	};
 	return cmocka_run_group_tests_name("log", tests, stderr_capture_start, stderr_capture_stop);

@@ -34,22 +34,26 @@ struct fx {
 	struct inflight *in;
 	struct podindex *x;
 	uint64_t now;
+	uint64_t nic_rx, nic_tx;	/* what reports' NIC counted (UINT64_MAX: the pods' sum) */
 };
 
 /* In flight: held 10 s, faded over 4 s; a pod running longer is never in
  * flight. */
 #define HOLD_S 10u
 #define FADE_S 4u
+/* A node that sent no pod figures this long vouches for none (workload.h). */
+#define SILENT_S 6u
 
 static int setup_n(void **state, size_t max_pods)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	struct workload_config wc = { .max_workloads = 16, .half_life_ns = 600 * NS_PER_SEC };
+	struct workload_config wc = { .max_workloads = 16, .half_life_ns = 600 * NS_PER_SEC,
+				      .max_nodes = 16, .silent_ns = SILENT_S * NS_PER_SEC };
 	struct inflight_config ic = { .max_pods = 16, .max_nodes = 8,
 				      .hold_ns = HOLD_S * NS_PER_SEC,
 				      .fade_ns = FADE_S * NS_PER_SEC,
 				      .expire_ns = 30 * NS_PER_SEC };
-	struct podindex_config xc = { .max_pods = max_pods, .max_nodes = 8,
+	struct podindex_config xc = { .max_pods = max_pods, .max_nodes = 16,
 				      .stale_ns = 6 * NS_PER_SEC };
 
 	if (!f)
@@ -59,6 +63,7 @@ static int setup_n(void **state, size_t max_pods)
 	f->wl = workload_create(&wc);
 	f->x = f->wl ? podindex_create(&xc, f->wl) : NULL;
 	f->now = T0;
+	f->nic_rx = f->nic_tx = UINT64_MAX;
 	*state = f;
 	return f->x ? 0 : -1;
 }
@@ -145,6 +150,20 @@ static struct report_pod entry(const char *addr, uint64_t rx_per_s, uint64_t tx_
 	return t;
 }
 
+/* The report's NIC: rx_per_s in and tx_per_s out (UINT64_MAX: what its
+ * pods add up to, so nothing is scaled). */
+static void nic_count(struct report *r, uint64_t rx_per_s, uint64_t tx_per_s)
+{
+	uint64_t rx = r->pods_rest.rx_bytes, tx = r->pods_rest.tx_bytes;
+
+	for (uint32_t i = 0; i < r->n_pods; i++) {
+		rx += r->pods[i].rx_bytes;
+		tx += r->pods[i].tx_bytes;
+	}
+	report_iface_count(&r->ifaces[0], rx_per_s == UINT64_MAX ? rx : rx_per_s * WINDOW_MS / 1000,
+			   tx_per_s == UINT64_MAX ? tx : tx_per_s * WINDOW_MS / 1000, WINDOW_MS);
+}
+
 /* Node's report listing t[0..n), the rest (rest_pods pods) moving
  * rest_rx_per_s in. */
 static void join_seen(struct fx *f, const char *node, const struct report_pod *t, size_t n,
@@ -156,13 +175,15 @@ static void join_seen(struct fx *f, const char *node, const struct report_pod *t
 	snprintf(r.node, sizeof(r.node), "%s", node);
 	r.n_ifaces = 1;
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
-	report_iface_count(&r.ifaces[0], 0, 0, WINDOW_MS);
 	r.sample_interval_ms = 1000;
 	r.has_pods = true;
 	r.n_pods = (uint32_t)n;
 	r.pods_seen = (uint32_t)n + rest_pods;
 	memcpy(r.pods, t, n * sizeof(*t));
 	report_pod_count(&r.pods_rest, rest_rx_per_s * WINDOW_MS / 1000, 0, WINDOW_MS);
+	/* Its NIC counted at least what its pods moved: nothing is scaled
+	 * (nic_join() tells otherwise). */
+	nic_count(&r, f->nic_rx, f->nic_tx);
 	podindex_join(f->x, &r, f->now);
 }
 
@@ -519,9 +540,9 @@ static void test_podindex_updates(void **state)
 	podindex_remove(f->x, "nobody", 6, f->now);
 }
 
-/* The cluster's average per running pod: what nodes heard from lately
- * measured for their pods (listed, unmatched and the rest), over the pod
- * interfaces they measured. */
+/* The cluster's average per running pod: the median over nodes heard from
+ * lately of what each measured for its pods (listed, unmatched and the
+ * rest) over the pod interfaces it measured. */
 static void test_podindex_average(void **state)
 {
 	struct fx *f = *state;
@@ -554,6 +575,185 @@ static void test_podindex_average(void **state)
 	podindex_tick(f->x, f->now);
 	assert_int_equal(stats(f).avg_pods, 2);
 	assert_int_equal(stats(f).avg_rx_bytes_per_second, 1500);
+}
+
+
+/* ------------------------------------------------- a node lying (issue 39) */
+
+/* Node (addresses 10.net.0.k) runs count settled pods of Deployment
+ * deploy, uids "<node>-<deploy>-<k>"; its agent says pod k moved rx[k] in
+ * and rx[k] / 10 out, and its NIC counted nic_rx in and nic_rx / 10 out
+ * (UINT64_MAX: what the pods add up to). */
+static void node_says(struct fx *f, const char *node, unsigned net, const char *deploy,
+		      const uint64_t *rx, size_t count, uint64_t nic_rx)
+{
+	struct report_pod t[16];
+	char uid[64], addr[32];
+
+	assert_true(count <= 16);
+	for (size_t k = 0; k < count; k++) {
+		struct kubepod p;
+
+		snprintf(uid, sizeof(uid), "%s-%s-%zu", node, deploy, k);
+		snprintf(addr, sizeof(addr), "10.%u.0.%zu", net, k + 1);
+		p = pod(uid, deploy, node, SETTLED_S, addr);
+		update(f, &p);
+		t[k] = entry(addr, rx[k], rx[k] / 10);
+	}
+	f->nic_rx = nic_rx;
+	f->nic_tx = nic_rx == UINT64_MAX ? UINT64_MAX : nic_rx / 10;
+	join(f, node, t, count, 0);
+	f->nic_rx = f->nic_tx = UINT64_MAX;
+}
+
+/* Seven honest nodes run 14 of web's 16 pods at 1000-1130 B/s; the liar
+ * runs 2 and says x50. Whatever its NIC says, the learned figure stays
+ * within what the other nodes measured (workload.h): at most 1130, where
+ * it was 55,000. */
+static void test_podindex_liar_x50(void **state)
+{
+	static const char *const honest[] = { "h1", "h2", "h3", "h4", "h5", "h6", "h7" };
+	/* The liar's NIC: what its two pods really moved; then busy with
+	 * the host's own traffic, so the NIC does not bind and the other
+	 * nodes must. */
+	static const uint64_t liar_nic[] = { 2200, 10000000 };
+
+	(void)state;
+	for (size_t c = 0; c < 2; c++) {
+		struct fx *f;
+		void *st;
+		uint64_t lie[2] = { 55000, 55000 };
+
+		assert_int_equal(setup(&st), 0);
+		f = st;
+		for (unsigned h = 0; h < 7; h++) {
+			uint64_t rx[2] = { 1000 + 20 * h, 1010 + 20 * h };
+
+			node_says(f, honest[h], h + 1, "web", rx, 2, UINT64_MAX);
+		}
+		node_says(f, "liar", 99, "web", lie, 2, liar_nic[c]);
+		print_message("liar's NIC %llu B/s: web learned %llu B/s\n",
+			      (unsigned long long)liar_nic[c], (unsigned long long)learned_rx(f, "web"));
+		assert_true(learned_rx(f, "web") >= 1000);
+		assert_true(learned_rx(f, "web") <= 1130);
+		teardown(&st);
+	}
+}
+
+/* A one-pod workload on the liar, x500: held to what its node's NIC
+ * counted. On a node whose link speed is unknown and whose NIC claims
+ * 57 GB/s too: held to the cluster's fastest known link (10 Gb/s here). */
+static void test_podindex_liar_x500_unknown_link(void **state)
+{
+	struct fx *f = *state;
+	uint64_t lie = 500 * 2000000ULL, huge = 57000000000ULL;
+
+	node_says(f, "liar", 99, "solo", &lie, 1, 2200000);
+	assert_true(learned_rx(f, "solo") <= 2200000);
+	podindex_set_link_ceiling(f->x, 1250000000);
+	node_says(f, "liar2", 98, "big", &huge, 1, huge);
+	print_message("one pod at 57 GB/s on a node of unknown link: learned %llu B/s\n",
+		      (unsigned long long)learned_rx(f, "big"));
+	assert_true(learned_rx(f, "big") <= 1250000000);
+}
+
+/* The liar holds 7 of 16 pods and says 0 (under half: clipped), beside two
+ * honest nodes: the figure is what honest pods measured (their range). */
+static void test_podindex_liar_zero(void **state)
+{
+	struct fx *f = *state;
+	uint64_t zero[7] = { 0 }, h1[5] = { 1000, 1000, 1000, 1000, 1000 };
+	uint64_t h2[4] = { 1000, 1000, 1000, 1000 };
+
+	node_says(f, "h1", 1, "web", h1, 5, UINT64_MAX);
+	node_says(f, "h2", 2, "web", h2, 4, UINT64_MAX);
+	node_says(f, "liar", 99, "web", zero, 7, UINT64_MAX);
+	assert_int_equal(learned_rx(f, "web"), 1000);
+}
+
+/* The cluster's average per pod: three honest nodes' pods at 8000 B/s.
+ * The liar claims 4,096 idle pods, then pods at 57 GB/s on a link no one
+ * knows: the average stays 8000 (was 11, then 14 GB/s). */
+static void test_podindex_liar_average(void **state)
+{
+	struct fx *f = *state;
+	uint64_t rx[2] = { 8000, 8000 }, huge = 57000000000ULL;
+	struct report_pod t[1];
+	struct kubepod p = pod("l", "lie", "liar", SETTLED_S, "10.99.0.1");
+
+	for (unsigned h = 0; h < 3; h++) {
+		char node[8];
+
+		snprintf(node, sizeof(node), "h%u", h + 1);
+		node_says(f, node, h + 1, "web", rx, 2, UINT64_MAX);
+	}
+	update(f, &p);
+	t[0] = entry("10.99.0.1", 0, 0);
+	join_seen(f, "liar", t, 1, 0, 4095);
+	podindex_tick(f->x, f->now);
+	assert_int_equal(stats(f).avg_rx_bytes_per_second, 8000);
+	t[0] = entry("10.99.0.1", huge, 0);
+	join_seen(f, "liar", t, 1, 0, 0);
+	podindex_tick(f->x, f->now);
+	assert_int_equal(stats(f).avg_rx_bytes_per_second, 8000);
+	assert_int_equal(stats(f).avg_nodes, 4);
+}
+
+/* Two chatty pods on one node: A sends B 5 MB/s, which both pods' counters
+ * show and the NIC never sees (it counted 100 kB/s each way). Their
+ * workload does not look heavy: at most the NIC's 100 kB/s. */
+static void test_podindex_same_node_traffic(void **state)
+{
+	struct fx *f = *state;
+	struct kubepod a = pod("a", "chat", "n1", SETTLED_S, "10.0.0.1");
+	struct kubepod b = pod("b", "chat", "n1", SETTLED_S, "10.0.0.2");
+	struct report_pod t[2] = { entry("10.0.0.1", 0, 5000000), entry("10.0.0.2", 5000000, 0) };
+	struct workload_key k = { "shop", "Deployment", "chat" };
+	struct workload_demand d;
+
+	update(f, &a);
+	update(f, &b);
+	f->nic_rx = f->nic_tx = 100000;
+	join(f, "n1", t, 2, 0);
+	workload_tick(f->wl, f->now);
+	assert_true(workload_demand_of(f->wl, &k, &d));
+	assert_true(d.rx_bytes_per_second <= 100000);
+	assert_true(d.tx_bytes_per_second <= 100000);
+	assert_int_equal(stats(f).nic_scaled, 1);
+}
+
+/* The liar goes silent: its samples stop counting SILENT_S after its last
+ * pod figures, not over half-lives (10 min here). solo rested on it
+ * alone: no longer learned. web rests on h1 alone again. A node that keeps
+ * reporting keeps vouching for the pods that left it. */
+static void test_podindex_liar_silent(void **state)
+{
+	struct fx *f = *state;
+	uint64_t lie[2] = { 9000, 9000 }, real[2] = { 1000, 1100 }, solo = 7000;
+	struct workload_entry *e = NULL;
+	long n;
+
+	node_says(f, "h1", 1, "web", real, 2, UINT64_MAX);
+	node_says(f, "liar", 99, "web", lie, 2, UINT64_MAX);
+	node_says(f, "liar", 98, "solo", &solo, 1, UINT64_MAX);
+	assert_int_equal(learned_rx(f, "solo"), 7000);
+	n = workload_list(f->wl, f->now, &e);
+	assert_int_equal(n, 2);
+	assert_int_equal(e[1].n_sources, 2);	/* shop/Deployment/web: h1, liar */
+	free(e);
+	/* h1 keeps reporting (its pod 1 has left); the liar says nothing. */
+	podindex_remove(f->x, "h1-web-1", 8, f->now);
+	for (unsigned s = 0; s < SILENT_S + 1; s++) {
+		f->now += NS_PER_SEC;
+		node_says(f, "h1", 1, "web", real, 1, UINT64_MAX);
+	}
+	assert_int_equal(learned_rx(f, "solo"), UINT64_MAX);
+	assert_int_equal(learned_rx(f, "web"), 1100);
+	n = workload_list(f->wl, f->now, &e);
+	assert_int_equal(n, 2);
+	assert_int_equal(e[1].n_sources, 1);
+	assert_int_equal(e[1].sources[0].pods, 2);
+	free(e);
 }
 
 /* Bounds: max_pods pods, the next one counted and not indexed. */
@@ -597,6 +797,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_podindex_updates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_average, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_podindex_full, setup_small, teardown),
+		cmocka_unit_test(test_podindex_liar_x50),
+		cmocka_unit_test_setup_teardown(test_podindex_liar_x500_unknown_link, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_liar_zero, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_liar_average, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_same_node_traffic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_podindex_liar_silent, setup, teardown),
 		cmocka_unit_test(test_podindex_inflight),
 	};
 	return cmocka_run_group_tests_name("podindex", tests, NULL, NULL);

@@ -335,7 +335,7 @@ static void start(size_t max_page, size_t max_event)
 {
 	struct inflight_config ic = { .max_pods = 1000, .max_nodes = 100,
 				      .hold_ns = 70 * NS_PER_SEC, .fade_ns = 60 * NS_PER_SEC,
-				      .expire_ns = 30 * NS_PER_SEC };
+				      .expire_ns = 30 * NS_PER_SEC, .unstarted_ns = 25 * NS_PER_SEC };
 	struct podinformer_config c;
 
 	podinformer_defaults(&c);
@@ -589,10 +589,14 @@ static void test_podinformer_pods(void **state)
 	static const char page[] = PAGE("10", "", POD_AT("bw", "n1",
 		",\"metadata2\":0") "," "{\"metadata\":{\"uid\":\"bw2\",\"annotations\":{"
 		"\"kubernetes.io/ingress-bandwidth\":\"80M\",\"kubernetes.io/egress-bandwidth\":"
-		"\"bogus\"}},\"spec\":{\"nodeName\":\"n3\"}}," "{\"metadata\":{\"uid\":\"old\","
+		"\"bogus\"}},\"spec\":{\"nodeName\":\"n3\"},\"status\":{\"phase\":\"Running\"}},"
+		"{\"metadata\":{\"uid\":\"old\","
 		"\"creationTimestamp\":\"2026-09-21T00:00:00Z\"},\"spec\":{\"nodeName\":\"n4\"}},"
 		"{\"metadata\":{\"uid\":\"unbound\"},\"spec\":{}}," "{\"metadata\":{\"uid\":\"\"},"
-		"\"spec\":{\"nodeName\":\"n5\"}}");
+		"\"spec\":{\"nodeName\":\"n5\"}}," "{\"metadata\":{\"uid\":\"stuck\",\"annotations\":"
+		"{\"kubernetes.io/ingress-bandwidth\":\"10G\"}},\"spec\":{\"nodeName\":\"n6\"},"
+		"\"status\":{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"c\",\"started\":"
+		"false,\"state\":{\"waiting\":{\"reason\":\"ImagePullBackOff\"}}}]}}");
 	struct podinformer_request req;
 	struct inflight_load load;
 	struct inflight_stats is;
@@ -610,8 +614,20 @@ static void test_podinformer_pods(void **state)
 	assert_int_equal(load.reserved_tx_bytes_per_second, 0);
 	/* Bound hours before now (the wall clock is 21 Sep 2026, 14:13): long faded. */
 	assert_false(inflight_get(in, "n4", 2, NULL, 0, &load));
+	/* Bound, never assumed, never started (its image will not pull):
+	 * tracked, weighing what it declares while it may still start, and
+	 * nothing once --inflight-unstarted passed since its binding. */
+	assert_true(inflight_get(in, "n6", 2, NULL, 0, &load));
+	assert_true(load.reserved_rx_bytes_per_second > 0);
 	inflight_stats(in, &is);
-	assert_int_equal(is.pods, 2); /* not the unbound one, nor the one without a UID */
+	assert_int_equal(is.pods, 3); /* not the unbound one, nor the one without a UID */
+	assert_int_equal(is.unstarted, 0);
+	inflight_tick(in, now_ns + 26 * NS_PER_SEC, true);
+	inflight_get(in, "n6", 2, NULL, 0, &load);
+	assert_int_equal(load.reserved_rx_bytes_per_second, 0);
+	assert_int_equal(load.rx_bytes_per_second, 0);
+	inflight_stats(in, &is);
+	assert_int_equal(is.unstarted, 2); /* bw (no status at all) too */
 	stop();
 	stderr_captured();
 }

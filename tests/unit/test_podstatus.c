@@ -48,7 +48,8 @@ static struct scorer *scorer_with_pods(void)
 	struct workload_config wc = { .max_workloads = 8, .half_life_ns = 600 * NS_PER_SEC };
 	struct podindex_config xc = { .max_pods = 8, .max_nodes = 8, .stale_ns = STALE_NS };
 	struct kubepod a = replica("a", "10.0.0.1"), b = replica("b", "10.0.0.2");
-	struct report r = fake_report("n1", 0, 0, 1000000000);
+	/* Its NIC counted what its pods moved (podindex.h holds them to it). */
+	struct report r = fake_report("n1", 6000, 6000, 1000000000);
 	struct report r2 = fake_report("n2", 0, 0, 1000000000);
 
 	assert_non_null(s);
@@ -92,11 +93,12 @@ static void test_podstatus_workloads(void **state)
 	assert_int_equal(out.status, 200);
 	assert_non_null(strstr(out.body, "{\"enabled\":true,\"tracked\":1,\"live\":1,\"learned\":1,"
 				      "\"averagePerPod\":{\"pods\":2,\"rxBytesPerSecond\":3000,"
-				      "\"txBytesPerSecond\":300},\"workloads\":[{\"workload\":"
+				      "\"txBytesPerSecond\":300,\"nodes\":1},\"workloads\":[{\"workload\":"
 				      "\"shop/Deployment/web\",\"namespace\":\"shop\",\"kind\":"
 				      "\"Deployment\",\"name\":\"web\",\"pods\":2,\"podsMeasured\":2,"
 				      "\"learned\":true,\"rxBytesPerSecond\":5000,\"txBytesPerSecond\":500,"
-				      "\"ageSeconds\":2"));
+				      "\"ageSeconds\":2.000,\"sources\":[{\"node\":\"n1\",\"pods\":2,"
+				      "\"sharePercent\":100,\"ageSeconds\":2.000}]}"));
 	free(out.body);
 	scorer_free(s);
 }

@@ -47,7 +47,8 @@ static void test_options_defaults(void **state)
 	assert_string_equal(o.http_addr, "0.0.0.0");
 	assert_int_equal(o.http_port, 8470);
 	assert_int_equal(o.policy, POLICY_RELATIVE);
-	assert_int_equal(o.direction, POLICY_DIR_RX);
+	assert_int_equal(o.direction, POLICY_DIR_FIT);
+	assert_true(o.fit_filter);
 	assert_false(o.compact_scores);
 	assert_int_equal(o.stale_after_ms, 6000);
 	assert_int_equal(o.connections_per_client, 32);

@@ -3,7 +3,8 @@
  * PEM, too large, a key that is not the certificate's); noticing a
  * replaced file, and restamping so a broken set is not retried until it
  * changes again; client certificates checked on a real TLS connection
- * (libmicrohttpd, libcurl): trusted, missing, untrusted, not TLS at all.
+ * (libmicrohttpd, libcurl): trusted, missing, untrusted, not TLS at all,
+ * and trusted but naming someone other than the allowed callers.
  * Certificates are made here with GnuTLS, in a temporary directory.
  * Rotation itself runs against the real scorer in
  * tests/integration/test_https.sh. */
@@ -48,14 +49,15 @@ static int write_file(const char *name, const void *data, size_t len)
 	return fclose(f) == 0 && n == len ? 0 : -1;
 }
 
-/* name.pem and name.key: a self-signed P-256 certificate and its key, for
- * the key purpose OID purpose only (NULL: any). */
-static int make_pair_for(const char *name, const char *purpose)
+/* name.pem and name.key: a self-signed P-256 certificate for common name
+ * cn and DNS name dns (NULL: none), and its key, for the key purpose OID
+ * purpose only (NULL: any). */
+static int make_pair_named(const char *name, const char *cn, const char *purpose, const char *dns)
 {
 	char *cert, *key, file[64];
 	int rc;
 
-	if (self_signed_for(name, purpose, &cert, &key))
+	if (self_signed_dns(cn, purpose, dns, &cert, &key))
 		return -1;
 	snprintf(file, sizeof(file), "%s.pem", name);
 	rc = write_file(file, cert, strlen(cert));
@@ -67,9 +69,38 @@ static int make_pair_for(const char *name, const char *purpose)
 	return rc;
 }
 
+static int make_pair_for(const char *name, const char *purpose)
+{
+	return make_pair_named(name, name, purpose, NULL);
+}
+
 static int make_pair(const char *name)
 {
 	return make_pair_for(name, NULL);
+}
+
+/* A trust list of several certificates: the files' PEM text, one after the
+ * other. */
+static int make_bundle(const char *name, const char *a, const char *b, const char *c,
+		       const char *d)
+{
+	const char *parts[] = { a, b, c, d };
+	char path[TLS_PATH_MAX], all[16384];
+	size_t used = 0;
+
+	for (size_t i = 0; i < 4; i++) {
+		FILE *f;
+		size_t n;
+
+		path_of(path, parts[i]);
+		f = fopen(path, "r");
+		if (!f)
+			return -1;
+		n = fread(all + used, 1, sizeof(all) - used, f);
+		fclose(f);
+		used += n;
+	}
+	return write_file(name, all, used);
 }
 
 static int setup(void **state)
@@ -79,7 +110,12 @@ static int setup(void **state)
 	(void)state;
 	if (!mkdtemp(dir) || make_pair("a") || make_pair("b") ||
 	    make_pair_for("c", GNUTLS_KP_TLS_WWW_CLIENT) || make_pair_for("s", GNUTLS_KP_TLS_WWW_SERVER) ||
-	    write_file("junk.pem", "not a certificate\n", 18))
+	    write_file("junk.pem", "not a certificate\n", 18) ||
+	    make_pair_named("evil", "evil-client", NULL, NULL) ||
+	    make_pair_named("sched", "netsched-scheduler", GNUTLS_KP_TLS_WWW_CLIENT, NULL) ||
+	    make_pair_named("dns", "someone", NULL, "System:Kube-Scheduler") ||
+	    make_pair_named("crlf", "evil\r\n2026-01-01T00:00:00Z forged", NULL, NULL) ||
+	    make_bundle("many.pem", "evil.pem", "sched.pem", "dns.pem", "crlf.pem"))
 		return -1;
 	memcpy(big, "-----BEGIN ", 11);
 	memset(big + 11, 'x', sizeof(big) - 11);
@@ -89,7 +125,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	static const char *const names[] = { "a.pem", "a.key", "b.pem", "b.key", "c.pem", "c.key",
-					     "s.pem", "s.key", "junk.pem", "big.pem", "live.pem" };
+					     "s.pem", "s.key", "junk.pem", "big.pem", "live.pem",
+					     "evil.pem", "evil.key", "sched.pem", "sched.key",
+					     "dns.pem", "dns.key", "crlf.pem", "crlf.key", "many.pem" };
 	char path[TLS_PATH_MAX];
 
 	(void)state;
@@ -124,7 +162,7 @@ static void test_tls_load(void **state)
 	(void)state;
 	for (size_t r = 0; r < sizeof(load_rows) / sizeof(load_rows[0]); r++) {
 		const struct load_row *row = &load_rows[r];
-		struct tls_files f = { "", "", "" };
+		struct tls_files f = { 0 };
 		struct tls_pems p = { 0 };
 		char err[512] = "";
 		int rc;
@@ -153,7 +191,7 @@ static void test_tls_load(void **state)
  * is how a set that failed to load waits for the next change. */
 static void test_tls_changed(void **state)
 {
-	struct tls_files f = { "", "", "" };
+	struct tls_files f = { 0 };
 	struct tls_pems p = { 0 };
 	char err[512], src[TLS_PATH_MAX], live[TLS_PATH_MAX];
 
@@ -183,6 +221,9 @@ static void test_tls_changed(void **state)
 
 /* ---------------------------------------------- client certificates (mTLS) */
 
+/* What verify_answer() checks against: client_names (empty: any). */
+static struct tls_files verify_as;
+
 static enum MHD_Result verify_answer(void *cls, struct MHD_Connection *conn, const char *url,
 				     const char *method, const char *version, const char *upload,
 				     size_t *upload_size, void **con_cls)
@@ -194,7 +235,7 @@ static enum MHD_Result verify_answer(void *cls, struct MHD_Connection *conn, con
 
 	(void)cls, (void)url, (void)method, (void)version, (void)upload, (void)upload_size;
 	(void)con_cls;
-	rc = tls_verify_client(conn, why, sizeof(why));
+	rc = tls_verify_client(conn, &verify_as, why, sizeof(why));
 	resp = MHD_create_response_from_buffer(strlen(why), why, MHD_RESPMEM_MUST_COPY);
 	ret = MHD_queue_response(conn, rc ? 403 : 200, resp);
 	MHD_destroy_response(resp);
@@ -337,12 +378,91 @@ static void test_tls_verify_client(void **state)
 	tls_rotation_stop(NULL);
 }
 
+static void test_tls_client_names_parse(void **state)
+{
+	struct tls_client_names n = { 0 };
+	char why[256], text[64], many[128] = "", lng[300];
+
+	(void)state;
+	assert_int_equal(tls_client_names_parse("netsched-scheduler,system:kube-scheduler", &n, why,
+						sizeof(why)), 0);
+	assert_int_equal(n.n, 2);
+	assert_string_equal(n.name[1], "system:kube-scheduler");
+	assert_string_equal(tls_client_names_format(&n, text, sizeof(text)),
+			    "netsched-scheduler,system:kube-scheduler");
+	for (size_t i = 0; i < 9; i++)
+		strcat(many, i ? ",n" : "n");
+	memset(lng, 'x', sizeof(lng) - 1);
+	lng[sizeof(lng) - 1] = '\0';
+	{
+		static const struct { const char *v, *why; } bad[] = {
+			{ "", "empty name" }, { "a,,b", "empty name" }, { "a,", "empty name" },
+			{ "a b", "space" }, { "a\r\nb", "0x0d" }, { NULL, "more than 8" },
+			{ NULL, "limit 253" },
+		};
+		for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+			const char *v = bad[i].v ? bad[i].v : i == 5 ? many : lng;
+
+			why[0] = '\0';
+			if (tls_client_names_parse(v, &n, why, sizeof(why)) != -EINVAL || !strstr(why, bad[i].why))
+				fail_msg("names \"%s\": \"%s\" does not say %s", v, why, bad[i].why);
+			assert_int_equal(n.n, 2); /* untouched */
+		}
+	}
+}
+
+/* Issue 39: any certificate from the CA passed, whatever its name. Now
+ * only the allowed callers' common name or DNS name (either case) passes;
+ * a certificate for anyone else is refused with its name and the allowed
+ * ones, and a name with control characters cannot forge a log line. */
+static void test_tls_client_names(void **state)
+{
+	struct tls_files f = { 0 };
+	struct tls_pems p = { 0 };
+	struct MHD_Daemon *d;
+	unsigned port;
+	char err[256], body[256];
+
+	(void)state;
+	path_of(f.cert, "a.pem");
+	path_of(f.key, "a.key");
+	path_of(f.client_ca, "many.pem");
+	assert_int_equal(tls_load(&f, &p, err, sizeof(err)), 0);
+	d = daemon_on(&p, &port);
+
+	/* The CA alone (no names): anyone it signed. */
+	memset(&verify_as, 0, sizeof(verify_as));
+	assert_int_equal(get_as(port, true, "evil", body), 200);
+
+	assert_int_equal(tls_client_names_parse("netsched-scheduler,system:kube-scheduler",
+						&verify_as.client_names, err, sizeof(err)), 0);
+	assert_int_equal(get_as(port, true, "evil", body), 403);
+	assert_string_equal(body, "client certificate CN=evil-client is not one of --client-names "
+			    "netsched-scheduler,system:kube-scheduler");
+	assert_int_equal(get_as(port, true, "sched", body), 200);
+	assert_int_equal(get_as(port, true, "dns", body), 200);
+	assert_int_equal(get_as(port, true, "crlf", body), 403);
+	assert_null(strchr(body, '\r'));
+	assert_null(strchr(body, '\n'));
+	assert_non_null(strstr(body, "CN=evil??2026-01-01T00:00:00Z forged is not one of"));
+	/* Not in the list any more: the DNS name no longer helps. */
+	assert_int_equal(tls_client_names_parse("netsched-scheduler", &verify_as.client_names, err,
+						sizeof(err)), 0);
+	assert_int_equal(get_as(port, true, "dns", body), 403);
+	assert_non_null(strstr(body, "CN=someone DNS:System:Kube-Scheduler is not one of"));
+	memset(&verify_as, 0, sizeof(verify_as));
+	MHD_stop_daemon(d);
+	tls_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tls_load),
 		cmocka_unit_test(test_tls_changed),
 		cmocka_unit_test(test_tls_verify_client),
+		cmocka_unit_test(test_tls_client_names_parse),
+		cmocka_unit_test(test_tls_client_names),
 	};
 	return cmocka_run_group_tests_name("tls", tests, setup, teardown);
 }

@@ -341,6 +341,50 @@ static void test_workload_flood(void **state)
 }
 
 /* The listing: sorted, with pods, demand and age; NULL model knows nothing. */
+/* Samples that name their node (issue 39): one node's are clipped into
+ * the range of the others'; /v1/workloads lists the nodes by share; a node
+ * that stops vouching stops counting silent_ns later. */
+static void test_workload_nodes(void **state)
+{
+	struct workload_config c = { .max_workloads = 4, .half_life_ns = HALF, .max_nodes = 4,
+				     .silent_ns = 6 * NS_PER_SEC };
+	struct workload *w = workload_create(&c);
+	struct workload_node a = { 0, 1 }, b = { 1, 1 }, b_reused = { 1, 2 };
+	struct workload_key k = key("web");
+	struct workload_entry *e = NULL;
+	int32_t id;
+
+	(void)state;
+	assert_non_null(w);
+	id = workload_ref(w, &k, T0);
+	for (uint64_t p = 1; p <= 3; p++)
+		workload_sample_from(w, id, p, a, 100, 10, T0);
+	workload_sample_from(w, id, 4, b, 5000, 500, T0);
+	workload_vouch(w, a, T0);
+	workload_vouch(w, b, T0);
+	workload_tick(w, T0);
+	assert_int_equal(demand(w, "web").rx_bytes_per_second, 100);
+	assert_int_equal(workload_list(w, T0 + NS_PER_SEC, &e), 1);
+	assert_int_equal(e[0].n_sources, 2);
+	assert_int_equal(e[0].sources[0].node.id, 0);
+	assert_int_equal(e[0].sources[0].share_pct, 75);
+	assert_int_equal(e[0].sources[1].pods, 1);
+	assert_int_equal(e[0].sources[1].age_ns, NS_PER_SEC);
+	free(e);
+	/* a keeps vouching; b's slot went to another node: b's sample
+	 * counts until 6 s after it was taken. */
+	workload_vouch(w, a, T0 + 7 * NS_PER_SEC);
+	workload_vouch(w, b_reused, T0 + 7 * NS_PER_SEC);
+	workload_tick(w, T0 + 5 * NS_PER_SEC);
+	assert_int_equal(demand(w, "web").pods, 4);
+	workload_tick(w, T0 + 6 * NS_PER_SEC);
+	assert_int_equal(demand(w, "web").pods, 3);
+	/* a falls silent too: nothing is learned any more. */
+	workload_tick(w, T0 + 13 * NS_PER_SEC);
+	assert_false(knows(w, "web"));
+	workload_destroy(w);
+}
+
 static void test_workload_list(void **state)
 {
 	struct workload *w = model(8);
@@ -363,8 +407,8 @@ static void test_workload_list(void **state)
 	assert_int_equal(e[1].age_ns, 5 * NS_PER_SEC);
 	free(e);
 	assert_false(workload_demand_of(NULL, &a, &d));
-	assert_null(workload_create(&(struct workload_config){ 0, HALF }));
-	assert_null(workload_create(&(struct workload_config){ 4, 0 }));
+	assert_null(workload_create(&(struct workload_config){ .max_workloads = 0, .half_life_ns = HALF }));
+	assert_null(workload_create(&(struct workload_config){ .max_workloads = 4, .half_life_ns = 0 }));
 	workload_destroy(NULL);
 	workload_destroy(w);
 }
@@ -379,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_workload_pods_left),
 		cmocka_unit_test(test_workload_eviction),
 		cmocka_unit_test(test_workload_flood),
+		cmocka_unit_test(test_workload_nodes),
 		cmocka_unit_test(test_workload_list),
 	};
 	return cmocka_run_group_tests_name("workload", tests, NULL, NULL);
