@@ -178,19 +178,22 @@ def _egress():
                     "20% each, created at once, declaring nothing")
 
 
-def _warm(key, direction, title):
+def _warm(key, direction, title, other=(0.0,) * 6):
     """4 pods of a Deployment learned, then +8 at once next to nodes busy
-    90% to 10% in the pods' direction: room for the 12 (2.7 links of it
-    for 2.4 asked), none on the 90% node."""
+    90% to 10% in the pods' direction (and `other` in the other one): room
+    for the 12 (2.7 links of it for 2.4 asked), none on the 90% node."""
     web = Group("web", 500, 0.20, False, 1.0, direction)
     pods = [PodPlan(i, web, 0.0) for i in range(4)] + [PodPlan(4 + i, web, LEARN_AT) for i in range(8)]
     grade = (0.90, 0.74, 0.58, 0.42, 0.26, 0.10)
-    bg = {f"n{i + 1}": (x, 0.0) if direction == "rx" else (0.0, x) for i, x in enumerate(grade)}
-    verb = "receiving" if direction == "rx" else "sending"
+    bg = {f"n{i + 1}": (x, y) if direction == "rx" else (y, x) for i, (x, y) in enumerate(zip(grade, other))}
+    verb, noun = ("receiving", "sending") if direction == "rx" else ("sending", "receiving")
+    busy = [f"{y:.0%}" for y in other if y]
     return Workload(key, title, bg, pods, LEARN_AT + 10.0,
-                    f"nodes {verb} 90, 74, 58, 42, 26, 10% of the link; 4 pods of a Deployment {verb} "
-                    f"20% each run until netsched learned them (agents' window 6 s), then +8 at once "
-                    f"(at {LEARN_AT:g} s or once learned), declaring nothing; the room left in all takes them",
+                    f"nodes {verb} 90, 74, 58, 42, 26, 10% of the link"
+                    + (f" ({noun} {', '.join(busy)} on the last {len(busy)})" if busy else "")
+                    + f"; 4 pods of a Deployment {verb} 20% each run until netsched learned them (agents' "
+                    f"window 6 s), then +8 at once (at {LEARN_AT:g} s or once learned), declaring nothing; "
+                    f"the room left in all takes them",
                     learn=("web",), learn_at=LEARN_AT, agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER)
 
 
@@ -230,13 +233,13 @@ def _senders():
 
 
 def _oneway():
-    reader = Group("reader", 500, 0.20, False, 1.0, "rx")
-    writer = Group("writer", 500, 0.20, False, 1.0, "tx")
+    reader = Group("reader", 500, 0.20, True, 1.0, "rx")
+    writer = Group("writer", 500, 0.20, True, 1.0, "tx")
     pods = [PodPlan(i, reader if i % 2 == 0 else writer, 0.0) for i in range(6)]
-    bg = {"n1": (0.90, 0.0), "n2": (0.90, 0.0), "n3": (0.0, 0.90), "n4": (0.0, 0.90)}
+    bg = {"n1": (0.50, 0.0), "n2": (0.50, 0.0), "n3": (0.0, 0.50), "n4": (0.0, 0.50)}
     return Workload("oneway", "tests/k8s/test_k8s_direction.sh: receivers and senders on nodes busy one way",
-                    bg, pods, 6.0, "n1, n2 receiving 90% of the link, n3, n4 sending 90%; 3 pods receiving "
-                    "and 3 sending 20% each, at once")
+                    bg, pods, 6.0, "n1, n2 receiving 50% of the link, n3, n4 sending 50%; 3 pods receiving "
+                    "and 3 sending 20% each, at once, declared (kubernetes.io/ingress- or egress-bandwidth)")
 
 
 WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare nothing", False),
@@ -245,7 +248,8 @@ WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare no
                                 _warm("warm", "rx", "a learned Deployment scaled up next to graded nodes"),
                                 _mixed(), _colocated(),
                                 _warm("warm-tx", "tx", "tests/k8s/test_k8s_warm.sh: a learned Deployment of "
-                                      "senders scaled up next to nodes graded by what they send"),
+                                      "senders scaled up next to nodes graded by what they send",
+                                      (0.0, 0.0, 0.20, 0.40, 0.50, 0.60)),
                                 _demo(), _outcome(), _learned(), _senders(), _oneway())}
 # make bench-placement's default list (PLACEMENT_WORKLOADS).
 BENCH = ("burst", "declared", "steps", "churn", "egress", "warm", "mixed", "colocated")

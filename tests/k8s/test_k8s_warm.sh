@@ -3,7 +3,8 @@
 # kube-scheduler v1.20.2 with netsched as deploy/ ships it (--direction
 # included), on the closed-loop lab (tests/k8s/lab.sh): six nodes with
 # 50 Mb/s uplinks shaped both ways, sending 90, 74, 58, 42, 26 and 10% of
-# their links, the kubelet stand-in running the pods' traffic
+# their links and receiving 0, 0, 20, 40, 50 and 60% (the less a node
+# sends, the more it receives), the kubelet stand-in running the pods' traffic
 # (bench/placement_model.py, workload "warm-tx"): four pods of a Deployment,
 # each sending 20% of the link and declaring nothing, run until the
 # scorer's /v1/workloads says it learned what they move (the agents' window
@@ -13,12 +14,16 @@
 #  - every pod is placed and the Deployment was learned sending 10-30% of
 #    the link a pod;
 #  - no new replica lands on the 90% node (its 2.8 Mb/s free take none),
-#    though the default plugins' spreading pulls toward it (it has none).
+#    though the default plugins' spreading pulls toward it (it has none);
+#  - nor did any of the first four, placed cold (nothing known of them: a
+#    pod of no known demand is judged by each node's busier direction).
 # A scorer that judges received traffic alone (LAB_SCORER_ARGS=
-# --direction=rx) fails it: every node looks idle and the Deployment light,
-# so the spreading decides. make bench-placement's "warm" is the same with
-# receivers next to nodes graded by what they receive. A placement outcome,
-# not a timing: the bench says what the pods got.
+# --direction=rx) fails the last: n1 receives nothing, so it looked the
+# idlest for the cold replicas. With --fit-filter=off besides (the scorer
+# before fit) it fails the second too: nothing holds the learned replicas
+# to the room each node has to send. make bench-placement's "warm" is the
+# same with receivers next to nodes graded by what they receive. A
+# placement outcome, not a timing: the bench says what the pods got.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
@@ -77,6 +82,9 @@ echo "ok: learned sending $((bps / 1000)) kb/s a pod after waiting $(jq '.learnW
 new_n1=$(jq '. as $r | [.pods[] | select(.created >= $r.learnAt and .node == "n1")] | length' "$R")
 [ "$new_n1" -eq 0 ] || fail "$new_n1 of the 8 new replicas went to n1, sending 90% of its link: $loads"
 echo "ok: scaled up by 8: $loads; none of the new replicas on the 90% node"
+cold_n1=$(jq '[.pods[] | select(.node == "n1")] | length' "$R")
+[ "$cold_n1" -eq 0 ] || fail "$cold_n1 of the first 4 replicas, placed cold, went to n1, sending 90% of its link: $loads"
+echo "ok: none of the first 4 (cold) on the 90% node either"
 lab_netsched_down
 lab_background_stop
 lab_kubelet_stop
