@@ -83,7 +83,7 @@ for speed in $SPEEDS; do
 	for w in $WORKLOADS; do
 		t=$(date +%s)
 		lab_backgrounds < <(python3 "$PY" background "$w" "$speed")
-		wait_for 20 "$w's background traffic at $speed" rates_ok "$speed" "$w"
+		wait_for 40 "$w's background traffic at $speed" rates_ok "$speed" "$w"
 		for way in $WAYS; do
 			if [ "$way" = netsched ]; then
 				mapfile -t extra < <(python3 "$PY" netsched-args "$w" scorer)

@@ -42,7 +42,11 @@ SAT, ROOM = 0.95, 0.75
 TARGET_AGG, TARGET_P10 = 0.95, 0.8
 BOUND = re.compile(r'^I(\d{4}) (\d\d):(\d\d):(\d\d\.\d+).*"Successfully bound pod to node" pod="([^"]+)" node="([^"]+)"')
 PRIO = re.compile(r"debug ext: prioritize (\S+): ")
-PRIO_NODE = re.compile(r"debug ext:   (\S+): (?:\w+ (\d+) B/s, link (\d+) B/s|no data.*?) -> score (-?\d+)")
+PRIO_MOVES = re.compile(r"pod moves rx (\d+) B/s tx (\d+) B/s")
+# "n4: rx 123 B/s, link ..." and, under --direction fit, "n4: fit 123 B/s
+# (rx 1, tx 123), link 6250000 B/s, cost 869/1000 -> score 1".
+PRIO_NODE = re.compile(r"debug ext:   (\S+): (?:\w+ (\d+) B/s(?: \([^)]*\))?, link (\d+) B/s[^>]*?|no data.*?) "
+                       r"-> score (-?\d+)")
 
 
 def nearest_rank(values, q):
@@ -93,7 +97,9 @@ def bound_times(path, day_of):
 
 def prioritize_calls(path):
     """{"ns/name": {node: (rate B/s or None, link B/s or None, score)}},
-    the last prioritize call the scorer logged for each pod."""
+    the last prioritize call the scorer logged for each pod; what the pod
+    was taken to move (rx, tx B/s, when the log says) under the key
+    "moves"."""
     out, cur = {}, None
     if not os.path.exists(path):
         return out
@@ -102,6 +108,9 @@ def prioritize_calls(path):
             m = PRIO.search(line)
             if m:
                 cur = out[m.group(1)] = {}
+                mv = PRIO_MOVES.search(line)
+                if mv:
+                    cur["moves"] = (int(mv.group(1)), int(mv.group(2)))
                 continue
             m = PRIO_NODE.search(line)
             if m and cur is not None:
@@ -131,7 +140,9 @@ class Run:
             p["fraction"] = min(1.0, r["bps"] / p["rate"]) if r and r["seconds"] > 0 else 0.0
             key = f"{meta['namespace']}/{p['name']}"
             p["bound"] = binds.get(key, (None, None))[0]
-            p["scores"] = prio.get(key)
+            sc = dict(prio.get(key) or {})
+            p["moves"] = sc.pop("moves", None)
+            p["scores"] = sc or None
             if not p.get("node"):
                 p["node"] = (r or {}).get("node")
         fr = [p["fraction"] for p in self.pods]
@@ -235,6 +246,14 @@ class Run:
         if room[best] < rate * 0.75 and room[best] <= room[n] + rate / 2:
             return f"no room anywhere: {n} had {mb(room[n])} free, the best node {best} {mb(room[best])}"
         sc = pod["scores"]
+        d = self.group(pod).dir
+        other = "tx" if d == "rx" else "rx"
+        if pod.get("moves") == (0, 0) and self.w.bg(n, other) < self.w.bg(n, d) + 0.3 and any(
+                self.w.bg(k, other) > self.w.bg(k, d) for k in self.w.background):
+            return (f"unknown direction: nothing known of the pod (declared nothing, its workload not "
+                    f"learned, no pod running to average), so netsched judged each node by its busier "
+                    f"direction and could not tell a node busy the other way ({other}) from one busy its "
+                    f"way ({d}); {best} had {mb(room[best])} free")
         if not sc or n not in sc:
             return f"no prioritize call logged for it (one node left by the filter?); {best} had {mb(room[best])} free"
         top = max(s for _, _, s in sc.values())
