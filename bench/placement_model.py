@@ -171,10 +171,10 @@ LEARN_AT = 24.0
 def _egress():
     send = Group("upload", 500, 0.20, False, 2.0, "tx")
     pods = [PodPlan(i, send, 0.0) for i in range(8)]
-    bg = {"n1": (0.0, 0.93), "n2": (0.0, 0.93), "n3": (0.0, 0.50), "n4": (0.0, 0.30), "n5": (0.0, 0.20),
+    bg = {"n1": (0.0, 0.90), "n2": (0.0, 0.90), "n3": (0.0, 0.50), "n4": (0.0, 0.30), "n5": (0.0, 0.20),
           "n6": (0.0, 0.05)}
     return Workload("egress", "a burst of senders next to nodes busy sending", bg, pods, 15.0,
-                    "nodes sending 93, 93, 50, 30, 20, 5% of the link (receiving nothing); 8 pods sending "
+                    "nodes sending 90, 90, 50, 30, 20, 5% of the link (receiving nothing); 8 pods sending "
                     "20% each, created at once, declaring nothing")
 
 
@@ -201,12 +201,14 @@ def _mixed():
     reader = Group("reader", 500, 0.20, False, 2.0, "rx")
     writer = Group("writer", 500, 0.20, False, 2.0, "tx")
     pods = [PodPlan(i, reader if i % 2 == 0 else writer, 0.0) for i in range(10)]
-    bg = {"n1": (0.85, 0.0), "n2": (0.85, 0.0), "n3": (0.0, 0.85), "n4": (0.0, 0.85), "n5": (0.50, 0.0),
-          "n6": (0.0, 0.50)}
+    bg = {"n1": (0.85, 0.0), "n2": (0.85, 0.0), "n3": (0.0, 0.85), "n4": (0.0, 0.85), "n5": (0.60, 0.0),
+          "n6": (0.0, 0.60)}
     return Workload("mixed", "receivers and senders on nodes busy one way each", bg, pods, 15.0,
-                    "n1, n2 receiving 85% of the link, n3, n4 sending 85%, n5 receiving 50%, n6 sending "
-                    "50%; 5 pods receiving and 5 sending 20% each, created at once, declaring nothing: "
-                    "the oracle puts receivers where nodes send and senders where they receive")
+                    "n1, n2 receiving 85% of the link, n3, n4 sending 85%, n5 receiving 60%, n6 sending "
+                    "60%; 5 pods receiving and 5 sending 20% each, created at once, declaring nothing: "
+                    "the oracle puts receivers where nodes send and senders where they receive; judged "
+                    "by each node's busier side, n5 and n6 look the least busy and have room for 1 of "
+                    "each kind")
 
 
 def _colocated():
