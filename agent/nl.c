@@ -34,7 +34,7 @@ struct nl {
 	uint32_t seq;
 	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
 	struct nl_health health;
-	struct log_limit retry_log, fail_log;
+	struct log_limit retry_log, fail_log, reopen_log;
 	/* The kernel fills dump replies up to 32 KB (libmnl's MNL_SOCKET_DUMP_SIZE);
 	 * a smaller buffer would truncate them. Aligned: replies are read in
 	 * place as struct nlmsghdr. */
@@ -326,18 +326,19 @@ static int exchange(struct nl *nl, const struct nlmsghdr *req, struct reply *r)
 	return -EPROTO;
 }
 
-/* Errors after which the socket may hold, or have lost, replies we cannot
+/* Socket errors after which it may hold, or have lost, replies we cannot
  * account for. */
 static bool out_of_step(int rc)
 {
 	return rc == -ETIMEDOUT || rc == -ENOBUFS || rc == -EMSGSIZE || rc == -EPROTO;
 }
 
-/* What a try may fail with and the next get through: the kernel's answers
- * (-EOPNOTSUPP, -EINVAL, ...) are final. */
+/* The kernel's answers the next try may get past: interrupted, a dump
+ * still running on the socket, short of memory. The others (-EOPNOTSUPP,
+ * -EINVAL, -ENODEV, ...) are final. */
 static bool retryable(int rc)
 {
-	return rc == -EINTR || rc == -EBUSY || rc == -EAGAIN || out_of_step(rc);
+	return rc == -EINTR || rc == -EBUSY || rc == -EAGAIN || rc == -ENOBUFS;
 }
 
 static const char *what_of(uint16_t type)
@@ -371,7 +372,7 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 	const char *what = what_of(nlh->nlmsg_type);
 	char err[128];
 	unsigned tries = 0, interrupted = 0, reopened = 0;
-	int rc = -EIO;
+	int rc = -EIO, sock_err = 0, last = 0;
 
 	if (nlh->nlmsg_len > sizeof(req_buf))
 		return -EMSGSIZE;
@@ -382,20 +383,20 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 		struct reply r = { .seq = req->nlmsg_seq, .portid = nl->portid, .cb = cb, .data = data };
 
 		tries++;
-		rc = exchange(nl, req, &r);
+		sock_err = exchange(nl, req, &r);
 		nl->health.stale += r.stale;
-		if (!rc)
-			rc = r.interrupted ? -EINTR : r.err;
-		if (rc == -EINTR && r.ended) {
+		rc = sock_err ? sock_err : r.interrupted ? -EINTR : r.err;
+		if (!sock_err && r.interrupted) {
 			nl->health.interrupted++;
 			interrupted++;
 		}
-		if (!rc || !retryable(rc) || tries == NL_TRIES)
+		if (!rc || !(sock_err ? out_of_step(sock_err) : retryable(rc)) || tries == NL_TRIES)
 			break;
 		nl->health.retries++;
+		last = rc;
 		/* Stale replies even on a retry, after the drain: the socket does
 		 * not catch up. Out of step: start over on a new one. */
-		if (out_of_step(rc) || (tries > 1 && r.stale)) {
+		if (out_of_step(sock_err) || (tries > 1 && r.stale)) {
 			if (reopen(nl, err, sizeof(err))) {
 				nl->health.reopen_errors++;
 				log_limited(&nl->fail_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_ERROR,
@@ -405,9 +406,11 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 			} else {
 				nl->health.reopens++;
 				reopened++;
-				log_warn("netlink", "%s: netlink dump of %s: %s (try %u of %u); reopened "
-					 "the socket (%llu times so far)", nl->node, what, why_of(rc),
-					 tries, NL_TRIES, (unsigned long long)nl->health.reopens);
+				log_limited(&nl->reopen_log, clock_mono_ns(), NL_LOG_QUIET_NS,
+					    LOG_LVL_WARN, "netlink", "%s: netlink dump of %s: %s (try "
+					    "%u of %u); reopened the socket (%llu times so far)",
+					    nl->node, what, why_of(rc), tries, NL_TRIES,
+					    (unsigned long long)nl->health.reopens);
 			}
 		} else {
 			drain(nl);
@@ -416,7 +419,7 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 		if (restart)
 			restart(data);
 	}
-	if (rc && retryable(rc)) {
+	if (rc && (out_of_step(sock_err) || retryable(rc))) {
 		nl->health.failed++;
 		log_limited(&nl->fail_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_WARN, "netlink",
 			    "%s: netlink dump of %s failed %u times in a row (%u interrupted), last: "
@@ -424,12 +427,17 @@ static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data
 			    tries, interrupted, why_of(rc), (unsigned long long)nl->health.failed);
 		/* The next call starts on a quiet socket. */
 		drain(nl);
+	} else if (!rc && tries > 1 && interrupted == tries - 1) {
+		log_limited(&nl->retry_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_INFO, "netlink",
+			    "%s: netlink dump of %s interrupted %u time%s in a row (links changing); "
+			    "read whole on try %u (%llu interrupted so far)", nl->node, what,
+			    interrupted, interrupted == 1 ? "" : "s", tries,
+			    (unsigned long long)nl->health.interrupted);
 	} else if (!rc && tries > 1) {
 		log_limited(&nl->retry_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_INFO, "netlink",
-			    "%s: netlink dump of %s interrupted %u time%s in a row%s; read whole on "
-			    "try %u (%llu interrupted so far)", nl->node, what, interrupted,
-			    interrupted == 1 ? "" : "s", reopened ? ", socket reopened" : "", tries,
-			    (unsigned long long)nl->health.interrupted);
+			    "%s: netlink dump of %s failed %u time%s in a row (last: %s%s); read "
+			    "whole on try %u", nl->node, what, tries - 1, tries == 2 ? "" : "s",
+			    why_of(last), reopened ? "; socket reopened" : "", tries);
 	}
 	return rc;
 }
@@ -696,9 +704,10 @@ int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_f
 		if (out_of_step(rc)) {
 			if (reopen(nl, err, sizeof(err)) == 0) {
 				nl->health.reopens++;
-				log_warn("netlink", "%s: netlink stats requests: %s; reopened the socket "
-					 "(%llu times so far)", nl->node, strerror(-rc),
-					 (unsigned long long)nl->health.reopens);
+				log_limited(&nl->reopen_log, clock_mono_ns(), NL_LOG_QUIET_NS,
+					    LOG_LVL_WARN, "netlink", "%s: netlink stats requests: %s; "
+					    "reopened the socket (%llu times so far)", nl->node,
+					    strerror(-rc), (unsigned long long)nl->health.reopens);
 			} else {
 				nl->health.reopen_errors++;
 			}
