@@ -61,11 +61,16 @@ static void got_node(size_t i, const struct table_node *tn, void *ctx)
 {
 	struct batch *b = ctx;
 	struct view_node *v = &b->out[i];
+	uint64_t age;
 
 	v->known = true;
 	v->clock_skew_ms = tn->clock_skew_ms;
-	v->age_ns = table_node_age_ns(tn, b->now_ns);
-	if (v->age_ns > b->s->stale_after_ns)
+	/* The figures' age, not the report's: a fresh report that says its
+	 * NIC could not be read carries no fresh data (neutral, not idle).
+	 * One with no figures at all shows the report's age. */
+	age = table_node_data_age_ns(tn, b->now_ns);
+	v->age_ns = age == UINT64_MAX ? table_node_age_ns(tn, b->now_ns) : age;
+	if (age > b->s->stale_after_ns)
 		return;
 	v->source = VIEW_AGENT;
 	v->traffic = tn->traffic;

@@ -40,7 +40,9 @@ struct view_node {
 	struct filter_held held;
 	uint64_t over_for_ns;
 	uint64_t age_ns;		/* since the report or the fallback refresh;
-					   since the last report when none is fresh */
+					   since the last report when none is fresh;
+					   an agent's: its figures' age, the report's
+					   plus its failed samples (table.h) */
 	bool known;			/* the table has ever heard of it */
 	int64_t clock_skew_ms;		/* its agent's clock behind ours (table.h); known only */
 	/* Pods just placed there, not yet measured: their weights and, from

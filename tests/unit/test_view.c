@@ -215,6 +215,57 @@ static void test_view_without_prometheus(void **state)
 	assert_string_equal(view_source_name(VIEW_NONE), "none");
 }
 
+
+/* A report that says its NIC could not be read (issue 39): its figures
+ * are as old as their newest reading, so a node whose agent's samples
+ * keep failing goes neutral (no data), never idle at 0, however fresh its
+ * reports; a few failed samples within --stale-after keep it served, aged
+ * by them; none read in the window at all is no data. An older agent
+ * (no failed samples) is as before. */
+static void test_view_unreadable_nic(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t failed, samples, interval_ms;
+		enum view_source source;
+		uint64_t age_ns;
+	} rows[] = {
+		{ "read: as before", 0, 10, 1000, VIEW_AGENT, 0 },
+		{ "3 failed of 1 s: 3 s old, served", 3, 7, 1000, VIEW_AGENT, 3 * NS_PER_SEC },
+		{ "30 failed of 200 ms: 6 s, just fresh", 30, 10, 200, VIEW_AGENT, STALE_NS },
+		{ "31 failed of 200 ms: stale, neutral", 31, 10, 200, VIEW_NONE, STALE_NS + 200 * NS_PER_MS },
+		{ "nothing read in the window: no data", 1, 0, 1000, VIEW_NONE, 0 },
+		{ "no interval said: 1 s a sample", 7, 3, 0, VIEW_NONE, 7 * NS_PER_SEC },
+	};
+	struct scorer *s = fake_scorer_new(16, START_NS, STALE_NS);
+
+	(void)state;
+	assert_non_null(s);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct report r = fake_report("blind", 5000000, 0, 0);
+		struct policy_node pn;
+		struct view_node v;
+
+		r.sample_interval_ms = rows[i].interval_ms;
+		r.ifaces[0].samples = rows[i].samples;
+		r.ifaces[0].failed_samples = rows[i].failed;
+		if (!rows[i].samples)
+			report_iface_count(&r.ifaces[0], 0, 0, 0);
+		assert_int_equal(table_apply(s->table, &r, START_NS), TABLE_APPLIED);
+		view_get(s, "blind", 5, NULL, 0, START_NS, &v);
+		view_policy_input(s, &v, &pn);
+		if (v.source != rows[i].source || v.age_ns != rows[i].age_ns || !v.known)
+			fail_msg("%s: %s, age %llu ns; want %s, age %llu ns", rows[i].name,
+				 view_source_name(v.source), (unsigned long long)v.age_ns,
+				 view_source_name(rows[i].source), (unsigned long long)rows[i].age_ns);
+		assert_int_equal(pn.has_data, rows[i].source == VIEW_AGENT);
+		if (rows[i].source == VIEW_AGENT && rows[i].samples)
+			assert_int_equal(pn.rate, 5000000);
+		assert_int_equal(view_count_agents(s, START_NS), rows[i].source == VIEW_AGENT);
+	}
+	fake_scorer_free(s);
+}
+
 /* A request's nodes are looked up a chunk at a time (view_get_many()):
  * each name's view is exactly the one view_get() gives it alone, whichever
  * source serves it, the in-flight pods included but the asking pod's own
@@ -270,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_view_count),
 		cmocka_unit_test(test_view_without_prometheus),
 		cmocka_unit_test(test_view_get_many),
+		cmocka_unit_test(test_view_unreadable_nic),
 	};
 
 	log_init("test_view");
