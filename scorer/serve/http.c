@@ -774,8 +774,6 @@ out_err:
  * Level-triggered poll() sees the close at once. */
 static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const struct tls_pems *p)
 {
-	unsigned per_client = h->s->limits.connections_per_client ?
-			      h->s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
 			 MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem more[5];
@@ -804,8 +802,9 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_CONNECTION_LIMIT,
 				HTTPGUARD_HARD_LIMIT(h->health_only ? HTTP_HEALTH_CONNECTIONS :
 								      HTTP_MAX_CONNECTIONS),
-				/* One address cannot hold more than this at all. */
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
+				/* No MHD_OPTION_PER_IP_CONNECTION_LIMIT: it refuses
+				 * the newcomer, the kubelet's probe perhaps, where
+				 * the guard closes the address's oldest silent one. */
 				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, h->guard,
 				MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,
@@ -874,6 +873,8 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 		.min_bytes_per_second = HTTP_MIN_BYTES_PER_SECOND,
 		.socket_buffer = HTTP_SOCKET_BUFFER,
 		.max_connections = health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
+		.max_per_address = s->limits.connections_per_client ?
+				   s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT,
 		.deadline = &s->counters.http_deadline_closes,
 		.reclaimed_idle = &s->counters.http_reclaimed_idle,
 		.reclaimed_busiest = &s->counters.http_reclaimed_busiest,
