@@ -236,13 +236,25 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed for not finishing in time: request headers within 5 s, a body or reply at under 1 MiB/s, or idle 120 s.\n"
 		     "# TYPE netsched_scorer_http_deadline_closes_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_deadline_closes_total %lu\n", get(&c->http_deadline_closes));
-	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one with every slot taken: an idle one, or one of the address holding the most.\n"
+	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one, every slot taken or its address over --connections-per-client: an idle or silent one, or a busy one.\n"
 		     "# TYPE netsched_scorer_http_connections_reclaimed_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"idle\"} %lu\n", get(&c->http_reclaimed_idle));
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"busiest_address\"} %lu\n", get(&c->http_reclaimed_busiest));
 	buf_puts(&b, "# HELP netsched_scorer_http_replies_busy_total Status replies (/v1/nodes, /metrics) answered 503: the replies held for slow readers had used their memory budget (32 MiB).\n"
 		     "# TYPE netsched_scorer_http_replies_busy_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_replies_busy_total %lu\n", get(&c->http_replies_busy));
+	buf_puts(&b, "# HELP netsched_scorer_status_renders_total Status replies rendered (each shared by every request within its hold: a big one at most once a second), and renders that failed (over the size limit, or no memory: the error is then answered for 10 s without rendering).\n"
+		     "# TYPE netsched_scorer_status_renders_total counter\n");
+	{
+		static const char *const paths[] = { "/v1/nodes", "/metrics", "/v1/workloads" };
+
+		for (size_t i = 0; i < 3; i++) {
+			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"ok\"} %lu\n",
+				   paths[i], get(&c->status_renders[i]) - get(&c->status_render_failures[i]));
+			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"failed\"} %lu\n",
+				   paths[i], get(&c->status_render_failures[i]));
+		}
+	}
 
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
