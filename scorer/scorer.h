@@ -8,12 +8,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/extreq.h"
+#include "parse/extreq.h"
 #include "rules/filter.h"
 #include "membudget.h"
 #include "pods/podweight.h"
 #include "rules/policy.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "nodes/table.h"
 
 /* Bounds on what the scheduler may send. The defaults fit a 5,000-node

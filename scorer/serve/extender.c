@@ -9,7 +9,7 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "serve/extreq.h"
+#include "parse/extreq.h"
 #include "parse/bwannot.h"
 #include "rules/filter.h"
 #include "rules/fit.h"

@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "proto/report.h"
 #include "scorer/serve/extender.h"
-#include "scorer/serve/extreq.h"
+#include "scorer/parse/extreq.h"
 #include "scorer/parse/json.h"
 #include "scorer/rules/policy.h"
 #include "scorer/serve/reply.h"

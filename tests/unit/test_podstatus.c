@@ -1,4 +1,4 @@
-/* What the scorer shows of pods (scorer/status/podstatus.c): GET /v1/workloads,
+/* What the scorer shows of pods (scorer/serve/podstatus.c): GET /v1/workloads,
  * each node's top pods in /v1/nodes, the /metrics families; and nothing of
  * it without a pod watch. A fake scorer, a pod index fed by hand, a
  * report joined as the ingest would. */
@@ -14,10 +14,10 @@
 
 #include "common/clock.h"
 #include "scorer/pods/inflight.h"
-#include "scorer/status/metrics.h"
+#include "scorer/serve/metrics.h"
 #include "scorer/pods/podindex.h"
 #include "scorer/serve/reply.h"
-#include "scorer/status/status.h"
+#include "scorer/serve/status.h"
 #include "scorer/pods/workload.h"
 #include "tests/unit/fake_scorer.h"
 

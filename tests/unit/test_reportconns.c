@@ -18,7 +18,7 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "common/clock.h"
-#include "scorer/status/registry.h"
+#include "scorer/counters/registry.h"
 #include "scorer/reports/reportconns.h"
 
 #define PUSHERS 5

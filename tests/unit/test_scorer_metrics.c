@@ -1,4 +1,4 @@
-/* GET /metrics (scorer/status/metrics.c): the Prometheus text that the verbs'
+/* GET /metrics (scorer/serve/metrics.c): the Prometheus text that the verbs'
  * counters and latency histograms turn into, and the node gauges by source
  * as the view counts them, the fallback's nodes included (a real HTTP
  * server plays Prometheus: fake_prometheus.h). */
@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "scorer/serve/extender.h"
-#include "scorer/status/metrics.h"
+#include "scorer/serve/metrics.h"
 #include "scorer/prom/prom.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"

@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/status/status.h"
+#include "scorer/serve/status.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)

@@ -1,13 +1,13 @@
-#include "status/metrics.h"
+#include "serve/metrics.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "pods/inflight.h"
 #include "log.h"
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 #include "kube/podwatch.h"
 #include "serve/reply.h"
 #include "scorer.h"

@@ -1,4 +1,4 @@
-#include "status/status.h"
+#include "serve/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "pods/inflight.h"
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 #include "serve/reply.h"
 #include "scorer.h"
 #include "nodes/view.h"

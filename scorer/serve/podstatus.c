@@ -1,4 +1,4 @@
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 
 #include <stdlib.h>
 #include <string.h>
