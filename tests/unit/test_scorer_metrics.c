@@ -137,15 +137,15 @@ static void test_metrics_nodes_by_source(void **state)
 	snprintf(cfg.url, sizeof(cfg.url), "%s", fp->url);
 	snprintf(cfg.query.device, sizeof(cfg.query.device), "eth0");
 	snprintf(cfg.query.range, sizeof(cfg.query.range), "1m");
-	s->prom = prom_start(&cfg, &s->counters, s->now_ns, err, sizeof(err));
-	assert_non_null(s->prom);
+	s->view.prom = prom_start(&cfg, &s->counters, s->now_ns, err, sizeof(err));
+	assert_non_null(s->view.prom);
 	assert_true(fake_prometheus_wait(&s->counters.prom_refreshes, 1));
 	feed(s, "fresh", 10, fake_now);
 	feed(s, "silent", 10, fake_now - 10 * NS_PER_SEC);
 	feed(s, "quiet", 10, fake_now - 10 * NS_PER_SEC);
 	expect_lines(s, want, sizeof(want) / sizeof(want[0]));
-	prom_stop(s->prom);
-	s->prom = NULL;
+	prom_stop(s->view.prom);
+	s->view.prom = NULL;
 	fake_prometheus_stop(fp);
 }
 
