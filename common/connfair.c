@@ -157,12 +157,16 @@ size_t connfair_addr_unproven(const struct connfair *f, const struct connfair_ad
 	return s->count - s->proven;
 }
 
-/* Within one address and state of proof: silent, then idle, then the
- * longest waiting. */
+/* Within one address and state of proof: silent, then one whose request
+ * is not on its way (nothing waits unread: a connection that says nothing,
+ * reopened in a loop, never reaches "silent"), then idle, then the longest
+ * waiting. */
 static bool worse_within(const struct connfair_conn *a, const struct connfair_conn *b)
 {
 	if (a->silent != b->silent)
 		return a->silent;
+	if (a->talking != b->talking)
+		return b->talking;
 	if (a->idle != b->idle)
 		return a->idle;
 	return a->since_ns < b->since_ns;

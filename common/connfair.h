@@ -52,6 +52,10 @@ struct connfair_conn {
 	/* Kept up to date by the owner, read by connfair_victim(). */
 	bool idle;
 	bool silent;		/* idle, and no complete request head for a while */
+	/* Bytes of it wait unread in the kernel: a request on its way, not
+	 * a connection that says nothing. Its owner sets it just before
+	 * asking for a victim at its address. */
+	bool talking;
 	bool proven;		/* connfair_prove(); never cleared */
 	uint64_t since_ns;	/* idle since, or in its current state since */
 };

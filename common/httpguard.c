@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "clock.h"
@@ -188,6 +189,24 @@ static struct guarded *entry_of_fair(struct connfair_conn *v)
 	return (struct guarded *)((char *)v - offsetof(struct guarded, fair));
 }
 
+/* Which connections of address a have bytes waiting unread (FIONREAD):
+ * a probe whose request the server has not parsed yet, against a flood
+ * that reopens silent connections faster than any of them turns silent.
+ * Only when the address is over its cap: a walk of the list, and one
+ * ioctl per connection of that address. Lock held. */
+static void mark_talking(struct httpguard *g, const struct connfair_addr *a)
+{
+	for (struct guarded *c = g->head; c; c = c->next) {
+		int unread = 0;
+
+		if (c->shut || c->fair.addr.len != a->len ||
+		    memcmp(c->fair.addr.bytes, a->bytes, a->len))
+			continue;
+		c->fair.talking = c->phase == PHASE_HEADERS && ioctl(c->fd, FIONREAD, &unread) == 0 &&
+				  unread > 0;
+	}
+}
+
 /* e just in: over its address's own cap, that address's oldest silent
  * connection makes room (connfair.h), never e: the newcomer may be the
  * kubelet's probe or the scheduler's call from a node whose hostNetwork
@@ -200,7 +219,10 @@ static void make_room(struct httpguard *g, struct guarded *e, uint64_t now)
 
 	if (g->cfg.max_per_address && !e->fair.proven &&
 	    connfair_addr_unproven(&g->fair, &e->fair.addr) > g->cfg.max_per_address) {
-		struct connfair_conn *v = connfair_victim_at(&g->fair, &e->fair.addr, &e->fair);
+		struct connfair_conn *v;
+
+		mark_talking(g, &e->fair.addr);
+		v = connfair_victim_at(&g->fair, &e->fair.addr, &e->fair);
 
 		snprintf(what, sizeof(what), "limit %u", g->cfg.max_per_address);
 		if (v)
