@@ -18,6 +18,9 @@
  * shares them fairly, so hostile clients cannot hold every slot and fail
  * the liveness probe. */
 #define HTTPD_MAX_CONNECTIONS 32u
+/* Per address: over it, that address's oldest silent connection goes, so
+ * a hostNetwork pod flooding from the node's address (the kubelet's) does
+ * not fail the probe (httpguard.h). */
 #define HTTPD_PER_CLIENT 4u
 #define HTTPD_HEADER_TIMEOUT_S 3u
 #define HTTPD_IDLE_TIMEOUT_S 5u
@@ -174,6 +177,7 @@ struct agent_httpd *agent_httpd_start(const char *addr, uint16_t port, char *err
 		.min_bytes_per_second = HTTPD_MIN_BYTES_PER_SECOND,
 		.socket_buffer = HTTPD_SOCKET_BUFFER,
 		.max_connections = HTTPD_MAX_CONNECTIONS,
+		.max_per_address = HTTPD_PER_CLIENT,
 		.deadline = &h->deadline_closes,
 		.reclaimed_idle = &h->reclaimed_idle,
 		.reclaimed_busiest = &h->reclaimed_busiest,
@@ -185,7 +189,6 @@ struct agent_httpd *agent_httpd_start(const char *addr, uint16_t port, char *err
 				     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				     MHD_OPTION_CONNECTION_LIMIT,
 				     HTTPGUARD_HARD_LIMIT(HTTPD_MAX_CONNECTIONS),
-				     MHD_OPTION_PER_IP_CONNECTION_LIMIT, HTTPD_PER_CLIENT,
 				     MHD_OPTION_CONNECTION_TIMEOUT, HTTPD_IDLE_TIMEOUT_S,
 				     MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, h->guard,
 				     MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,

@@ -6,9 +6,12 @@
  * under a mutex, so a slow or hostile client can never touch or delay
  * sampling. Served by libmicrohttpd from one internal thread (poll()),
  * guarded like the scorer's ports (common/httpguard.h): 32 connections
- * at once and 4 per client address; over 32, the new connection makes room
- * fairly (one of the address holding the most, an idle one first), so the
- * kubelet's probe always gets in however many addresses hold on. Headers
+ * at once and 4 per client address; over 4 from one address, its oldest
+ * silent connection makes room (never the newcomer: the kubelet probes
+ * from the node's address, which a hostNetwork pod shares); over 32, the
+ * new connection makes room fairly (one of the address holding the most,
+ * a silent or idle one first), so the kubelet's probe always gets in
+ * however many addresses hold on. Headers
  * within 3 s; a request with a body is answered at once (405) and its body
  * never read; a reply taken at 64 KiB/s at least; 5 s idle at most. */
 #ifndef NETSCHED_AGENT_HTTPD_H

@@ -72,6 +72,8 @@ static int open_source(struct agent_options *o, struct nl **nl, bool *sysfs_ok, 
 	}
 	if (o->source == SAMPLER_NETLINK) {
 		*nl = nl_open(podselect_enabled(&o->pod_interfaces), why, sizeof(why));
+		if (*nl)
+			nl_set_node(*nl, o->node);
 		if (!*nl && o->source_set) {
 			snprintf(err, errlen, "%s", why);
 			rc = -EIO;

@@ -20,6 +20,7 @@ void agent_metrics_snapshot_fill(struct agent_metrics_snapshot *out, const struc
 	if (out->n_peers > SENDER_MAX_PEERS)
 		out->n_peers = SENDER_MAX_PEERS;
 	out->have_pods = sm && sampler_pods_health(sm, &out->pods);
+	out->have_nl = sm && sampler_nl_health(sm, &out->nl);
 }
 
 static uint64_t rss_bytes(void)
@@ -97,20 +98,63 @@ static void per_iface(struct buf *b, const struct agent_metrics_snapshot *m, con
 }
 
 /* A count of each interface the sampler has measured. */
-enum health_figure { ABSURD, GAPS, RESETS };
-
-static void per_iface_count(struct buf *b, const struct agent_metrics_snapshot *m,
-			    const char *name, const char *help, enum health_figure which)
+static void iface_rows(struct buf *b, const struct agent_metrics_snapshot *m)
 {
-	family(b, name, "counter", help);
-	for (size_t i = 0; i < m->n_ifaces; i++) {
-		const struct sampler_health *c = &m->ifaces[i];
+	static const struct {
+		const char *name, *type, *help;
+		size_t offset;
+	} rows[] = {
+#define ROW(n, t, f, h) { "netsched_agent_" n, t, h, offsetof(struct sampler_health, f) }
+		ROW("samples_dropped_total", "counter", absurd,
+		    "Samples dropped for implying more than twice the link speed."),
+		ROW("sample_gaps_total", "counter", gaps, "Samples missed or late, recorded as gaps."),
+		ROW("interface_resets_total", "counter", resets,
+		    "Times the kernel's counters went backwards (device reset)."),
+		ROW("sample_read_failures_total", "counter", failed,
+		    "Samples whose counters could not be read (after the netlink retries), recorded as gaps."),
+		ROW("sample_failures_in_row", "gauge", failed_in_row,
+		    "The newest samples that could not be read, in a row (0: the newest was read); the reports carry it."),
+#undef ROW
+	};
 
-		buf_printf(b, "%s{interface=\"", name);
-		label(b, c->name);
-		buf_printf(b, "\"} %" PRIu64 "\n", which == ABSURD ? c->absurd :
-						  which == GAPS	  ? c->gaps :
-								    c->resets);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		family(b, rows[r].name, rows[r].type, rows[r].help);
+		for (size_t i = 0; i < m->n_ifaces; i++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)&m->ifaces[i] + rows[r].offset, sizeof(v));
+			buf_printf(b, "%s{interface=\"", rows[r].name);
+			label(b, m->ifaces[i].name);
+			buf_printf(b, "\"} %" PRIu64 "\n", v);
+		}
+	}
+}
+
+/* How the netlink socket kept in step (nl.h). */
+static void nl_rows(struct buf *b, const struct nl_health *h)
+{
+	static const struct {
+		const char *name, *help;
+		size_t offset;
+	} rows[] = {
+#define ROW(n, f, h) { "netsched_agent_netlink_" n, h, offsetof(struct nl_health, f) }
+		ROW("requests_total", requests, "Netlink dumps and batches of requests sent (retries apart)."),
+		ROW("dumps_interrupted_total", interrupted,
+		    "Dumps the kernel flagged interrupted (links changed during them): read to their end and tried again."),
+		ROW("retries_total", retries, "Requests sent again after a failed try."),
+		ROW("stale_replies_total", stale, "Replies to earlier requests found in the socket and skipped."),
+		ROW("requests_failed_total", failed, "Requests that failed every try."),
+		ROW("socket_reopens_total", reopens, "Times the netlink socket was out of step and opened anew."),
+		ROW("socket_reopen_errors_total", reopen_errors, "Times opening it anew failed."),
+#undef ROW
+	};
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)h + rows[i].offset, sizeof(v));
+		family(b, rows[i].name, "counter", rows[i].help);
+		buf_printf(b, "%s %" PRIu64 "\n", rows[i].name, v);
 	}
 }
 
@@ -186,17 +230,14 @@ void agent_metrics_render(const struct agent_metrics_snapshot *m,
 		  "Packets dropped or missed on receive in the last window.", RX_DROPPED);
 	per_iface(b, m, "netsched_agent_transmit_dropped_packets",
 		  "Packets dropped on transmit in the last window.", TX_DROPPED);
-	per_iface_count(b, m, "netsched_agent_samples_dropped_total",
-			"Samples dropped for implying more than twice the link speed.", ABSURD);
-	per_iface_count(b, m, "netsched_agent_sample_gaps_total",
-			"Samples missed or late, recorded as gaps.", GAPS);
-	per_iface_count(b, m, "netsched_agent_interface_resets_total",
-			"Times the kernel's counters went backwards (device reset).", RESETS);
+	iface_rows(b, m);
 	per_peer(b, m, "netsched_agent_reports_sent_total", "Reports queued for a scorer.", false);
 	per_peer(b, m, "netsched_agent_reports_failed_total",
 		 "Reports a scorer could not take (down or not keeping up).", true);
 	if (m->have_pods)
 		pod_rows(b, &m->pods);
+	if (m->have_nl)
+		nl_rows(b, &m->nl);
 	family(b, "netsched_agent_http_deadline_closes_total", "counter",
 	       "Connections to this endpoint closed for not finishing a request in time, or idle.");
 	buf_printf(b, "netsched_agent_http_deadline_closes_total %" PRIu64 "\n",

@@ -26,6 +26,8 @@ struct agent_metrics_snapshot {
 	struct sender_peer peers[SENDER_MAX_PEERS];
 	bool have_pods;			/* the sampler measures pods */
 	struct pods_health pods;
+	bool have_nl;			/* the sampler reads netlink */
+	struct nl_health nl;
 };
 
 /* The process and its HTTP server. */

@@ -1,13 +1,18 @@
 #include "nl.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libmnl/libmnl.h>
 #include <linux/if.h>
@@ -15,41 +20,81 @@
 #include <linux/neighbour.h>
 #include <linux/rtnetlink.h>
 
+#include "clock.h"
+#include "log.h"
+
 struct nl {
 	struct mnl_socket *sock;
 	struct mnl_socket *watch;	/* RTMGRP_LINK notifications */
 	struct mnl_socket *podwatch;	/* route and neighbour notifications (nl_open() with pods) */
+	int netns;			/* the namespace sock reads, to reopen it there; -1: unknown */
+	const struct nl_io *io;		/* tests: a fake kernel instead of sock */
+	const char *node;		/* for log lines */
 	uint32_t portid;
 	uint32_t seq;
 	bool no_getstats;	/* the kernel refused RTM_GETSTATS once */
+	struct nl_health health;
+	struct log_limit retry_log, fail_log, reopen_log;
 	/* The kernel fills dump replies up to 32 KB (libmnl's MNL_SOCKET_DUMP_SIZE);
 	 * a smaller buffer would truncate them. Aligned: replies are read in
 	 * place as struct nlmsghdr. */
 	_Alignas(8) char buf[32768];
 };
 
-struct nl *nl_open(bool pods, char *err, size_t errlen)
+/* Retried and failed requests are logged once a minute at most, with how
+ * many were not: pod churn can interrupt a dump every sample. */
+#define NL_LOG_QUIET_NS (60ULL * NS_PER_SEC)
+/* Our requests are one header and a few attributes. */
+#define NL_REQ_MAX 256
+
+/* The request socket: bound, with a receive timeout so that a kernel that
+ * never answers cannot hang the agent. */
+static struct mnl_socket *request_socket(char *err, size_t errlen)
 {
 	struct timeval tv = { .tv_sec = 2 };
+	struct mnl_socket *sock = mnl_socket_open2(NETLINK_ROUTE, SOCK_CLOEXEC);
+
+	if (!sock) {
+		snprintf(err, errlen, "netlink: socket: %s", strerror(errno));
+		return NULL;
+	}
+	if (mnl_socket_bind(sock, 0, MNL_SOCKET_AUTOPID) < 0) {
+		snprintf(err, errlen, "netlink: bind: %s", strerror(errno));
+		goto fail;
+	}
+	if (setsockopt(mnl_socket_get_fd(sock), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
+		snprintf(err, errlen, "netlink: SO_RCVTIMEO: %s", strerror(errno));
+		goto fail;
+	}
+	return sock;
+fail:
+	mnl_socket_close(sock);
+	return NULL;
+}
+
+/* The calling thread's network namespace: the one setns() changes. */
+static int this_netns(void)
+{
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	return fd >= 0 ? fd : open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+}
+
+struct nl *nl_open(bool pods, char *err, size_t errlen)
+{
 	struct nl *nl = calloc(1, sizeof(*nl));
 
 	if (!nl) {
 		snprintf(err, errlen, "netlink: out of memory");
 		return NULL;
 	}
-	nl->sock = mnl_socket_open(NETLINK_ROUTE);
-	if (!nl->sock) {
-		snprintf(err, errlen, "netlink: socket: %s", strerror(errno));
+	nl->node = "?";
+	/* Without it a socket out of step is reopened only in the namespace
+	 * the agent is in then, which is this one unless --netns. */
+	nl->netns = this_netns();
+	nl->sock = request_socket(err, errlen);
+	if (!nl->sock)
 		goto fail;
-	}
-	if (mnl_socket_bind(nl->sock, 0, MNL_SOCKET_AUTOPID) < 0) {
-		snprintf(err, errlen, "netlink: bind: %s", strerror(errno));
-		goto fail;
-	}
-	if (setsockopt(mnl_socket_get_fd(nl->sock), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv))) {
-		snprintf(err, errlen, "netlink: SO_RCVTIMEO: %s", strerror(errno));
-		goto fail;
-	}
 	nl->portid = mnl_socket_get_portid(nl->sock);
 	nl->seq = (uint32_t)time(NULL);
 	nl->watch = mnl_socket_open2(NETLINK_ROUTE, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -73,6 +118,20 @@ fail:
 	return NULL;
 }
 
+struct nl *nl_open_io(const struct nl_io *io, uint32_t portid)
+{
+	struct nl *nl = calloc(1, sizeof(*nl));
+
+	if (!nl)
+		return NULL;
+	nl->node = "?";
+	nl->netns = -1;
+	nl->io = io;
+	nl->portid = portid;
+	nl->seq = 1000;
+	return nl;
+}
+
 void nl_close(struct nl *nl)
 {
 	if (!nl)
@@ -83,36 +142,321 @@ void nl_close(struct nl *nl)
 		mnl_socket_close(nl->watch);
 	if (nl->podwatch)
 		mnl_socket_close(nl->podwatch);
+	if (nl->netns >= 0)
+		close(nl->netns);
 	free(nl);
 }
 
-/* Sends the request in nl->buf and feeds every reply to cb until the kernel
- * says done (dump) or acknowledges (single request). */
-static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
+void nl_set_node(struct nl *nl, const char *node)
 {
-	uint32_t seq = nlh->nlmsg_seq;
-	ssize_t n;
-	int rc;
+	nl->node = node;
+}
 
-	if (mnl_socket_sendto(nl->sock, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl->sock, nl->buf, sizeof(nl->buf));
+void nl_health(const struct nl *nl, struct nl_health *out)
+{
+	*out = nl->health;
+}
+
+/* ------------------------------------------------------ the request socket */
+
+static int sock_send(struct nl *nl, const void *buf, size_t len)
+{
+	if (nl->io)
+		return nl->io->send(nl->io->ctx, buf, len);
+	return mnl_socket_sendto(nl->sock, buf, len) < 0 ? -errno : 0;
+}
+
+/* One datagram, or -errno: -ETIMEDOUT when none came in time (wait), or
+ * -EAGAIN when none is there (!wait). */
+static ssize_t sock_recv(struct nl *nl, void *buf, size_t cap, bool wait)
+{
+	ssize_t n;
+
+	if (nl->io) {
+		n = nl->io->recv(nl->io->ctx, buf, cap, wait);
+	} else {
+		/* MSG_TRUNC: the datagram's real length, so a cut one is seen. */
+		n = recv(mnl_socket_get_fd(nl->sock), buf, cap, (wait ? 0 : MSG_DONTWAIT) | MSG_TRUNC);
 		if (n < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
-		rc = mnl_cb_run(nl->buf, (size_t)n, seq, nl->portid, cb, data);
-	} while (rc == MNL_CB_OK);
-	return rc == MNL_CB_ERROR ? (errno ? -errno : -EIO) : 0;
+			n = -errno;
+		else if ((size_t)n > cap)
+			n = -EMSGSIZE;
+	}
+	return n == -EAGAIN && wait ? -ETIMEDOUT : n;
+}
+
+/* A fresh socket in the namespace the old one read, in its place; the old
+ * one, with whatever it still holds, is closed. 0 or -errno (the old one
+ * kept). Needs CAP_SYS_ADMIN only when the agent reads another namespace
+ * (--netns), which it had to enter at start anyway. */
+static int reopen(struct nl *nl, char *err, size_t errlen)
+{
+	struct mnl_socket *sock;
+	struct stat a, b;
+	bool moved = false;
+	int here = -1, rc = 0;
+
+	if (nl->io) {
+		rc = nl->io->reopen(nl->io->ctx, &nl->portid);
+		if (rc)
+			snprintf(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	if (nl->netns >= 0) {
+		here = this_netns();
+		if (here < 0 || fstat(here, &a) || fstat(nl->netns, &b)) {
+			rc = -errno;
+			snprintf(err, errlen, "netns: %s", strerror(errno));
+			goto out;
+		}
+		if (a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+			if (setns(nl->netns, CLONE_NEWNET)) {
+				rc = -errno;
+				snprintf(err, errlen, "setns: %s", strerror(errno));
+				goto out;
+			}
+			moved = true;
+		}
+	}
+	sock = request_socket(err, errlen);
+	if (moved && setns(here, CLONE_NEWNET))
+		log_error("netlink", "%s: cannot return to the agent's namespace after reopening "
+			  "the netlink socket: %s", nl->node, strerror(errno));
+	if (!sock) {
+		rc = -EIO;
+		goto out;
+	}
+	mnl_socket_close(nl->sock);
+	nl->sock = sock;
+	nl->portid = mnl_socket_get_portid(sock);
+out:
+	if (here >= 0)
+		close(here);
+	return rc;
+}
+
+/* Reads without waiting whatever the socket holds: the rest of a dump
+ * left unread (each read makes the kernel queue its next part, until its
+ * end), acks and errors of earlier requests. Counted as stale. */
+static void drain(struct nl *nl)
+{
+	for (size_t i = 0; i < NL_READ_MAX; i++) {
+		ssize_t n = sock_recv(nl, nl->buf, sizeof(nl->buf), false);
+		const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl->buf;
+		int left = (int)n;
+
+		if (n < 0 && n != -ENOBUFS && n != -EMSGSIZE)
+			return;
+		for (; n > 0 && mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left))
+			nl->health.stale++;
+	}
+}
+
+/* One request's replies, datagram by datagram. */
+struct reply {
+	uint32_t seq, portid;
+	mnl_cb_t cb;
+	void *data;
+	bool interrupted;	/* NLM_F_DUMP_INTR: what follows may miss or repeat entries */
+	bool ended;		/* NLMSG_DONE, or an error or ack of ours */
+	int err;		/* the kernel's answer: 0 or -errno */
+	uint64_t stale;
+};
+
+/* Takes one datagram: this request's messages go to cb, until the kernel
+ * flags the dump interrupted; messages of earlier requests are skipped
+ * (read to their end so the socket stays in step). Returns whether this
+ * request's replies have ended. */
+static bool reply_take(struct reply *r, const void *buf, size_t len)
+{
+	const struct nlmsghdr *nlh = buf;
+	int left = len > INT_MAX ? INT_MAX : (int)len;
+
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
+		if (nlh->nlmsg_seq != r->seq || (nlh->nlmsg_pid && nlh->nlmsg_pid != r->portid)) {
+			r->stale++;
+			continue;
+		}
+		if (nlh->nlmsg_flags & NLM_F_DUMP_INTR)
+			r->interrupted = true;
+		if (nlh->nlmsg_type == NLMSG_DONE) {
+			int32_t e = 0;
+
+			/* A dump that failed on the kernel's side ends with its
+			 * errno in NLMSG_DONE. */
+			if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(e))
+				memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
+			r->err = e < 0 ? e : 0;
+			r->ended = true;
+			return true;
+		}
+		if (nlh->nlmsg_type == NLMSG_ERROR) {
+			int32_t e = -EBADMSG;
+
+			if (mnl_nlmsg_get_payload_len(nlh) >= sizeof(struct nlmsgerr))
+				memcpy(&e, mnl_nlmsg_get_payload(nlh), sizeof(e));
+			r->err = e <= 0 && e > -4096 ? e : -EBADMSG;
+			r->ended = true;
+			return true;
+		}
+		if (nlh->nlmsg_type >= NLMSG_MIN_TYPE && !r->interrupted)
+			r->cb(nlh, r->data);
+	}
+	return false;
+}
+
+/* Sends req and reads its replies to their end. 0 (r says how it ended),
+ * or -errno: the send failed, no reply in time (-ETIMEDOUT), replies lost
+ * (-ENOBUFS) or too long (-EMSGSIZE), or no end after NL_READ_MAX datagrams
+ * (-EPROTO). */
+static int exchange(struct nl *nl, const struct nlmsghdr *req, struct reply *r)
+{
+	int rc = sock_send(nl, req, req->nlmsg_len);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < NL_READ_MAX; i++) {
+		ssize_t n = sock_recv(nl, nl->buf, sizeof(nl->buf), true);
+
+		if (n < 0)
+			return (int)n;
+		if (reply_take(r, nl->buf, (size_t)n))
+			return 0;
+	}
+	return -EPROTO;
+}
+
+/* Socket errors after which it may hold, or have lost, replies we cannot
+ * account for. */
+static bool out_of_step(int rc)
+{
+	return rc == -ETIMEDOUT || rc == -ENOBUFS || rc == -EMSGSIZE || rc == -EPROTO;
+}
+
+/* The kernel's answers the next try may get past: interrupted, a dump
+ * still running on the socket, short of memory. The others (-EOPNOTSUPP,
+ * -EINVAL, -ENODEV, ...) are final. */
+static bool retryable(int rc)
+{
+	return rc == -EINTR || rc == -EBUSY || rc == -EAGAIN || rc == -ENOBUFS;
+}
+
+static const char *what_of(uint16_t type)
+{
+	switch (type) {
+	case RTM_GETLINK: return "links";
+	case RTM_GETSTATS: return "link stats";
+	case RTM_GETROUTE: return "routes";
+	case RTM_GETNEIGH: return "neighbours";
+	}
+	return "netlink";
+}
+
+static const char *why_of(int rc)
+{
+	return rc == -EINTR ? "interrupted (links changed during it)" : strerror(-rc);
+}
+
+/* Sends the request in nl->buf and feeds every reply to cb until the kernel
+ * says done (dump) or acknowledges (single request), keeping the socket in
+ * step (nl.h): NL_TRIES tries at most. restart (may be NULL) is called
+ * before each try after the first: cb saw that try's entries up to the
+ * interruption, and sees them again. Without restart cb must keep the
+ * last of an entry seen twice (counters) or take it twice harmlessly
+ * (podmap merges an address seen twice on one interface). */
+static int transact(struct nl *nl, struct nlmsghdr *nlh, mnl_cb_t cb, void *data,
+		    void (*restart)(void *data))
+{
+	_Alignas(8) char req_buf[NL_REQ_MAX];
+	struct nlmsghdr *req = (struct nlmsghdr *)req_buf;
+	const char *what = what_of(nlh->nlmsg_type);
+	char err[128];
+	unsigned tries = 0, interrupted = 0, reopened = 0;
+	int rc = -EIO, sock_err = 0, last = 0;
+
+	if (nlh->nlmsg_len > sizeof(req_buf))
+		return -EMSGSIZE;
+	/* Replies land in nl->buf: keep the request for the next try. */
+	memcpy(req_buf, nlh, nlh->nlmsg_len);
+	nl->health.requests++;
+	while (tries < NL_TRIES) {
+		struct reply r = { .seq = req->nlmsg_seq, .portid = nl->portid, .cb = cb, .data = data };
+
+		tries++;
+		sock_err = exchange(nl, req, &r);
+		nl->health.stale += r.stale;
+		rc = sock_err ? sock_err : r.interrupted ? -EINTR : r.err;
+		if (!sock_err && r.interrupted) {
+			nl->health.interrupted++;
+			interrupted++;
+		}
+		if (!rc || !(sock_err ? out_of_step(sock_err) : retryable(rc)) || tries == NL_TRIES)
+			break;
+		nl->health.retries++;
+		last = rc;
+		/* Stale replies even on a retry, after the drain: the socket does
+		 * not catch up. Out of step: start over on a new one. */
+		if (out_of_step(sock_err) || (tries > 1 && r.stale)) {
+			if (reopen(nl, err, sizeof(err))) {
+				nl->health.reopen_errors++;
+				log_limited(&nl->fail_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_ERROR,
+					    "netlink", "%s: netlink dump of %s: %s; cannot reopen the "
+					    "socket: %s", nl->node, what, why_of(rc), err);
+				drain(nl);
+			} else {
+				nl->health.reopens++;
+				reopened++;
+				log_limited(&nl->reopen_log, clock_mono_ns(), NL_LOG_QUIET_NS,
+					    LOG_LVL_WARN, "netlink", "%s: netlink dump of %s: %s (try "
+					    "%u of %u); reopened the socket (%llu times so far)",
+					    nl->node, what, why_of(rc), tries, NL_TRIES,
+					    (unsigned long long)nl->health.reopens);
+			}
+		} else {
+			drain(nl);
+		}
+		req->nlmsg_seq = ++nl->seq;
+		if (restart)
+			restart(data);
+	}
+	if (rc && (out_of_step(sock_err) || retryable(rc))) {
+		nl->health.failed++;
+		log_limited(&nl->fail_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_WARN, "netlink",
+			    "%s: netlink dump of %s failed %u times in a row (%u interrupted), last: "
+			    "%s; trying again at the next sample (%llu failed so far)", nl->node, what,
+			    tries, interrupted, why_of(rc), (unsigned long long)nl->health.failed);
+		/* The next call starts on a quiet socket. */
+		drain(nl);
+	} else if (!rc && tries > 1 && interrupted == tries - 1) {
+		log_limited(&nl->retry_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_INFO, "netlink",
+			    "%s: netlink dump of %s interrupted %u time%s in a row (links changing); "
+			    "read whole on try %u (%llu interrupted so far)", nl->node, what,
+			    interrupted, interrupted == 1 ? "" : "s", tries,
+			    (unsigned long long)nl->health.interrupted);
+	} else if (!rc && tries > 1) {
+		log_limited(&nl->retry_log, clock_mono_ns(), NL_LOG_QUIET_NS, LOG_LVL_INFO, "netlink",
+			    "%s: netlink dump of %s failed %u time%s in a row (last: %s%s); read "
+			    "whole on try %u", nl->node, what, tries - 1, tries == 2 ? "" : "s",
+			    why_of(last), reopened ? "; socket reopened" : "", tries);
+	}
+	return rc;
 }
 
 bool nl_links_changed(struct nl *nl)
 {
 	bool changed = false;
-	ssize_t n;
+	ssize_t n = 0;
 
-	/* The content does not matter: any event means "look again". */
-	while ((n = mnl_socket_recvfrom(nl->watch, nl->buf, sizeof(nl->buf))) > 0)
+	if (!nl->watch)
+		return false;
+	/* The content does not matter: any event means "look again". An
+	 * overrun (ENOBUFS) lost some: look again too, a full dump. */
+	for (size_t i = 0; i < NL_READ_MAX; i++) {
+		n = mnl_socket_recvfrom(nl->watch, nl->buf, sizeof(nl->buf));
+		if (n <= 0)
+			break;
 		changed = true;
+	}
 	return changed || (n < 0 && errno == ENOBUFS);
 }
 
@@ -146,7 +490,7 @@ int nl_ifindex(struct nl *nl, const char *name, uint32_t *ifindex)
 	mnl_attr_put_strz(nlh, IFLA_IFNAME, name);
 	/* Skip the per-VF and stats blobs we do not read. */
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	rc = transact(nl, nlh, link_cb, &found);
+	rc = transact(nl, nlh, link_cb, &found, NULL);
 	if (rc)
 		return rc;
 	if (!found)
@@ -295,7 +639,7 @@ int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx)
 		ifsm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifsm));
 		ifsm->family = AF_UNSPEC;
 		ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
-		rc = transact(nl, nlh, stats_cb, &d);
+		rc = transact(nl, nlh, stats_cb, &d, NULL);
 		if (rc != -EOPNOTSUPP && rc != -EINVAL)
 			return rc;
 		nl->no_getstats = true;
@@ -303,15 +647,16 @@ int nl_dump_stats(struct nl *nl, nl_stats_fn fn, void *ctx)
 	nlh = put_dump(nl, RTM_GETLINK);
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
-	return transact(nl, nlh, getlink_stats_cb, &d);
+	return transact(nl, nlh, getlink_stats_cb, &d, NULL);
 }
 
 int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_fn fn, void *ctx)
 {
 	struct dump_ctx d = { fn, ctx };
-	char *p = nl->buf;
+	char *p = nl->buf, err[128];
 	uint32_t first = nl->seq + 1;
 	size_t replies = 0;
+	int rc;
 
 	if (n == 0)
 		return 0;
@@ -330,26 +675,45 @@ int nl_read_stats(struct nl *nl, const uint32_t *ifindexes, size_t n, nl_stats_f
 		ifsm->filter_mask = IFLA_STATS_FILTER_BIT(IFLA_STATS_LINK_64);
 		p += NLMSG_ALIGN(nlh->nlmsg_len);
 	}
-	if (mnl_socket_sendto(nl->sock, nl->buf, (size_t)(p - nl->buf)) < 0)
-		return -errno;
+	nl->health.requests++;
+	rc = sock_send(nl, nl->buf, (size_t)(p - nl->buf));
 	/* One reply per request: the stats, or an error for a gone ifindex. */
-	while (replies < n) {
-		ssize_t len = mnl_socket_recvfrom(nl->sock, nl->buf, sizeof(nl->buf));
+	for (size_t k = 0; !rc && replies < n; k++) {
+		ssize_t len = k < NL_READ_MAX ? sock_recv(nl, nl->buf, sizeof(nl->buf), true) : -EPROTO;
 		const struct nlmsghdr *nlh = (const struct nlmsghdr *)nl->buf;
 		int left = (int)len;
 
-		if (len < 0)
-			return errno == EAGAIN ? -ETIMEDOUT : -errno;
+		if (len < 0) {
+			rc = (int)len;
+			break;
+		}
 		for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left)) {
-			if (nlh->nlmsg_pid != nl->portid || nlh->nlmsg_seq < first ||
-			    nlh->nlmsg_seq > nl->seq)
-				continue; /* a late reply to an earlier, timed-out call */
+			if ((nlh->nlmsg_pid && nlh->nlmsg_pid != nl->portid) ||
+			    nlh->nlmsg_seq < first || nlh->nlmsg_seq > nl->seq) {
+				nl->health.stale++; /* a reply to an earlier request */
+				continue;
+			}
 			replies++;
 			if (nlh->nlmsg_type == RTM_NEWSTATS)
 				stats_cb(nlh, &d);
 		}
 	}
-	return 0;
+	if (rc) {
+		/* Not retried here: the caller reads these with a dump next. */
+		nl->health.failed++;
+		if (out_of_step(rc)) {
+			if (reopen(nl, err, sizeof(err)) == 0) {
+				nl->health.reopens++;
+				log_limited(&nl->reopen_log, clock_mono_ns(), NL_LOG_QUIET_NS,
+					    LOG_LVL_WARN, "netlink", "%s: netlink stats requests: %s; "
+					    "reopened the socket (%llu times so far)", nl->node,
+					    strerror(-rc), (unsigned long long)nl->health.reopens);
+			} else {
+				nl->health.reopen_errors++;
+			}
+		}
+	}
+	return rc;
 }
 
 struct links_ctx {
@@ -419,6 +783,15 @@ static int links_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/* A link dump tried again lists every link again. */
+static void links_restart(void *data)
+{
+	struct links_ctx *lc = data;
+
+	lc->n = 0;
+	lc->overflow = false;
+}
+
 static void mark_default(struct links_ctx *lc, uint32_t ifindex)
 {
 	for (size_t i = 0; i < lc->n; i++)
@@ -485,14 +858,14 @@ int nl_links(struct nl *nl, struct ifselect_link *links, size_t cap, size_t *n)
 	ifi = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifi));
 	ifi->ifi_family = AF_UNSPEC;
 	mnl_attr_put_u32(nlh, IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS);
-	rc = transact(nl, nlh, links_cb, &lc);
+	rc = transact(nl, nlh, links_cb, &lc, links_restart);
 	if (rc)
 		return rc;
 	for (size_t f = 0; f < sizeof(families); f++) {
 		nlh = put_dump(nl, RTM_GETROUTE);
 		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 		rtm->rtm_family = families[f];
-		rc = transact(nl, nlh, routes_cb, &lc);
+		rc = transact(nl, nlh, routes_cb, &lc, NULL);
 		/* A kernel without IPv6 has no IPv6 routes to mark. */
 		if (rc && !(families[f] == AF_INET6 && rc == -EAFNOSUPPORT))
 			return rc;
@@ -631,7 +1004,7 @@ int nl_pod_facts(struct nl *nl, bool bridges, nl_fact_fn fn, void *ctx)
 		nlh = put_dump(nl, RTM_GETROUTE);
 		rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
 		rtm->rtm_family = families[i];
-		rc = transact(nl, nlh, facts_cb, &fc);
+		rc = transact(nl, nlh, facts_cb, &fc, NULL);
 		if (rc && !(families[i] == AF_INET6 && rc == -EAFNOSUPPORT))
 			return rc;
 	}
@@ -642,7 +1015,7 @@ int nl_pod_facts(struct nl *nl, bool bridges, nl_fact_fn fn, void *ctx)
 		nlh = put_dump(nl, RTM_GETNEIGH);
 		ndm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ndm));
 		ndm->ndm_family = families[i];
-		rc = transact(nl, nlh, facts_cb, &fc);
+		rc = transact(nl, nlh, facts_cb, &fc, NULL);
 		if (rc && !(families[i] == AF_INET6 && rc == -EAFNOSUPPORT))
 			return rc;
 	}
@@ -657,12 +1030,16 @@ bool nl_pod_watch(const struct nl *nl)
 bool nl_pod_changes(struct nl *nl, nl_fact_fn fn, void *ctx)
 {
 	struct facts_ctx fc = { fn, ctx };
-	ssize_t n;
+	ssize_t n = 0;
 
 	if (!nl->podwatch)
 		return false;
-	while ((n = mnl_socket_recvfrom(nl->podwatch, nl->buf, sizeof(nl->buf))) > 0)
+	for (size_t i = 0; i < NL_READ_MAX; i++) {
+		n = mnl_socket_recvfrom(nl->podwatch, nl->buf, sizeof(nl->buf));
+		if (n <= 0)
+			break;
 		mnl_cb_run(nl->buf, (size_t)n, 0, 0, facts_cb, &fc);
+	}
 	return n < 0 && errno == ENOBUFS;
 }
 

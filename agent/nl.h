@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "ifreading.h"
 #include "ifselect.h"
@@ -26,6 +27,56 @@ struct nl;
 struct nl *nl_open(bool pods, char *err, size_t errlen);
 /* Accepts NULL. */
 void nl_close(struct nl *nl);
+
+/* The node named in log lines (borrowed; "?" until set). */
+void nl_set_node(struct nl *nl, const char *node);
+
+/* Keeping the request socket in step with the kernel.
+ *
+ * A dump's replies come over several datagrams, and the kernel refuses a
+ * new dump on a socket (EBUSY) until the running one has been read to its
+ * end. So a dump that ends early on our side (interrupted: links changed
+ * under it and the kernel flagged NLM_F_DUMP_INTR; an error; a timeout)
+ * is always read to its end or drained, replies to earlier requests
+ * (stale: another sequence number) are skipped and counted, never taken
+ * for this request's, and the request is retried: NL_TRIES in all. A
+ * socket still out of step (no answer in time, replies lost to an
+ * overrun, or stale replies after a drain) is closed and opened again in
+ * the namespace it read. The request socket carries no subscriptions;
+ * the notification sockets are separate, and an overrun on them already
+ * means "look again": a full dump (nl_links_changed(), nl_pod_changes()). */
+#define NL_TRIES 4
+/* Datagrams read for one request at most, stale ones included: a dump of
+ * SAMPLER_MAX_LINKS links is ~200 of them. */
+#define NL_READ_MAX 4096
+
+/* Counts since nl_open(), for /metrics (every one a uint64_t). */
+struct nl_health {
+	uint64_t requests;	/* dumps and batches of requests sent (not retries) */
+	uint64_t interrupted;	/* dumps the kernel flagged NLM_F_DUMP_INTR */
+	uint64_t retries;	/* requests sent again after a failed try */
+	uint64_t stale;		/* replies to earlier requests, skipped */
+	uint64_t failed;	/* requests that failed every try */
+	uint64_t reopens;	/* times the socket was opened anew */
+	uint64_t reopen_errors;	/* times that failed (the old one kept) */
+};
+void nl_health(const struct nl *nl, struct nl_health *out);
+
+/* The socket seam, for tests: a fake kernel in place of the socket
+ * (tests/unit/fake_netlink.h). send takes one buffer of requests (0 or
+ * -errno); recv gives one datagram (its length or -errno; -EAGAIN when
+ * nothing came: at once with wait false, else after the timeout); reopen
+ * gives a fresh socket, its port id in *portid (0 or -errno). */
+struct nl_io {
+	int (*send)(void *ctx, const void *buf, size_t len);
+	ssize_t (*recv)(void *ctx, void *buf, size_t cap, bool wait);
+	int (*reopen)(void *ctx, uint32_t *portid);
+	void *ctx;
+};
+/* An nl over io (borrowed), port id portid, without notification sockets:
+ * nl_links_changed() and nl_pod_changes() say nothing changed. NULL when
+ * out of memory. */
+struct nl *nl_open_io(const struct nl_io *io, uint32_t portid);
 
 /* Whether any link was added, removed or changed since the last call: a
  * second socket subscribed to RTMGRP_LINK, drained without blocking (one

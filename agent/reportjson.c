@@ -45,11 +45,11 @@ void reportjson_write(struct buf *b, const struct report *r)
 			   ",\"rxP95BytesPerSecond\":%" PRIu64 ",\"txP95BytesPerSecond\":%" PRIu64
 			   ",\"rxRecentBytesPerSecond\":%" PRIu64 ",\"txRecentBytesPerSecond\":%" PRIu64
 			   ",\"rxDropped\":%" PRIu64 ",\"rxMissed\":%" PRIu64 ",\"txDropped\":%" PRIu64
-			   "}",
+			   ",\"failedSamples\":%" PRIu32 "}",
 			   f->ifindex, f->rx_bytes, f->tx_bytes, t->covered_ms, f->samples,
 			   f->samples_expected, t->link_bytes_per_second * 8, t->rx.average,
 			   t->tx.average, t->rx.peak, t->tx.peak, t->rx.p95, t->tx.p95, t->rx.recent,
-			   t->tx.recent, t->rx_dropped, t->rx_missed, t->tx_dropped);
+			   t->tx.recent, t->rx_dropped, t->rx_missed, t->tx_dropped, f->failed_samples);
 	}
 	buf_puts(b, "]");
 	if (r->has_pods) {

@@ -109,9 +109,19 @@ size_t sampler_health(const struct sampler *s, struct sampler_health *out, size_
 		out[k].resets = f->win.resets;
 		out[k].gaps = f->win.gaps;
 		out[k].absurd = f->win.absurd;
+		out[k].failed = f->failed;
+		out[k].failed_in_row = f->failed_in_row;
 		k++;
 	}
 	return k;
+}
+
+bool sampler_nl_health(const struct sampler *s, struct nl_health *h)
+{
+	if (!s->nl)
+		return false;
+	nl_health(s->nl, h);
+	return true;
 }
 
 static uint64_t speed_of(const struct sampler *s, const char *name)
@@ -210,10 +220,15 @@ static void rescan(struct sampler *s, uint64_t now_ns)
 		log_warn("sampler", "%s: more than %d links; only the first are considered",
 			 s->cfg.node, SAMPLER_MAX_LINKS);
 	else if (rc) {
-		log_warn("sampler", "%s: cannot list interfaces: %s; trying again in %llu s",
-			 s->cfg.node, strerror(-rc),
-			 (unsigned long long)(SAMPLER_RESCAN_NS / NS_PER_SEC));
+		/* Links changing faster than a dump reads them (nl.h tried it
+		 * NL_TRIES times): again at the next sample, not 5 s on. */
+		bool churn = rc == -EINTR || rc == -EBUSY;
+
+		log_limited(&s->rescan_log, now_ns, 10ULL * NS_PER_SEC, LOG_LVL_WARN, "sampler",
+			    "%s: cannot list interfaces: %s; trying again %s", s->cfg.node,
+			    strerror(-rc), churn ? "at the next sample" : "in 5 s");
 		s->next_rescan_ns = now_ns + SAMPLER_RESCAN_NS;
+		s->rescan_now = churn;
 		return;
 	}
 
@@ -378,6 +393,15 @@ static int read_all(struct sampler *s, bool pods)
 	return 0;
 }
 
+/* The first measured interface's name, for log lines. */
+static const char *first_name(const struct sampler *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->ifs[i].used && s->ifs[i].ifindex)
+			return s->ifs[i].name;
+	return "no interface";
+}
+
 int sampler_tick(struct sampler *s, uint64_t now_ns)
 {
 	bool pods;
@@ -397,16 +421,37 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 		pods_sample(&s->pods, now_ns, node_link(s), rc == 0);
 	if (rc) {
 		s->read_failures++;
+		if (s->failed_in_row < REPORT_MAX_FAILED_SAMPLES)
+			s->failed_in_row++;
+		for (size_t i = 0; i < s->n; i++) {
+			struct sampler_iface *f = &s->ifs[i];
+
+			if (!f->used)
+				continue;
+			window_gap(&f->win, now_ns);
+			if (!f->ifindex)
+				continue; /* gone: not unreadable */
+			f->failed++;
+			if (f->failed_in_row < REPORT_MAX_FAILED_SAMPLES)
+				f->failed_in_row++;
+		}
+		/* Said at once when the error changes, else every
+		 * SAMPLER_LOG_QUIET_NS with the count. */
 		if (rc != s->last_read_err)
-			log_warn("sampler", "%s: reading counters failed: %s (%llu failures so far); "
-				 "samples recorded as gaps", s->cfg.node, strerror(-rc),
-				 (unsigned long long)s->read_failures);
+			s->read_log = (struct log_limit){ 0 };
+		log_limited(&s->read_log, now_ns, SAMPLER_LOG_QUIET_NS, LOG_LVL_WARN, "sampler",
+			    "%s: reading the counters of %s (%zu interface%s measured) failed: %s "
+			    "(%u samples in a row, %llu so far); recorded as gaps, and the reports "
+			    "say so", s->cfg.node, first_name(s), sampler_count(s),
+			    sampler_count(s) == 1 ? "" : "s", strerror(-rc), s->failed_in_row,
+			    (unsigned long long)s->read_failures);
 		s->last_read_err = rc;
-		for (size_t i = 0; i < s->n; i++)
-			if (s->ifs[i].used)
-				window_gap(&s->ifs[i].win, now_ns);
 		return rc;
 	}
+	if (s->failed_in_row)
+		log_info("sampler", "%s: counters read again after %u failed samples", s->cfg.node,
+			 s->failed_in_row);
+	s->failed_in_row = 0;
 	s->last_read_err = 0;
 
 	for (size_t i = 0; i < s->n; i++) {
@@ -425,6 +470,7 @@ int sampler_tick(struct sampler *s, uint64_t now_ns)
 		}
 		widen(f);
 		f->have_raw = true;
+		f->failed_in_row = 0;
 		ev = window_add(&f->win, now_ns, &f->wide, 2 * s->cfg.interval_ns,
 				f->link_speed_bps / 8 * 2);
 		log_event(s, f, ev, prev_rx, now_ns);
@@ -449,6 +495,7 @@ void sampler_fill(struct sampler *s, uint64_t now_ns, struct report *r)
 		d->ifindex = f->ifindex;
 		d->samples = st.samples;
 		d->samples_expected = (uint32_t)(s->cfg.window_ns / s->cfg.interval_ns);
+		d->failed_samples = f->failed_in_row;
 		d->rx_bytes = st.rx_bytes;
 		d->tx_bytes = st.tx_bytes;
 		d->traffic = st.traffic;

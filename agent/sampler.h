@@ -81,6 +81,8 @@ struct sampler_iface {
 	struct sysfs_stats sysfs;
 	struct window win;
 	struct log_limit events_log;	/* resets, gaps, dropped samples */
+	uint32_t failed_in_row;		/* newest samples whose read failed (report: failed_samples) */
+	uint64_t failed;		/* samples whose read failed, ever */
 };
 
 struct sampler {
@@ -94,7 +96,9 @@ struct sampler {
 	bool rescan_now;
 	bool warned_full;
 	uint64_t read_failures;
+	uint32_t failed_in_row;		/* ticks in a row whose read failed */
 	int last_read_err;
+	struct log_limit read_log, rescan_log;
 	bool pods_on;
 	struct pods pods;
 };
@@ -107,7 +111,10 @@ int sampler_init(struct sampler *s, struct nl *nl, const struct sampler_config *
 void sampler_free(struct sampler *s);
 
 /* One reading of every measured interface at now_ns (monotonic). Returns
- * 0, or the read error (the windows then record a gap). */
+ * 0, or the read error (after nl.h's tries): the windows then record a
+ * gap, and each interface counts the sample failed until one is read
+ * again, which its report says (report_iface.failed_samples): a gap is
+ * never 0 bytes. */
 int sampler_tick(struct sampler *s, uint64_t now_ns);
 
 /* Fills r->ifaces and r->n_ifaces with the last window before now_ns, and
@@ -128,7 +135,12 @@ uint64_t sampler_widen32(uint64_t wide, uint64_t raw);
 struct sampler_health {
 	char name[REPORT_MAX_IFNAME_LEN + 1];
 	uint64_t resets, gaps, absurd;
+	uint64_t failed;		/* samples whose read failed */
+	uint64_t failed_in_row;		/* of the newest, in a row (0: read) */
 };
+
+/* The netlink source's counts (nl_health()); false without netlink. */
+bool sampler_nl_health(const struct sampler *s, struct nl_health *h);
 
 /* Fills out with every interface measured now or earlier (a gone one keeps
  * its counts), at most cap; returns how many. */

@@ -27,16 +27,22 @@ static inline struct report_ip podfeed_ip(uint64_t node, uint64_t pod)
 }
 
 /* Adds node's pods pods to r over its window (r->ifaces[0]'s covered
- * time): the busiest REPORT_MAX_PODS listed, the rest summed. */
+ * time): the busiest REPORT_MAX_PODS listed, the rest summed; and their
+ * traffic to r->ifaces[0], as a real node's NIC carries its pods' (the
+ * scorer holds a node's pods to what its NIC counted). */
 static inline void podfeed_fill(struct report *r, uint64_t node, uint64_t pods)
 {
 	uint64_t ms = r->ifaces[0].traffic.covered_ms, rest_rx = 0, rest_tx = 0;
+	uint64_t all_rx = 0, all_tx = 0;
 
 	r->has_pods = true;
 	r->pods_seen = (uint32_t)pods;
 	r->n_pods = 0;
 	for (uint64_t j = 0; j < pods && j < PODFEED_MAX_PODS; j++) {
 		uint64_t rx = (pods - j) * 1000 * ms / 1000, tx = rx / 10;
+
+		all_rx += rx;
+		all_tx += tx;
 
 		if (j < REPORT_MAX_PODS) {
 			struct report_pod *p = &r->pods[r->n_pods++];
@@ -52,6 +58,8 @@ static inline void podfeed_fill(struct report *r, uint64_t node, uint64_t pods)
 	}
 	memset(&r->pods_rest, 0, sizeof(r->pods_rest));
 	report_pod_count(&r->pods_rest, rest_rx, rest_tx, ms);
+	report_iface_count(&r->ifaces[0], r->ifaces[0].rx_bytes + all_rx,
+			   r->ifaces[0].tx_bytes + all_tx, ms);
 }
 
 #endif

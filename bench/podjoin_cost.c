@@ -32,7 +32,7 @@
 #include "scorer/reports/ingest.h"
 #include "scorer/pods/podindex.h"
 #include "scorer/pods/podweight.h"
-#include "scorer/status/registry.h"
+#include "scorer/counters/registry.h"
 #include "scorer/nodes/table.h"
 #include "scorer/pods/workload.h"
 

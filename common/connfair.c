@@ -13,6 +13,7 @@
 struct connfair_slot {
 	struct connfair_addr addr;
 	size_t count;		/* 0: empty */
+	size_t proven;		/* of count */
 };
 
 static bool addr_eq(const struct connfair_addr *a, const struct connfair_addr *b)
@@ -89,9 +90,12 @@ int connfair_add(struct connfair *f, struct connfair_conn *c)
 	if (f->n >= f->max)
 		return -ENOSPC;
 	s = find(f, &c->addr);
-	if (!s->count)
+	if (!s->count) {
 		s->addr = c->addr;
+		s->proven = 0;
+	}
 	s->count++;
+	s->proven += c->proven;
 	c->prev = NULL;
 	c->next = f->head;
 	if (f->head)
@@ -118,8 +122,19 @@ void connfair_remove(struct connfair *f, struct connfair_conn *c)
 	c->in_set = false;
 	f->n--;
 	s = find(f, &c->addr);
+	if (c->proven && s->proven)
+		s->proven--;
 	if (s->count && --s->count == 0)
 		empty_slot(f, (size_t)(s - f->slots));
+}
+
+void connfair_prove(struct connfair *f, struct connfair_conn *c)
+{
+	if (c->proven)
+		return;
+	c->proven = true;
+	if (c->in_set)
+		find(f, &c->addr)->proven++;
 }
 
 size_t connfair_count(const struct connfair *f)
@@ -132,6 +147,31 @@ size_t connfair_addr_count(const struct connfair *f, const struct connfair_addr 
 	return f->slots ? find(f, a)->count : 0;
 }
 
+size_t connfair_addr_unproven(const struct connfair *f, const struct connfair_addr *a)
+{
+	const struct connfair_slot *s;
+
+	if (!f->slots)
+		return 0;
+	s = find(f, a);
+	return s->count - s->proven;
+}
+
+/* Within one address and state of proof: silent, then one whose request
+ * is not on its way (nothing waits unread: a connection that says nothing,
+ * reopened in a loop, never reaches "silent"), then idle, then the longest
+ * waiting. */
+static bool worse_within(const struct connfair_conn *a, const struct connfair_conn *b)
+{
+	if (a->silent != b->silent)
+		return a->silent;
+	if (a->talking != b->talking)
+		return b->talking;
+	if (a->idle != b->idle)
+		return a->idle;
+	return a->since_ns < b->since_ns;
+}
+
 /* Whether a should go before b (both in the set). */
 static bool worse(size_t count_a, const struct connfair_conn *a, size_t count_b,
 		  const struct connfair_conn *b)
@@ -140,9 +180,7 @@ static bool worse(size_t count_a, const struct connfair_conn *a, size_t count_b,
 		return b->proven;
 	if (count_a != count_b)
 		return count_a > count_b;
-	if (a->idle != b->idle)
-		return a->idle;
-	return a->since_ns < b->since_ns;
+	return worse_within(a, b);
 }
 
 struct connfair_conn *connfair_victim(const struct connfair *f, const struct connfair_conn *spare)
@@ -161,6 +199,17 @@ struct connfair_conn *connfair_victim(const struct connfair *f, const struct con
 			best_count = count;
 		}
 	}
+	return best;
+}
+
+struct connfair_conn *connfair_victim_at(const struct connfair *f, const struct connfair_addr *a,
+					 const struct connfair_conn *spare)
+{
+	struct connfair_conn *best = NULL;
+
+	for (struct connfair_conn *c = f->head; c; c = c->next)
+		if (c != spare && !c->proven && addr_eq(&c->addr, a) && (!best || worse_within(c, best)))
+			best = c;
 	return best;
 }
 

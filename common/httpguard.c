@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "clock.h"
@@ -15,9 +16,11 @@
 #include "worker.h"
 
 #define GUARD_CHECK_MS 250u
-/* Connections a well-behaved client keeps to one server: the scheduler
- * sends one request at a time per profile, and Go keeps two idle. */
-#define HTTPGUARD_FEW 4u
+/* A connection still without a complete request head this long after it
+ * began one (or was accepted) is silent: the scheduler and the kubelet
+ * send theirs in one write, at once. Silent ones make room first, so a
+ * caller's connection just opened (not yet read) outlasts a flood's. */
+#define GUARD_SILENT_NS (1000ull * 1000 * 1000)
 
 enum phase {
 	PHASE_HEADERS,		/* accepted, or a request line read */
@@ -92,6 +95,8 @@ static uint64_t check(void *ctx)
 		char peer[INET6_ADDRSTRLEN];
 		uint64_t n;
 
+		if (!e->shut && e->phase == PHASE_HEADERS && now - e->request_ns >= GUARD_SILENT_NS)
+			e->fair.silent = true;
 		if (e->shut || !e->deadline_ns || now < e->deadline_ns)
 			continue;
 		shut(g, e);
@@ -153,38 +158,84 @@ void httpguard_stop(struct httpguard *g)
 	free(g);
 }
 
-/* Over max_connections with e just in: closes connections by the fair
- * rule until there is room again. Lock held. */
+/* What kind of connection v is, for the log: whoever reads it learns why
+ * that one went. */
+static const char *kind_of(const struct connfair_conn *v)
+{
+	return v->silent ? "silent" : v->idle ? "idle" : "busy";
+}
+
+/* Closes victim to make room, counts and logs it: the address, how many
+ * it holds, the limit (what's says which) and which connection went. Lock
+ * held. */
+static void reclaim(struct httpguard *g, struct guarded *victim, const char *what, uint64_t now)
+{
+	struct connfair_conn *v = &victim->fair;
+	char peer[INET6_ADDRSTRLEN];
+	uint64_t n;
+
+	connfair_addr_str(&v->addr, peer, sizeof(peer));
+	n = atomic_fetch_add(v->idle ? g->cfg.reclaimed_idle : g->cfg.reclaimed_busiest, 1) + 1;
+	log_limited(&g->reclaim_log, now, NS_PER_SEC, LOG_LVL_WARN, g->cfg.name,
+		    "%s: %zu connections open, %s; closed the oldest %s one (%s %.1f s); %llu such "
+		    "so far", peer, connfair_addr_count(&g->fair, &v->addr), what, kind_of(v),
+		    v->idle ? "idle" : "in its request",
+		    (double)(now - v->since_ns) / (double)NS_PER_SEC, (unsigned long long)n);
+	shut(g, victim);
+}
+
+static struct guarded *entry_of_fair(struct connfair_conn *v)
+{
+	return (struct guarded *)((char *)v - offsetof(struct guarded, fair));
+}
+
+/* Which connections of address a have bytes waiting unread (FIONREAD):
+ * a probe whose request the server has not parsed yet, against a flood
+ * that reopens silent connections faster than any of them turns silent.
+ * Only when the address is over its cap: a walk of the list, and one
+ * ioctl per connection of that address. Lock held. */
+static void mark_talking(struct httpguard *g, const struct connfair_addr *a)
+{
+	for (struct guarded *c = g->head; c; c = c->next) {
+		int unread = 0;
+
+		if (c->shut || c->fair.addr.len != a->len ||
+		    memcmp(c->fair.addr.bytes, a->bytes, a->len))
+			continue;
+		c->fair.talking = c->phase == PHASE_HEADERS && ioctl(c->fd, FIONREAD, &unread) == 0 &&
+				  unread > 0;
+	}
+}
+
+/* e just in: over its address's own cap, that address's oldest silent
+ * connection makes room (connfair.h), never e: the newcomer may be the
+ * kubelet's probe or the scheduler's call from a node whose hostNetwork
+ * pod floods from the same address, and an attacker reopening in a loop
+ * only closes its own. Then, over max_connections, connections are closed
+ * by the fair rule until there is room again. Lock held. */
 static void make_room(struct httpguard *g, struct guarded *e, uint64_t now)
 {
+	char what[96];
+
+	if (g->cfg.max_per_address && !e->fair.proven &&
+	    connfair_addr_unproven(&g->fair, &e->fair.addr) > g->cfg.max_per_address) {
+		struct connfair_conn *v;
+
+		mark_talking(g, &e->fair.addr);
+		v = connfair_victim_at(&g->fair, &e->fair.addr, &e->fair);
+
+		snprintf(what, sizeof(what), "limit %u", g->cfg.max_per_address);
+		if (v)
+			reclaim(g, entry_of_fair(v), what, now);
+	}
 	while (connfair_count(&g->fair) > g->cfg.max_connections) {
 		struct connfair_conn *v = connfair_victim(&g->fair, &e->fair);
-		struct guarded *victim;
-		char peer[INET6_ADDRSTRLEN];
-		size_t held;
-		uint64_t n;
 
 		if (!v)
 			break;
-		victim = (struct guarded *)((char *)v - offsetof(struct guarded, fair));
-		held = connfair_addr_count(&g->fair, &v->addr);
-		/* The newcomer's own address holds the most, and more than a
-		 * well-behaved client uses: refusing the newcomer is as fair
-		 * as closing its sibling, and costs nothing (an attacker
-		 * reopening in a loop would otherwise make us close and
-		 * answer one of its connections for every one it opens). */
-		if (held > HTTPGUARD_FEW && !memcmp(&v->addr, &e->fair.addr, sizeof(v->addr))) {
-			victim = e;
-			v = &e->fair;
-		}
-		connfair_addr_str(&v->addr, peer, sizeof(peer));
-		n = atomic_fetch_add(v->idle ? g->cfg.reclaimed_idle : g->cfg.reclaimed_busiest, 1) + 1;
-		log_limited(&g->reclaim_log, now, NS_PER_SEC, LOG_LVL_WARN, g->cfg.name,
-			    "%u connections in use: closed %s connection from %s, which holds %zu, to "
-			    "make room; %llu such so far", g->cfg.max_connections,
-			    victim == e ? "the new" : v->idle ? "an idle" : "a busy", peer, held,
-			    (unsigned long long)n);
-		shut(g, victim);
+		snprintf(what, sizeof(what), "the most of any address; %zu in all, limit %u",
+			 connfair_count(&g->fair), g->cfg.max_connections);
+		reclaim(g, entry_of_fair(v), what, now);
 	}
 }
 
@@ -266,6 +317,7 @@ static void enter(struct guarded *e, enum phase p, uint64_t deadline, uint64_t n
 	e->phase = p;
 	e->deadline_ns = deadline;
 	e->fair.idle = idle_phase(p);
+	e->fair.silent = false;		/* until check() finds it so again */
 	e->fair.since_ns = now;
 }
 
@@ -348,7 +400,7 @@ void httpguard_proven(struct MHD_Connection *c)
 	if (!e)
 		return;
 	pthread_mutex_lock(&e->g->lock);
-	e->fair.proven = true;
+	connfair_prove(&e->g->fair, &e->fair);
 	pthread_mutex_unlock(&e->g->lock);
 }
 

@@ -12,15 +12,20 @@
  * so a real request, however large, is never cut on a link faster than
  * min_rate, and a client that does not read its reply loses it.
  *
- * Fair slots. Over max_connections, the connection just accepted makes
- * room: one connection is closed by the rule of common/connfair.h (one of
- * the address holding the most; of those an idle one first, idle meaning
- * between requests or not done sending headers; the one waiting longest),
- * so the scheduler's new connection always gets in
- * however many connections and addresses others use. When that address is
- * the newcomer's own and holds more than a few, the newcomer is the one
- * closed: as fair, and an attacker reopening in a loop costs us an accept,
- * not a request.
+ * Fair slots. One address holds at most max_per_address connections that
+ * showed no verified client certificate: over it, that address's oldest
+ * silent connection (no complete request head within a second of
+ * starting one, or of its accept), else its oldest idle one, else its
+ * oldest, makes room, never the newcomer: a hostNetwork pod
+ * flooding from its node's address cannot keep the kubelet's probes or the
+ * scheduler's calls from that address out (they are its newest), and an
+ * attacker reopening in a loop only closes its own. Over max_connections,
+ * one connection is closed by the rule of common/connfair.h (one of the
+ * address holding the most; of those a silent one first, then an idle one,
+ * idle meaning between requests or not done sending headers; the one
+ * waiting longest), so the scheduler's new connection always gets in
+ * however many connections and addresses others use. Each closed one is
+ * logged with its address, the count and the limit.
  *
  * A thread checks four times a second and shuts down the socket of a
  * connection past its deadline; MHD then sees the end of the stream and
@@ -55,6 +60,10 @@ struct httpguard_config {
 	unsigned idle_timeout_s;
 	uint64_t min_bytes_per_second;	/* bodies and replies move at least this fast */
 	unsigned max_connections;	/* over this, one connection is reclaimed */
+	/* Unproven connections one address holds at most (0: no cap of its
+	 * own); the daemon sets no MHD_OPTION_PER_IP_CONNECTION_LIMIT, which
+	 * would refuse the newcomer instead. */
+	unsigned max_per_address;
 	/* Each connection's kernel send and receive buffers (SO_SNDBUF,
 	 * SO_RCVBUF; the kernel doubles it), 0 to leave them: a reply not
 	 * read stays there, charged to the container's memory, and the

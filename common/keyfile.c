@@ -129,8 +129,9 @@ int keyfile_parse(const char *name, const char *data, size_t len, struct keyfile
 	/* A node's file holds that node's keys and nothing that could sign
 	 * or derive for another. */
 	if (k.node[0] && k.n_master) {
-		snprintf(err, errlen, "%s: a node's key file (node %s) holds a master key: masters "
-			 "belong to the scorer alone", name, k.node);
+		/* The node's name is not quoted: it may look like a key. */
+		snprintf(err, errlen, "%s: a node's key file (it has a node line) holds a master "
+			 "key: masters belong to the scorer alone", name);
 		goto fail;
 	}
 	for (size_t i = 0; i < k.n; i++)

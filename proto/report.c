@@ -125,6 +125,9 @@ static int validate_iface(const struct report *r, const struct report_iface *ifc
 	if (t->covered_ms > REPORT_MAX_COVERED_MS)
 		return errmsg(err, errlen, -ERANGE, "%s: %s covers %llu ms, limit %llu ms", r->node,
 			    ifc->name, (unsigned long long)t->covered_ms, REPORT_MAX_COVERED_MS);
+	if (ifc->failed_samples > REPORT_MAX_FAILED_SAMPLES)
+		return errmsg(err, errlen, -ERANGE, "%s: %s has %u failed samples in a row, limit %u",
+			      r->node, ifc->name, ifc->failed_samples, REPORT_MAX_FAILED_SAMPLES);
 	if (t->covered_ms == 0 && (ifc->rx_bytes || ifc->tx_bytes))
 		return errmsg(err, errlen, -ERANGE, "%s: %s has bytes but covers no time", r->node,
 			    ifc->name);
@@ -436,6 +439,10 @@ static void wire_put(Netsched__Interface *d, const struct report_iface *src)
 	d->samples = src->samples;
 	d->has_samples_expected = true;
 	d->samples_expected = src->samples_expected;
+	/* Said only when there is something to say: most reports stay as
+	 * they were on the wire. */
+	d->has_failed_samples = src->failed_samples != 0;
+	d->failed_samples = src->failed_samples;
 	d->has_link_speed_bps = src->traffic.link_bytes_per_second != 0;
 	d->link_speed_bps = src->traffic.link_bytes_per_second * 8;
 	for (size_t i = 0; i < traffic_n_figures; i++) {
@@ -455,6 +462,7 @@ static void wire_get(struct report_iface *d, const Netsched__Interface *s)
 	report_iface_count(d, s->rx_bytes, s->tx_bytes, s->covered_ms);
 	d->samples = s->samples;
 	d->samples_expected = s->has_samples_expected ? s->samples_expected : 0;
+	d->failed_samples = s->has_failed_samples ? s->failed_samples : 0;
 	d->traffic.link_bytes_per_second = s->has_link_speed_bps ? s->link_speed_bps / 8 : 0;
 	for (size_t i = 0; i < traffic_n_figures; i++) {
 		const ProtobufCFieldDescriptor *fd = wire_fields[i];

@@ -31,6 +31,9 @@
  * rate may be over this many times it: the agent drops samples over twice
  * the link speed. */
 #define REPORT_MAX_LINK_FACTOR 2
+/* An interface's samples that failed in a row (report_iface.failed_samples):
+ * the agent stops counting here, a day of 100 ms samples. */
+#define REPORT_MAX_FAILED_SAMPLES 864000u
 
 /* Pods (issue 23). A report lists at most REPORT_MAX_PODS pods (the
  * agent's --pods-reported is at most this), each with 1 to
@@ -65,6 +68,9 @@ struct report_iface {
 	uint32_t ifindex;
 	uint32_t samples;	/* deltas present */
 	uint32_t samples_expected;
+	/* The newest samples the agent could not read, in a row (0: the
+	 * newest was read): gaps, not idle time. */
+	uint32_t failed_samples;
 	/* Bytes counted in the window, as the wire carries them; the
 	 * averages in traffic are these over traffic.covered_ms
 	 * (report_iface_count()). */

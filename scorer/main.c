@@ -65,18 +65,18 @@ static uint64_t learn_round(void *ctx)
 {
 	struct scorer *s = ctx;
 	uint64_t now = clock_mono_ns();
-	struct fastest f = { .now_ns = now, .stale_after_ns = s->stale_after_ns };
+	struct fastest f = { .now_ns = now, .stale_after_ns = s->view.stale_after_ns };
 
 	scratch_trim(now);
-	view_reference_refresh(s, now);
+	view_reference_refresh(&s->view, now);
 	/* What a pod on a node of unknown link counts at most: an unknown
 	 * link is unknown, not infinite (podindex.h, inflight.h). */
-	table_each(s->table, add_to_fastest, &f);
-	podindex_set_link_ceiling(s->weights.pods, f.link);
-	inflight_set_link_ceiling(s->inflight, f.link);
-	if (s->weights.pods) {
-		podindex_tick(s->weights.pods, now);
-		workload_tick(s->weights.workloads, now);
+	table_each(s->view.table, add_to_fastest, &f);
+	podindex_set_link_ceiling(s->view.weights.pods, f.link);
+	inflight_set_link_ceiling(s->view.inflight, f.link);
+	if (s->view.weights.pods) {
+		podindex_tick(s->view.weights.pods, now);
+		workload_tick(s->view.weights.workloads, now);
 	}
 	return LEARN_TICK_MS;
 }
@@ -208,17 +208,17 @@ int main(int argc, char **argv)
 	if (log_start())
 		fprintf(stderr, "netsched-scorer: no log writer thread; logging in place\n");
 
-	s.policy = o.policy;
-	s.direction = o.direction;
+	s.view.policy = o.policy;
+	s.view.direction = o.direction;
 	s.fit_filter = o.fit_filter;
 	s.compact_scores = o.compact_scores;
-	s.max_drops_per_second = o.max_drops_per_second;
+	s.view.max_drops_per_second = o.max_drops_per_second;
 	s.filter = o.filter;
-	s.stale_after_ns = o.stale_after_ms * NS_PER_MS;
+	s.view.stale_after_ns = o.stale_after_ms * NS_PER_MS;
 	/* Every live agent reports well within stale-after, so after that long
 	 * without any fresh node, waiting longer would not bring data: say
 	 * ready and let the scheduler have (neutral) answers. */
-	s.warmup_ns = s.stale_after_ns;
+	s.view.warmup_ns = s.view.stale_after_ns;
 	s.limits.max_body_bytes = o.max_body_bytes;
 	s.limits.request.max_nodes = o.max_request_nodes;
 	s.limits.connections_per_client = (unsigned)o.connections_per_client;
@@ -226,7 +226,7 @@ int main(int argc, char **argv)
 	/* Sized before the Prometheus fallback starts taking from it. */
 	http_request_budget(&s);
 	s.now_ns = clock_mono_ns;
-	s.started_mono_ns = clock_mono_ns();
+	s.view.started_mono_ns = clock_mono_ns();
 	reports.started_unix_ms = clock_unix_ms();
 	reports.anchors = anchors_create(o.max_tracked_nodes);
 	if (!reports.anchors) {
@@ -234,16 +234,16 @@ int main(int argc, char **argv)
 			  (unsigned long long)o.max_tracked_nodes);
 		goto out;
 	}
-	s.table = table_create(o.max_tracked_nodes);
-	if (!s.table) {
+	s.view.table = table_create(o.max_tracked_nodes);
+	if (!s.view.table) {
 		log_error("scorer", "cannot allocate a table of %llu nodes",
 			  (unsigned long long)o.max_tracked_nodes);
 		goto out;
 	}
 	/* A stale node scores neutral anyway: it may give its place to a new one. */
-	table_evict_after(s.table, s.stale_after_ns);
-	table_filter(s.table, &s.filter, s.direction);
-	table_resync_after(s.table, s.stale_after_ns);
+	table_evict_after(s.view.table, s.view.stale_after_ns);
+	table_filter(s.view.table, &s.filter, s.view.direction);
+	table_resync_after(s.view.table, s.view.stale_after_ns);
 	if (o.inflight_max_pods) {
 		struct inflight_config ic = {
 			.max_pods = o.inflight_max_pods,
@@ -254,13 +254,13 @@ int main(int argc, char **argv)
 			.unstarted_ns = o.inflight_unstarted_ms * NS_PER_MS,
 		};
 
-		s.inflight = inflight_create(&ic);
-		if (!s.inflight) {
+		s.view.inflight = inflight_create(&ic);
+		if (!s.view.inflight) {
 			log_error("scorer", "cannot allocate in-flight room for %llu pods",
 				  (unsigned long long)o.inflight_max_pods);
 			goto out;
 		}
-		s.weights.cfg = (struct podweight_config){
+		s.view.weights.cfg = (struct podweight_config){
 			.doubt_pct = o.inflight_penalty_pct,
 			.estimate_bytes_per_second = o.inflight_estimate_bps / 8,
 			.learned_filter = o.learned_filter,
@@ -273,25 +273,25 @@ int main(int argc, char **argv)
 			 (unsigned long long)o.inflight_estimate_bps, o.inflight_penalty_pct,
 			 (unsigned long long)o.inflight_hold_ms, (unsigned long long)o.inflight_fade_ms);
 	}
-	if (s.inflight && !watch_rc) {
+	if (s.view.inflight && !watch_rc) {
 		struct workload_config wc = {
 			.max_workloads = o.max_workloads,
 			.half_life_ns = o.workload_half_life_ms * NS_PER_MS,
 			/* The pod index's node ids; a node silent as long as
 			 * its report is ignored vouches for nothing. */
 			.max_nodes = o.max_tracked_nodes,
-			.silent_ns = s.stale_after_ns,
+			.silent_ns = s.view.stale_after_ns,
 		};
 		struct podindex_config xc = {
 			.max_pods = o.max_pods,
 			.max_nodes = o.max_tracked_nodes,
-			.stale_ns = s.stale_after_ns,
-			.inflight = s.inflight,
+			.stale_ns = s.view.stale_after_ns,
+			.inflight = s.view.inflight,
 		};
 
-		s.weights.workloads = workload_create(&wc);
-		s.weights.pods = s.weights.workloads ? podindex_create(&xc, s.weights.workloads) : NULL;
-		if (!s.weights.pods) {
+		s.view.weights.workloads = workload_create(&wc);
+		s.view.weights.pods = s.view.weights.workloads ? podindex_create(&xc, s.view.weights.workloads) : NULL;
+		if (!s.view.weights.pods) {
 			log_error("scorer", "cannot allocate room for %llu pods and %llu workloads",
 				  (unsigned long long)o.max_pods, (unsigned long long)o.max_workloads);
 			goto out;
@@ -307,8 +307,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (s.inflight) {
-		ticker = worker_start("in-flight fades", inflight_round, s.inflight, 0, err,
+	if (s.view.inflight) {
+		ticker = worker_start("in-flight fades", inflight_round, s.view.inflight, 0, err,
 				      sizeof(err));
 		if (!ticker) {
 			log_error("scorer", "%s", err);
@@ -324,21 +324,21 @@ int main(int argc, char **argv)
 		log_error("scorer", "libcurl cannot initialise");
 		goto out;
 	}
-	if (s.inflight && !watch_rc) {
+	if (s.view.inflight && !watch_rc) {
 		struct podwatch_config pc;
 
 		podwatch_defaults(&pc);
-		pc.index = s.weights.pods;
-		pc.weights = &s.weights;
+		pc.index = s.view.weights.pods;
+		pc.weights = &s.view.weights;
 		log_info("scorer", "pod watch: confirming in-flight pods through %s; an assumption "
 			 "never bound is dropped after %llu ms", access.origin,
 			 (unsigned long long)o.inflight_expire_ms);
-		s.podwatch = podwatch_start(&pc, &access, s.inflight, s.now_ns, err, sizeof(err));
+		s.podwatch = podwatch_start(&pc, &access, s.view.inflight, s.now_ns, err, sizeof(err));
 		if (!s.podwatch) {
 			log_error("scorer", "%s", err);
 			goto out;
 		}
-	} else if (s.inflight) {
+	} else if (s.view.inflight) {
 		/* Nothing can confirm an assumption: each counts where
 		 * prioritize put it until it fades. */
 		log_warn("scorer", "no pod watch (%s): in-flight assumptions are not confirmed "
@@ -356,8 +356,8 @@ int main(int argc, char **argv)
 			o.prom.max_age_ms = o.stale_after_ms;
 		o.prom.max_nodes = o.max_tracked_nodes;
 		o.prom.budget = &s.request_memory;
-		s.prom = prom_start(&o.prom, &s.counters, s.now_ns, err, sizeof(err));
-		if (!s.prom) {
+		s.view.prom = prom_start(&o.prom, &s.counters, s.now_ns, err, sizeof(err));
+		if (!s.view.prom) {
 			log_error("scorer", "%s", err);
 			goto out;
 		}
@@ -365,11 +365,11 @@ int main(int argc, char **argv)
 	/* Report connections get what the open-file limit leaves HTTP
 	 * (ingest.h): raised to the hard limit first. */
 	fdlimit_raise();
-	reports.table = s.table;
-	reports.pods = s.weights.pods;
+	reports.table = s.view.table;
+	reports.pods = s.view.weights.pods;
 	reports.counters = &s.counters;
 	reports.now_ns = s.now_ns;
-	reports.stale_after_ns = s.stale_after_ns;
+	reports.stale_after_ns = s.view.stale_after_ns;
 	reports.fd_reserve = HTTP_FD_RESERVE;
 	in = ingest_start(&reports, o.listen, o.listen_cert_key, err, sizeof(err));
 	if (!in) {
@@ -421,11 +421,11 @@ out:
 	podwatch_stop(s.podwatch);
 	worker_stop(ticker);
 	worker_stop(learner);
-	prom_stop(s.prom);
-	inflight_destroy(s.inflight);
-	podindex_destroy(s.weights.pods);
-	workload_destroy(s.weights.workloads);
-	table_destroy(s.table);
+	prom_stop(s.view.prom);
+	inflight_destroy(s.view.inflight);
+	podindex_destroy(s.view.weights.pods);
+	workload_destroy(s.view.weights.workloads);
+	table_destroy(s.view.table);
 	anchors_destroy(reports.anchors);
 	scratch_trim(UINT64_MAX);
 	if (!watch_rc)

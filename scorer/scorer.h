@@ -8,13 +8,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "serve/extreq.h"
+#include "parse/extreq.h"
 #include "rules/filter.h"
 #include "membudget.h"
 #include "pods/podweight.h"
 #include "rules/policy.h"
-#include "status/registry.h"
-#include "nodes/table.h"
+#include "counters/registry.h"
+#include "nodes/view.h"
 
 /* Bounds on what the scheduler may send. The defaults fit a 5,000-node
  * cluster in full-Node mode (~4 KB per node object, ~21 MB). */
@@ -29,36 +29,24 @@ struct scorer_limits {
  * test_scorer_options checks. */
 #define SCORER_DEFAULT_CONNECTIONS_PER_CLIENT 32u
 
-struct prom;
-struct inflight;
 struct podwatch;
 
 struct scorer {
-	struct table *table;
-	struct prom *prom;		/* the fallback, NULL when not configured */
-	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
+	/* The node table, the pods in flight, the fallback, what a pod weighs
+	 * and the settings that judge them: what every answer reads, through
+	 * the view (view.h). */
+	struct view_sources view;
 	struct podwatch *podwatch;	/* confirms them (podwatch.h); NULL: no apiserver access */
-	/* What a pod in flight weighs (podweight.h), from the workload model
-	 * (workload.h) and the pod index (podindex.h) the watch and the
-	 * ingest keep; both NULL without a pod watch. */
-	struct podweight weights;
-	enum policy_kind policy;
-	enum policy_direction direction;
 	/* --prioritize-reply compact: each score less the request's lowest,
 	 * and hosts left at 0 not listed. The scheduler counts a requested
 	 * host it is not told about as 0 and adds the extender's scores to
 	 * every node alike, so it chooses as from the full list, with less
 	 * JSON to decode: none at all when every node scores the same. */
 	bool compact_scores;
-	/* --drop-threshold: packets a second a node may drop and still be
-	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
-	uint64_t max_drops_per_second;
 	struct filter_config filter;
 	/* --fit-filter: nodes a pod of known demand would overflow are left
 	 * out while another fits it (extender.c, fit.h). */
 	bool fit_filter;
-	uint64_t stale_after_ns;	/* a report older than this is ignored */
-	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
 	struct scorer_limits limits;
 	/* Request bodies and their JSON tokens, all requests together, and
 	 * the Prometheus fallback's reply (membudget.h);
@@ -67,7 +55,6 @@ struct scorer {
 	struct membudget request_memory;
 	/* Monotonic clock in ns; tests replace it to move time. */
 	uint64_t (*now_ns)(void);
-	uint64_t started_mono_ns;
 	struct registry counters;	/* what /metrics reports (registry.h) */
 };
 

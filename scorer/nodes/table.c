@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "hash.h"
 #include "log.h"
 #include "units.h"
@@ -122,8 +123,30 @@ static size_t home_of(const struct table *t, uint32_t e)
 	return hash_name(name, strlen(name)) & t->mask;
 }
 
+/* table_node.unread_ns of r: the interface furthest behind. */
+static uint64_t unread_ns(const struct report *r)
+{
+	/* An agent that says failed samples says its interval; if not, 1 s. */
+	uint64_t step = (r->sample_interval_ms ? r->sample_interval_ms : 1000) * NS_PER_MS;
+	uint64_t worst = 0;
+
+	for (uint32_t i = 0; i < r->n_ifaces; i++) {
+		const struct report_iface *f = &r->ifaces[i];
+		unsigned __int128 ns = (unsigned __int128)f->failed_samples * step;
+
+		if (!f->failed_samples)
+			continue;
+		if (f->samples == 0 || ns >= UINT64_MAX)
+			return UINT64_MAX; /* no figures at all: not data */
+		if (ns > worst)
+			worst = (uint64_t)ns;
+	}
+	return worst;
+}
+
 static void summarize(const struct report *r, struct table_node *n)
 {
+	n->unread_ns = unread_ns(r);
 	memset(&n->traffic, 0, sizeof(n->traffic));
 	for (uint32_t i = 0; i < r->n_ifaces; i++) {
 		if (i == 0)
@@ -428,13 +451,18 @@ uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns)
 	return now_ns > n->arrival_mono_ns ? now_ns - n->arrival_mono_ns : 0;
 }
 
+uint64_t table_node_data_age_ns(const struct table_node *n, uint64_t now_ns)
+{
+	return units_add_sat(table_node_age_ns(n, now_ns), n->unread_ns);
+}
+
 size_t table_count_fresh(struct table *t, uint64_t now_ns, uint64_t max_age_ns)
 {
 	size_t n = 0;
 
 	pthread_rwlock_rdlock(&t->lock);
 	for (size_t i = 0; i < t->count; i++)
-		n += table_node_age_ns(&t->nodes[i], now_ns) <= max_age_ns;
+		n += table_node_data_age_ns(&t->nodes[i], now_ns) <= max_age_ns;
 	pthread_rwlock_unlock(&t->lock);
 	return n;
 }

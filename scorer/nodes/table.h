@@ -25,6 +25,11 @@ struct table_node {
 	 * ours): what orders a node's reports, whichever instance sent them. */
 	uint64_t window_end_unix_ms;
 	uint64_t arrival_mono_ns;	/* when the latest report arrived */
+	/* How long before it arrived its newest figures were read: an
+	 * interface whose newest samples the agent could not read
+	 * (failed_samples) is that many samples behind; UINT64_MAX when one
+	 * has nothing read in its window. 0 for a healthy agent. */
+	uint64_t unread_ns;
 	/* Our wall clock when it arrived minus its window's end, as the
 	 * agent's clock reads it (before any cap): positive, the agent is
 	 * behind (ingest.h bounds it; /metrics shows it). */
@@ -115,7 +120,12 @@ size_t table_count(struct table *t);
  * now_ns was read (a reader racing ingest): as fresh as it gets,
  * never a wrapped-around age. */
 uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns);
-/* Nodes whose latest report arrived at most max_age_ns before now_ns. */
+/* How old the node's figures are: its latest report's age plus its
+ * unread_ns (saturating). What freshness is judged on: a report whose NIC
+ * could not be read is no fresh data, however new, and a node whose
+ * agent's samples keep failing goes stale (neutral), never idle. */
+uint64_t table_node_data_age_ns(const struct table_node *n, uint64_t now_ns);
+/* Nodes whose figures are at most max_age_ns old at now_ns (data age). */
 size_t table_count_fresh(struct table *t, uint64_t now_ns, uint64_t max_age_ns);
 size_t table_capacity(const struct table *t);
 

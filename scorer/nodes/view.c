@@ -9,13 +9,12 @@
 #include "pods/podweight.h"
 #include "prom/prom.h"
 #include "rules/fit.h"
-#include "scorer.h"
 #include "nodes/table.h"
 #include "units.h"
 
 /* One direction's doubt (podweight.h): what unknown in-flight pods take of
  * what the node's level and the weighed pods leave of its link. */
-static uint64_t doubt(const struct scorer *s, const struct traffic_rates *r, uint64_t weighed,
+static uint64_t doubt(const struct view_sources *s, const struct traffic_rates *r, uint64_t weighed,
 		      uint32_t unknown_milli, uint64_t link)
 {
 	uint64_t level = r->recent > r->average ? r->recent : r->average;
@@ -25,7 +24,7 @@ static uint64_t doubt(const struct scorer *s, const struct traffic_rates *r, uin
 }
 
 /* The in-flight weights plus the doubt of the unknown pods among them. */
-static void add_doubt(const struct scorer *s, struct view_node *v)
+static void add_doubt(const struct view_sources *s, struct view_node *v)
 {
 	struct inflight_load *l = &v->inflight;
 	uint64_t link = v->traffic.link_bytes_per_second;
@@ -43,7 +42,7 @@ static void add_doubt(const struct scorer *s, struct view_node *v)
 
 /* What one view_get_many() call fills, for the lookups' callbacks. */
 struct batch {
-	const struct scorer *s;
+	const struct view_sources *s;
 	uint64_t now_ns;
 	struct view_node *out;
 };
@@ -61,11 +60,16 @@ static void got_node(size_t i, const struct table_node *tn, void *ctx)
 {
 	struct batch *b = ctx;
 	struct view_node *v = &b->out[i];
+	uint64_t age;
 
 	v->known = true;
 	v->clock_skew_ms = tn->clock_skew_ms;
-	v->age_ns = table_node_age_ns(tn, b->now_ns);
-	if (v->age_ns > b->s->stale_after_ns)
+	/* The figures' age, not the report's: a fresh report that says its
+	 * NIC could not be read carries no fresh data (neutral, not idle).
+	 * One with no figures at all shows the report's age. */
+	age = table_node_data_age_ns(tn, b->now_ns);
+	v->age_ns = age == UINT64_MAX ? table_node_age_ns(tn, b->now_ns) : age;
+	if (age > b->s->stale_after_ns)
 		return;
 	v->source = VIEW_AGENT;
 	v->traffic = tn->traffic;
@@ -75,7 +79,7 @@ static void got_node(size_t i, const struct table_node *tn, void *ctx)
 	memcpy(v->label, tn->ifaces_label, sizeof(v->label));
 }
 
-void view_get_many(struct scorer *s, const struct namekey *keys, size_t n, const char *uid,
+void view_get_many(struct view_sources *s, const struct namekey *keys, size_t n, const char *uid,
 		   size_t uid_len, uint64_t now_ns, struct view_node *out)
 {
 	struct batch b = { s, now_ns, out };
@@ -104,7 +108,7 @@ void view_get_many(struct scorer *s, const struct namekey *keys, size_t n, const
 	}
 }
 
-void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
+void view_get(struct view_sources *s, const char *name, size_t len, const char *uid, size_t uid_len,
 	      uint64_t now_ns, struct view_node *out)
 {
 	struct namekey key;
@@ -118,13 +122,13 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 }
 
 /* One rate pair in the scorer's direction, with the in-flight pods added. */
-static uint64_t directed(const struct scorer *s, const struct view_node *v, uint64_t rx, uint64_t tx)
+static uint64_t directed(const struct view_sources *s, const struct view_node *v, uint64_t rx, uint64_t tx)
 {
 	return policy_rate(s->direction, units_add_sat(rx, v->inflight.rx_bytes_per_second),
 			   units_add_sat(tx, v->inflight.tx_bytes_per_second));
 }
 
-void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out)
+void view_policy_input(const struct view_sources *s, const struct view_node *v, struct policy_node *out)
 {
 	const struct traffic *t = &v->traffic;
 
@@ -159,7 +163,7 @@ static int by_name(const void *a, const void *b)
 	return strcmp(((const struct view_entry *)a)->name, ((const struct view_entry *)b)->name);
 }
 
-long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out)
+long view_list(struct view_sources *s, uint64_t now_ns, struct view_entry **out)
 {
 	size_t cap = table_capacity(s->table), n, m = 0, w = 0;
 	struct table_node *nodes = malloc(cap * sizeof(*nodes));
@@ -192,7 +196,7 @@ long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out)
 	return (long)w;
 }
 
-int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out)
+int view_count(struct view_sources *s, uint64_t now_ns, struct view_counts *out)
 {
 	struct view_entry *rows;
 	long n = view_list(s, now_ns, &rows);
@@ -216,7 +220,7 @@ int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out)
 	return 0;
 }
 
-size_t view_count_agents(struct scorer *s, uint64_t now_ns)
+size_t view_count_agents(struct view_sources *s, uint64_t now_ns)
 {
 	/* The same rule as view_get(): fresh while age <= stale_after. */
 	return table_count_fresh(s->table, now_ns, s->stale_after_ns);
@@ -235,7 +239,7 @@ const char *view_source_name(enum view_source src)
 	}
 }
 
-long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out,
+long view_list_scored(struct view_sources *s, uint64_t now_ns, struct view_entry **out,
 		      struct policy_node **scores)
 {
 	struct view_entry *rows = NULL;
@@ -257,7 +261,7 @@ long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out
 	return n;
 }
 
-bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh)
+bool view_ready(struct view_sources *s, uint64_t now_ns, size_t *fresh)
 {
 	uint64_t up = now_ns > s->started_mono_ns ? now_ns - s->started_mono_ns : 0;
 
@@ -286,7 +290,7 @@ static void add_to_reference(const struct table_node *n, void *ctx)
 	r->busiest = t->tx.recent > r->busiest ? t->tx.recent : r->busiest;
 }
 
-void view_reference_refresh(struct scorer *s, uint64_t now_ns)
+void view_reference_refresh(struct view_sources *s, uint64_t now_ns)
 {
 	struct reference r = { .now_ns = now_ns, .stale_after_ns = s->stale_after_ns };
 

@@ -16,13 +16,37 @@
 
 #include "rules/filter.h"
 #include "pods/inflight.h"
+#include "pods/podweight.h"
 #include "namekey.h"
 #include "nodename.h"
 #include "rules/policy.h"
 #include "report.h"
 #include "traffic.h"
 
-struct scorer;
+struct table;
+struct prom;
+
+/* What the view reads: the scorer's sources and the settings that judge
+ * them. Built once in main() as part of the scorer (scorer.h); the view
+ * only reads them, but for weights.reference_link
+ * (view_reference_refresh()). */
+struct view_sources {
+	struct table *table;
+	struct prom *prom;		/* the fallback, NULL when not configured */
+	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
+	/* What a pod in flight weighs (podweight.h), from the workload model
+	 * (workload.h) and the pod index (podindex.h) the watch and the
+	 * ingest keep; both NULL without a pod watch. */
+	struct podweight weights;
+	enum policy_kind policy;
+	enum policy_direction direction;
+	/* --drop-threshold: packets a second a node may drop and still be
+	 * scored by its rates (POLICY_DROPS_IGNORED: drops never count). */
+	uint64_t max_drops_per_second;
+	uint64_t stale_after_ns;	/* a report older than this is ignored */
+	uint64_t warmup_ns;		/* /readyz says ready after this even without data */
+	uint64_t started_mono_ns;
+};
 
 enum view_source {
 	VIEW_NONE,
@@ -40,7 +64,9 @@ struct view_node {
 	struct filter_held held;
 	uint64_t over_for_ns;
 	uint64_t age_ns;		/* since the report or the fallback refresh;
-					   since the last report when none is fresh */
+					   since the last report when none is fresh;
+					   an agent's: its figures' age, the report's
+					   plus its failed samples (table.h) */
 	bool known;			/* the table has ever heard of it */
 	int64_t clock_skew_ms;		/* its agent's clock behind ours (table.h); known only */
 	/* Pods just placed there, not yet measured: their weights and, from
@@ -54,7 +80,7 @@ struct view_node {
 /* The view of node name[0..len) at now_ns, for the pod whose UID is
  * uid[0..uid_len) (NULL: for nobody): a pod the scheduler retries is never
  * judged against its own earlier in-flight share. */
-void view_get(struct scorer *s, const char *name, size_t len, const char *uid, size_t uid_len,
+void view_get(struct view_sources *s, const char *name, size_t len, const char *uid, size_t uid_len,
 	      uint64_t now_ns, struct view_node *out);
 
 /* A request's nodes are looked up VIEW_BATCH at a time: each lock once
@@ -69,14 +95,14 @@ void view_get(struct scorer *s, const char *name, size_t len, const char *uid, s
 /* view_get() of keys[0..n) (n <= VIEW_BATCH) into out[0..n), for names a
  * request checked (nodename_check(), extreq.c): each lock taken once,
  * each name hashed once (namekey_of()). */
-void view_get_many(struct scorer *s, const struct namekey *keys, size_t n, const char *uid,
+void view_get_many(struct view_sources *s, const struct namekey *keys, size_t n, const char *uid,
 		   size_t uid_len, uint64_t now_ns, struct view_node *out);
 
 /* The policy's input for a view: no data unless some source is fresh; the
  * rates (average, recent, p95) include the in-flight pods' weight; drops
  * count every kind in both directions (either hurts a new pod) and make the
  * node dropping above the scorer's --drop-threshold. */
-void view_policy_input(const struct scorer *s, const struct view_node *v, struct policy_node *out);
+void view_policy_input(const struct view_sources *s, const struct view_node *v, struct policy_node *out);
 
 /* One node of view_list(). */
 struct view_entry {
@@ -88,13 +114,13 @@ struct view_entry {
  * knows, once each, sorted by name, each with its view at now_ns. Returns
  * how many and a malloc'd array in *out that the caller frees, or -ENOMEM
  * (*out untouched). */
-long view_list(struct scorer *s, uint64_t now_ns, struct view_entry **out);
+long view_list(struct view_sources *s, uint64_t now_ns, struct view_entry **out);
 
 /* view_list() with every node scored by the configured policy, as if the
  * scheduler had asked about all of them (what /v1/nodes and /metrics
  * show): *scores gets the same count of entries, malloc'd, in the same
  * order. -ENOMEM with both outputs untouched. */
-long view_list_scored(struct scorer *s, uint64_t now_ns, struct view_entry **out,
+long view_list_scored(struct view_sources *s, uint64_t now_ns, struct view_entry **out,
 		      struct policy_node **scores);
 
 /* How many nodes of view_list() each source serves. */
@@ -106,21 +132,21 @@ struct view_counts {
 };
 
 /* 0, or -ENOMEM with *out zeroed. */
-int view_count(struct scorer *s, uint64_t now_ns, struct view_counts *out);
+int view_count(struct view_sources *s, uint64_t now_ns, struct view_counts *out);
 
 /* view_counts.agent alone, without listing: what /readyz waits for. */
-size_t view_count_agents(struct scorer *s, uint64_t now_ns);
+size_t view_count_agents(struct view_sources *s, uint64_t now_ns);
 
 /* Whether the scorer is ready to be asked (/readyz, /metrics): some node
  * has fresh agent data, or the warm-up has passed. *fresh gets
  * view_count_agents(). */
-bool view_ready(struct scorer *s, uint64_t now_ns, size_t *fresh);
+bool view_ready(struct view_sources *s, uint64_t now_ns, size_t *fresh);
 
 /* What the doubt of in-flight pods on nodes of unknown link speed takes
  * its share of (podweight.h): the fastest known link among nodes with
  * fresh agent data, else the busiest one's rate. Once a second, off the
  * request path (it walks the table). */
-void view_reference_refresh(struct scorer *s, uint64_t now_ns);
+void view_reference_refresh(struct view_sources *s, uint64_t now_ns);
 
 /* "agent" | "prometheus" | "none" */
 const char *view_source_name(enum view_source src);

@@ -22,7 +22,7 @@
 
 #include "parse/bwannot.h"
 #include "parse/json.h"
-#include "pods/poduid.h"
+#include "parse/poduid.h"
 #include "report.h"
 
 /* Resource versions and continue tokens are opaque strings; etcd's are

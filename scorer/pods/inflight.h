@@ -97,7 +97,7 @@
 
 #include "namekey.h"
 #include "nodename.h"
-#include "pods/poduid.h"
+#include "parse/poduid.h"
 
 #define INFLIGHT_LABEL_MAX 127u		/* "namespace/name", truncated */
 #define INFLIGHT_TIE_MAX 8u

@@ -755,8 +755,8 @@ static bool new_reading(struct member *m, const struct report_pod *t, uint64_t s
  * what crossed its NIC, and none is over its link (or, unknown, the
  * cluster's fastest known link). */
 struct vouched {
-	uint64_t nic_rx, nic_tx;	/* bytes the node's interfaces counted */
-	uint64_t sum_rx, sum_tx;	/* bytes its pods add up to, listed and rest */
+	uint64_t nic_rx, nic_tx;	/* the node's interfaces' rates, bytes a second */
+	uint64_t sum_rx, sum_tx;	/* its pods' rates added up, listed and rest */
 	uint64_t cap;			/* one pod at most; 0: no link known anywhere */
 	struct workload_node node;
 };
@@ -790,22 +790,23 @@ static void sample(struct podindex *x, const struct member *m, const struct vouc
 static void vouch_figures(struct podindex *x, const struct report *r, struct vouched *v,
 			  uint64_t now)
 {
-	uint64_t link = report_node_link(r), window_ms = node_window_ms(r);
+	uint64_t link = report_node_link(r);
 
-	if (!window_ms)
-		window_ms = 1;
-	/* Bytes, not rates: a young pod's window is shorter than the node's
-	 * and within it, so its bytes are within the NIC's. */
+	/* Rates, each over its own covered time, not bytes: a sample the
+	 * agent dropped from the NIC's window (a spike over twice the link,
+	 * as a starved agent's late sample looks) but kept in a pod's took
+	 * bytes from the NIC alone, and scaled every pod of the node down to
+	 * nearly nothing (tests/k8s/test_k8s_weight.sh on a busy machine). */
 	v->nic_rx = v->nic_tx = 0;
 	for (uint32_t i = 0; i < r->n_ifaces && i < REPORT_MAX_INTERFACES; i++) {
-		v->nic_rx = units_add_sat(v->nic_rx, r->ifaces[i].rx_bytes);
-		v->nic_tx = units_add_sat(v->nic_tx, r->ifaces[i].tx_bytes);
+		v->nic_rx = units_add_sat(v->nic_rx, r->ifaces[i].traffic.rx.average);
+		v->nic_tx = units_add_sat(v->nic_tx, r->ifaces[i].traffic.tx.average);
 	}
-	v->sum_rx = r->pods_rest.rx_bytes;
-	v->sum_tx = r->pods_rest.tx_bytes;
+	v->sum_rx = r->pods_rest.rx.average;
+	v->sum_tx = r->pods_rest.tx.average;
 	for (uint32_t e = 0; e < r->n_pods && e < REPORT_MAX_PODS; e++) {
-		v->sum_rx = units_add_sat(v->sum_rx, r->pods[e].rx_bytes);
-		v->sum_tx = units_add_sat(v->sum_tx, r->pods[e].tx_bytes);
+		v->sum_rx = units_add_sat(v->sum_rx, r->pods[e].rx.average);
+		v->sum_tx = units_add_sat(v->sum_tx, r->pods[e].tx.average);
 	}
 	v->cap = link ? link : x->link_ceiling;
 	if (v->sum_rx > v->nic_rx || v->sum_tx > v->nic_tx) {
@@ -814,8 +815,8 @@ static void vouch_figures(struct podindex *x, const struct report *r, struct vou
 		char a[32], b[32];
 
 		x->st.nic_scaled++;
-		units_format_bytes_rate(a, sizeof(a), (double)sum * 1000.0 / (double)window_ms);
-		units_format_bytes_rate(b, sizeof(b), (double)nic * 1000.0 / (double)window_ms);
+		units_format_bytes_rate(a, sizeof(a), (double)sum);
+		units_format_bytes_rate(b, sizeof(b), (double)nic);
 		log_limited(&x->nic_log, now, NS_PER_SEC, LOG_LVL_INFO, "podindex",
 			    "%s: pods' %s %s exceeds its NIC's %s; pod figures scaled to %.1f%% (traffic "
 			    "between its own pods, or figures it cannot vouch for)", r->node,

@@ -14,7 +14,7 @@
 #include "bearertoken.h"
 #include "buf.h"
 #include "clock.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "log.h"
 #include "membudget.h"
 #include "worker.h"

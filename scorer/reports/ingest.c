@@ -19,7 +19,7 @@
 #include "keyfile.h"
 #include "log.h"
 #include "pods/podindex.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "reports/reportconns.h"
 #include "nodes/table.h"
 

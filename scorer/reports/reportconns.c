@@ -17,7 +17,7 @@
 #include "connfair.h"
 #include "fdlimit.h"
 #include "log.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "worker.h"
 
 /* Silent connections are looked for this often. */

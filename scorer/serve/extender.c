@@ -9,7 +9,7 @@
 
 #include "buf.h"
 #include "clock.h"
-#include "serve/extreq.h"
+#include "parse/extreq.h"
 #include "parse/bwannot.h"
 #include "rules/filter.h"
 #include "rules/fit.h"
@@ -96,7 +96,7 @@ static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
 static void node_view(struct scorer *s, const struct extreq *rq, const struct extreq_node *node,
 		      uint64_t now, struct view_node *v)
 {
-	view_get(s, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
+	view_get(&s->view, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
 /* At node i, a multiple of VIEW_BATCH: the views of nodes i.. (as many as
@@ -110,7 +110,7 @@ static void node_views(struct scorer *s, const struct extreq *rq, size_t i, uint
 
 	for (size_t k = 0; k < n; k++)
 		keys[k] = namekey_of(rq->nodes[i + k].name, rq->nodes[i + k].name_len);
-	view_get_many(s, keys, n, rq->pod_uid.s, rq->pod_uid.len, now, v);
+	view_get_many(&s->view, keys, n, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
 /* The policy's input for every requested node (view.h decides where the
@@ -124,7 +124,7 @@ static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
 	for (size_t i = 0; i < rq->n; i++) {
 		if (i % VIEW_BATCH == 0)
 			node_views(s, rq, i, now, v);
-		view_policy_input(s, &v[i % VIEW_BATCH], &pn[i]);
+		view_policy_input(&s->view, &v[i % VIEW_BATCH], &pn[i]);
 		fresh += pn[i].has_data;
 	}
 	return fresh;
@@ -273,7 +273,7 @@ static void weigh(struct scorer *s, const struct extreq *rq, uint64_t ingress_bp
 
 	pod_of(rq, ingress_bps, egress_bps, &ns, &name, &pw);
 	pw.label = pod_id(rq, label, INFLIGHT_LABEL_MAX + 1);
-	podweight_of(&s->weights, &pw, out, rx_from, tx_from);
+	podweight_of(&s->view.weights, &pw, out, rx_from, tx_from);
 }
 
 /* Counts the pod, weighing pod (weigh()), in flight on nodes[0..n)
@@ -283,9 +283,9 @@ static void record(struct scorer *s, const struct extreq *rq, const struct infli
 {
 	int rc;
 
-	if (!s->inflight || !rq->pod_uid.len || n == 0)
+	if (!s->view.inflight || !rq->pod_uid.len || n == 0)
 		return;
-	rc = inflight_assume(s->inflight, rq->pod_uid.s, rq->pod_uid.len, pod, nodes, n, now);
+	rc = inflight_assume(s->view.inflight, rq->pod_uid.s, rq->pod_uid.len, pod, nodes, n, now);
 	if (rc == -ENOSPC)
 		log_debug("ext", "%s: not counted in flight: the in-flight table is full", pod->label);
 	else if (rc && rc != -EALREADY)
@@ -303,7 +303,7 @@ static void assume(struct scorer *s, const struct extreq *rq, const struct polic
 	size_t n = 0;
 	int top = -1;
 
-	if (!s->inflight || !rq->pod_uid.len || rq->n == 0)
+	if (!s->view.inflight || !rq->pod_uid.len || rq->n == 0)
 		return;
 	for (size_t i = 0; i < rq->n; i++)
 		if (pn[i].score > top)
@@ -356,7 +356,7 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	weigh(s, &rq, declared_in, declared_eg, label, &weight, NULL, NULL);
 	demand = (struct fit_demand){ weight.rx_bytes_per_second, weight.tx_bytes_per_second };
 	fresh = lookup(s, &rq, now, pn);
-	fit_score_by(s->policy, s->direction, &demand, pn, rq.n);
+	fit_score_by(s->view.policy, s->view.direction, &demand, pn, rq.n);
 	assume(s, &rq, pn, &weight, now);
 
 	/* HostPriorityList: requested hosts in request order, each once; all of
@@ -376,17 +376,17 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s, direction "
 		  "%s, pod moves rx %llu B/s tx %llu B/s; %zu listed, less %d", label, rq.n,
 		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
-		  policy_kind_name(s->policy), policy_direction_name(s->direction),
+		  policy_kind_name(s->view.policy), policy_direction_name(s->view.direction),
 		  (unsigned long long)demand.rx, (unsigned long long)demand.tx, listed, least);
 	if (log_enabled(LOG_LVL_DEBUG))
 		for (size_t i = 0; i < rq.n && i < EXT_DEBUG_NODES; i++)
 			log_debug("ext", "  %.*s: %s %llu B/s (rx %llu, tx %llu), link %llu B/s, "
 				  "cost %u/1000 -> score %d", (int)rq.nodes[i].name_len,
 				  rq.nodes[i].name,
-				  pn[i].has_data ? policy_direction_name(s->direction) : "no data",
+				  pn[i].has_data ? policy_direction_name(s->view.direction) : "no data",
 				  (unsigned long long)pn[i].rate,
-				  (unsigned long long)fit_level(s->policy, &pn[i].rx),
-				  (unsigned long long)fit_level(s->policy, &pn[i].tx),
+				  (unsigned long long)fit_level(s->view.policy, &pn[i].rx),
+				  (unsigned long long)fit_level(s->view.policy, &pn[i].tx),
 				  (unsigned long long)pn[i].link_bytes_per_second, pn[i].cost_milli,
 				  pn[i].score);
 	scratch_give(pn);
@@ -459,7 +459,7 @@ static bool some_node_fits(struct scorer *s, const struct extreq *rq, const stru
 		if (i % VIEW_BATCH == 0)
 			node_views(s, rq, i, now, v);
 		filter_input(&v[i % VIEW_BATCH], &fn);
-		if (filter_check(&s->filter, s->direction, asks, &fn, &why) &&
+		if (filter_check(&s->filter, s->view.direction, asks, &fn, &why) &&
 		    node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx))
 			return true;
 	}
@@ -510,7 +510,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_init(&unresolvable, reply_max(0, rq.n));
 	pod_declared(&rq, &declared_in, &declared_eg);
 	pod_of(&rq, declared_in, declared_eg, &ns, &name, &pw);
-	podweight_filter(&s->weights, &pw, &asks);
+	podweight_filter(&s->view.weights, &pw, &asks);
 	weigh(s, &rq, declared_in, declared_eg, label, &weight, &rx_from, &tx_from);
 	now = s->now_ns();
 	rule = (struct fit_rule){
@@ -537,7 +537,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		if (i % VIEW_BATCH == 0)
 			node_views(s, &rq, i, now, v);
 		filter_input(&v[i % VIEW_BATCH], &fn);
-		pass = filter_check(&s->filter, s->direction, &asks, &fn, &why);
+		pass = filter_check(&s->filter, s->view.direction, &asks, &fn, &why);
 		if (pass && rule.on && !node_fits(&rule, &v[i % VIEW_BATCH], &which, &urx, &utx)) {
 			fit_why(&rule, which, urx, utx, v[i % VIEW_BATCH].traffic.link_bytes_per_second,
 				&why);
@@ -668,7 +668,7 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 	/* What the filter holds the pod to, as filter does (podweight.h). */
 	pod_declared(&p.pod, &declared_in, &declared_eg);
 	pod_of(&p.pod, declared_in, declared_eg, &ns, &name, &pw);
-	podweight_filter(&s->weights, &pw, &asks);
+	podweight_filter(&s->view.weights, &pw, &asks);
 	now = s->now_ns();
 	buf_puts(&b, "{\"NodeNameToMetaVictims\":{");
 	for (size_t i = 0; i < p.n; i++) {
@@ -684,7 +684,7 @@ static void preempt(struct scorer *s, const char *body, size_t len, struct reply
 		victims_declared(&p, c, &rx_bps, &tx_bps);
 		fn.freed_rx_bytes_per_second = rx_bps / 8;
 		fn.freed_tx_bytes_per_second = tx_bps / 8;
-		if (!filter_check(&s->filter, s->direction, &asks, &fn, &why)) {
+		if (!filter_check(&s->filter, s->view.direction, &asks, &fn, &why)) {
 			log_debug("ext", "  %.*s: no preemption: %s (%s)", (int)c->name_len, c->name,
 				  why.reason, why.detail);
 			continue;

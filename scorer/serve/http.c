@@ -22,11 +22,11 @@
 #include "serve/extender.h"
 #include "httpguard.h"
 #include "log.h"
-#include "status/metrics.h"
+#include "serve/metrics.h"
 #include "serve/reply.h"
 #include "scorer.h"
 #include "scratch.h"
-#include "status/status.h"
+#include "serve/status.h"
 #include "serve/statusreply.h"
 #include "serve/tls.h"
 #include "worker.h"
@@ -320,14 +320,18 @@ static bool is_shared_route(enum route route)
 	return route == ROUTE_METRICS || route == ROUTE_NODES || route == ROUTE_WORKLOADS;
 }
 
-/* The status reply for rq, or why there is none (rq->status_rc). */
+static struct statusreply_cache *status_cache(struct http_server *h, const struct request *rq)
+{
+	return rq->route == ROUTE_NODES ? &h->nodes : rq->route == ROUTE_WORKLOADS ? &h->workloads :
+										   &h->metrics;
+}
+
+/* The status reply for rq, or why there is none (rq->status_rc): only on
+ * the status thread, the one place a render runs. */
 static void get_status(struct http_server *h, struct request *rq)
 {
-	struct statusreply_cache *c = rq->route == ROUTE_NODES	   ? &h->nodes :
-				      rq->route == ROUTE_WORKLOADS ? &h->workloads :
-								     &h->metrics;
-
-	rq->status_rc = statusreply_get(c, h->s, &h->status_memory, rq->asked_ns, &rq->status);
+	rq->status_rc = statusreply_get(status_cache(h, rq), h->s, &h->status_memory, rq->asked_ns,
+					&rq->status);
 }
 
 /* The verb itself. The reply holds no pointer into the body: it is
@@ -480,15 +484,20 @@ static void stop_daemon(struct http_server *h, struct MHD_Daemon *d)
 	bigq_resume(&h->big);
 }
 
-/* /v1/nodes, /v1/workloads and /metrics: rendered on the status thread (never on the
- * threads that answer the scheduler), or inline when it is not running. */
+/* /v1/nodes, /v1/workloads and /metrics: rendered on the status thread,
+ * never on the threads that answer the scheduler. While it is not running
+ * (a daemon stopping for a certificate rotation, or it never started) the
+ * latest reply answers, whatever its age, else a 503. */
 static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connection *conn,
 				     struct request *rq)
 {
 	if (!rq->done) {
 		if (bigq_push(&h->status, conn, rq))
 			return MHD_YES;
-		get_status(h, rq);
+		rq->status_rc = statusreply_latest(status_cache(h, rq), &rq->status);
+		if (rq->status_rc == -EAGAIN)
+			return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+					     "status replies are not being rendered right now; retry");
 	}
 	if (rq->status)
 		return respond_shared(conn, &rq->status);
@@ -774,8 +783,6 @@ out_err:
  * Level-triggered poll() sees the close at once. */
 static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const struct tls_pems *p)
 {
-	unsigned per_client = h->s->limits.connections_per_client ?
-			      h->s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG |
 			 MHD_USE_ITC | MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem more[5];
@@ -804,8 +811,9 @@ static struct MHD_Daemon *start_daemon(struct http_server *h, int fd, const stru
 				MHD_OPTION_CONNECTION_LIMIT,
 				HTTPGUARD_HARD_LIMIT(h->health_only ? HTTP_HEALTH_CONNECTIONS :
 								      HTTP_MAX_CONNECTIONS),
-				/* One address cannot hold more than this at all. */
-				MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client,
+				/* No MHD_OPTION_PER_IP_CONNECTION_LIMIT: it refuses
+				 * the newcomer, the kubelet's probe perhaps, where
+				 * the guard closes the address's oldest silent one. */
 				MHD_OPTION_CONNECTION_TIMEOUT, HTTP_IDLE_TIMEOUT_S,
 				MHD_OPTION_NOTIFY_CONNECTION, httpguard_notify, h->guard,
 				MHD_OPTION_URI_LOG_CALLBACK, httpguard_uri_log, NULL,
@@ -837,6 +845,16 @@ void http_request_budget(struct scorer *s)
 	s->limits.request.budget = &s->request_memory;
 }
 
+static void status_cache_init(struct statusreply_cache *c, statusreply_render_fn render,
+			      const char *path, struct registry *counters, int which)
+{
+	statusreply_cache_init(c, render, &(struct statusreply_opts){
+		.path = path,
+		.renders = &counters->status_renders[which],
+		.failures = &counters->status_render_failures[which],
+	});
+}
+
 static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
 				 const struct tls_files *tls, bool health_only, bool serves_status,
 				 char *err, size_t errlen)
@@ -864,9 +882,11 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 			goto out_free_server;
 	}
 	membudget_init(&h->status_memory, HTTP_STATUS_BUDGET, 0, 0);
-	statusreply_cache_init(&h->nodes, status_nodes);
-	statusreply_cache_init(&h->metrics, metrics_render);
-	statusreply_cache_init(&h->workloads, status_workloads);
+	status_cache_init(&h->nodes, status_nodes, "/v1/nodes", &s->counters, REGISTRY_STATUS_NODES);
+	status_cache_init(&h->metrics, metrics_render, "/metrics", &s->counters,
+			  REGISTRY_STATUS_METRICS);
+	status_cache_init(&h->workloads, status_workloads, "/v1/workloads", &s->counters,
+			  REGISTRY_STATUS_WORKLOADS);
 	h->guard = httpguard_start(&(struct httpguard_config){
 		.name = health_only ? "health" : "http",
 		.header_timeout_s = HTTP_HEADER_TIMEOUT_S,
@@ -874,20 +894,24 @@ static struct http_server *serve(struct scorer *s, const char *addr, uint16_t po
 		.min_bytes_per_second = HTTP_MIN_BYTES_PER_SECOND,
 		.socket_buffer = HTTP_SOCKET_BUFFER,
 		.max_connections = health_only ? HTTP_HEALTH_CONNECTIONS : HTTP_MAX_CONNECTIONS,
+		.max_per_address = s->limits.connections_per_client ?
+				   s->limits.connections_per_client : SCORER_DEFAULT_CONNECTIONS_PER_CLIENT,
 		.deadline = &s->counters.http_deadline_closes,
 		.reclaimed_idle = &s->counters.http_reclaimed_idle,
 		.reclaimed_busiest = &s->counters.http_reclaimed_busiest,
 	}, err, errlen);
 	if (!h->guard)
 		goto out_free_server;
-	/* Without them big requests and status replies are answered inline:
-	 * slower for others, still correct. */
+	/* Without it big requests are answered inline: slower for others,
+	 * still correct. Status replies never are: their renders would take
+	 * the scheduler's threads. */
 	if (!health_only && bigq_start(&h->big))
 		log_warn("http", "no thread for big requests: bodies over %u bytes are parsed on the "
 			 "HTTP threads", HTTP_INLINE_MAX);
-	if (serves_status && bigq_start(&h->status))
-		log_warn("http", "no thread for status replies: /v1/nodes and /metrics are rendered "
-			 "on the HTTP threads");
+	if (serves_status && bigq_start(&h->status)) {
+		snprintf(err, errlen, "http: cannot start the thread that renders status replies");
+		goto out_free_server;
+	}
 	fd = listen_on(addr, port, &h->v6, &h->port, err, errlen);
 	if (fd < 0)
 		goto out_free_server;

@@ -2,15 +2,23 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "clock.h"
+#include "log.h"
 #include "membudget.h"
 
-void statusreply_cache_init(struct statusreply_cache *c, statusreply_render_fn render)
+void statusreply_cache_init(struct statusreply_cache *c, statusreply_render_fn render,
+			    const struct statusreply_opts *opts)
 {
 	pthread_mutex_init(&c->lock, NULL);
 	c->render = render;
+	c->opts = opts ? *opts : (struct statusreply_opts){ 0 };
+	if (!c->opts.now_ns)
+		c->opts.now_ns = clock_mono_ns;
+	if (!c->opts.path)
+		c->opts.path = "this reply";
 	c->latest = NULL;
 	c->last_len = 0;
 }
@@ -20,6 +28,11 @@ void statusreply_cache_destroy(struct statusreply_cache *c)
 	statusreply_put(c->latest);
 	c->latest = NULL;
 	pthread_mutex_destroy(&c->lock);
+}
+
+uint64_t statusreply_now(const struct statusreply_cache *c)
+{
+	return c->opts.now_ns();
 }
 
 void statusreply_put(void *reply)
@@ -39,12 +52,46 @@ static struct statusreply *ref(struct statusreply *r)
 	return r;
 }
 
+static void count(atomic_ulong *counter)
+{
+	if (counter)
+		atomic_fetch_add(counter, 1);
+}
+
+/* How long after its render began r answers requests (see the header). */
+static uint64_t hold_ns(const struct statusreply *r)
+{
+	uint64_t reuse = r->render_ns >= STATUSREPLY_MIN_REUSE_NS ? STATUSREPLY_REUSE * r->render_ns : 0;
+	uint64_t floor = r->failed ? STATUSREPLY_FAIL_HOLD_NS :
+			 r->reply.len >= STATUSREPLY_BIG_BYTES ? STATUSREPLY_MIN_INTERVAL_NS : 0;
+
+	return reuse > floor ? reuse : floor;
+}
+
 /* Whether r answers a request that arrived at asked_ns. */
 static bool fresh_enough(const struct statusreply *r, uint64_t asked_ns)
 {
-	uint64_t reuse = r->render_ns >= STATUSREPLY_MIN_REUSE_NS ? STATUSREPLY_REUSE * r->render_ns : 0;
+	return asked_ns <= r->started_ns + hold_ns(r);
+}
 
-	return asked_ns <= r->started_ns + reuse;
+/* r's render left no body: r becomes the small error every request gets
+ * until its hold ends. 0, or -ENOMEM. */
+static int fail(struct statusreply_cache *c, struct statusreply *r)
+{
+	char msg[256];
+
+	snprintf(msg, sizeof(msg), "%s could not be rendered: over its size limit, or out of memory; "
+		 "not tried again for %llu s", c->opts.path,
+		 (unsigned long long)(hold_ns(r) / NS_PER_SEC));
+	reply_error(500, msg, &r->reply);
+	if (!r->reply.body)
+		return -ENOMEM;
+	count(c->opts.failures);
+	log_warn("http", "%s: rendering failed after %.3f s (over its size limit, or out of memory); "
+		 "answering 500 without rendering for %llu s", c->opts.path,
+		 (double)r->render_ns / (double)NS_PER_SEC,
+		 (unsigned long long)(hold_ns(r) / NS_PER_SEC));
+	return 0;
 }
 
 /* Renders a new reply charged to budget; lock held. */
@@ -66,12 +113,16 @@ static int render(struct statusreply_cache *c, struct scorer *s, struct membudge
 	atomic_init(&r->refs, 1);
 	r->budget = budget;
 	r->charged = probe;
-	r->started_ns = clock_mono_ns();
+	r->started_ns = c->opts.now_ns();
+	count(c->opts.renders);
 	c->render(s, &r->reply);
-	r->render_ns = clock_mono_ns() - r->started_ns;
+	r->render_ns = c->opts.now_ns() - r->started_ns;
 	if (!r->reply.body) {
-		statusreply_put(r);
-		return -ENOMEM;
+		r->failed = true;
+		if (fail(c, r)) {
+			statusreply_put(r);
+			return -ENOMEM;
+		}
 	}
 	/* The buffer grew by doubling: hold (and charge) only what is used. */
 	shrunk = realloc(r->reply.body, r->reply.len + 1);
@@ -108,6 +159,19 @@ int statusreply_get(struct statusreply_cache *c, struct scorer *s, struct membud
 	c->latest = r;
 	*out = ref(r);
 out_unlock:
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int statusreply_latest(struct statusreply_cache *c, struct statusreply **out)
+{
+	int rc = -EAGAIN;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->latest) {
+		*out = ref(c->latest);
+		rc = 0;
+	}
 	pthread_mutex_unlock(&c->lock);
 	return rc;
 }

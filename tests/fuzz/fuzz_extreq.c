@@ -19,7 +19,7 @@
 #include "common/log.h"
 #include "proto/report.h"
 #include "scorer/serve/extender.h"
-#include "scorer/serve/extreq.h"
+#include "scorer/parse/extreq.h"
 #include "scorer/parse/json.h"
 #include "scorer/rules/policy.h"
 #include "scorer/serve/reply.h"
@@ -44,7 +44,7 @@ static void feed(const char *node, uint64_t rx, uint64_t tx, uint64_t link_bps, 
 	struct report r = fake_report(node, rx, tx, link_bps);
 
 	check(report_validate(&r, NULL, 0) == 0);
-	check(table_apply(scorer->table, &r, fake_now - age_ns) == TABLE_APPLIED);
+	check(table_apply(scorer->view.table, &r, fake_now - age_ns) == TABLE_APPLIED);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -263,8 +263,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
 		struct reply out;
 
-		scorer->policy = settings[i].policy;
-		scorer->direction = settings[i].dir;
+		scorer->view.policy = settings[i].policy;
+		scorer->view.direction = settings[i].dir;
 		scorer->filter = settings[i].filter;
 
 		memset(&out, 0, sizeof(out));

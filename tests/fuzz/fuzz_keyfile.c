@@ -1,6 +1,7 @@
 /* libFuzzer: report key files (keyfile_parse), the contents of a Secret.
- * Checks what keyfile.h promises: on success 1 or 2 keys of 32..64 bytes,
- * each id the first 4 bytes of its SHA-256 and findable by it; on failure
+ * Checks what keyfile.h promises: on success 1 to KEYFILE_MAX_KEYS keys of
+ * 32..64 bytes, each signing key findable by its id and no master ever
+ * signing; on failure
  * the output untouched and an error that never quotes a hex run as long as
  * a key. */
 #include <errno.h>
@@ -44,9 +45,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	check(kf.n >= 1 && kf.n <= KEYFILE_MAX_KEYS);
+	check(kf.n_master <= KEYFILE_MAX_PER_KIND && kf.n_shared <= KEYFILE_MAX_PER_KIND);
 	for (size_t i = 0; i < kf.n; i++) {
-		check(kf.keys[i].len >= KEYFILE_MIN_BYTES && kf.keys[i].len <= KEYFILE_MAX_BYTES);
-		check(keyfile_find(&kf, kf.keys[i].id) != NULL);
+		const struct keyfile_key *k = &kf.keys[i];
+
+		check(k->len >= KEYFILE_MIN_BYTES && k->len <= KEYFILE_MAX_BYTES);
+		/* Signing keys are found by their id; a master never signs. */
+		if (k->kind == KEYFILE_MASTER)
+			check(keyfile_find(&kf, k->id) == NULL ||
+			      keyfile_find(&kf, k->id)->kind != KEYFILE_MASTER);
+		else
+			check(keyfile_find(&kf, k->id) != NULL);
+		check(k->kind != KEYFILE_NODE || k->node[0] != '\0');
 	}
+	check(keyfile_signing_key(&kf) == NULL ||
+	      keyfile_signing_key(&kf)->kind != KEYFILE_MASTER);
 	return 0;
 }

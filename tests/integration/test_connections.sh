@@ -69,9 +69,9 @@ reclaimed=$(curl -s "$url/metrics" |
 	awk '$1 ~ /^netsched_scorer_http_connections_reclaimed_total/ { n += $2 } END { print n + 0 }')
 [ "$reclaimed" -gt 0 ] || fail "netsched_scorer_http_connections_reclaimed_total counts nothing"
 echo "ok: /metrics counts $reclaimed connections reclaimed to make room"
-grep -Eq 'connections in use: closed (an idle|a busy|the new) connection from 127\.0\.0\.1[0-8], which holds' \
-	"$WORK/scorer.log" || fail "no log line naming the address that gave up a connection"
-echo "ok: the reclaimed connections are logged with their address"
+grep -Eq ' 127\.0\.0\.1[0-8]: [0-9]+ connections open, the most of any address; [0-9]+ in all, limit 256; closed the oldest (silent|idle|busy) one' \
+	"$WORK/scorer.log" || fail "no log line naming the address that gave up a connection, its count and the limit"
+echo "ok: the reclaimed connections are logged with their address, its count and the limit"
 
 # A body has a deadline too: 1,000 bytes announced, a byte a second. It
 # gets the header deadline (5 s) and 1,000 bytes at 1 MiB/s: closed by 7 s.

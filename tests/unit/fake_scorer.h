@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "scorer/options.h"
+#include "scorer/nodes/table.h"
 #include "scorer/scorer.h"
 
 static uint64_t fake_now;
@@ -33,22 +34,22 @@ static inline struct scorer *fake_scorer_new(size_t table_nodes, uint64_t start_
 		free(s);
 		return NULL;
 	}
-	s->table = table_create(table_nodes);
-	if (!s->table) {
+	s->view.table = table_create(table_nodes);
+	if (!s->view.table) {
 		free(s);
 		return NULL;
 	}
 	fake_now = start_ns;
-	s->policy = POLICY_RELATIVE;
-	s->direction = POLICY_DIR_RX;
-	s->stale_after_ns = stale_ns;
-	s->warmup_ns = stale_ns;
+	s->view.policy = POLICY_RELATIVE;
+	s->view.direction = POLICY_DIR_RX;
+	s->view.stale_after_ns = stale_ns;
+	s->view.warmup_ns = stale_ns;
 	s->limits.max_body_bytes = o.max_body_bytes;
 	s->limits.request.max_nodes = o.max_request_nodes;
 	s->limits.connections_per_client = (unsigned)o.connections_per_client;
 	s->limits.request.max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS;
 	s->now_ns = fake_clock;
-	s->started_mono_ns = start_ns;
+	s->view.started_mono_ns = start_ns;
 	return s;
 }
 
@@ -56,7 +57,7 @@ static inline void fake_scorer_free(struct scorer *s)
 {
 	if (!s)
 		return;
-	table_destroy(s->table);
+	table_destroy(s->view.table);
 	free(s);
 }
 
@@ -88,7 +89,7 @@ static inline enum table_result fake_feed(struct scorer *s, const char *node, ui
 {
 	struct report r = fake_report(node, rx_per_s, 0, 0);
 
-	return table_apply(s->table, &r, arrival_ns);
+	return table_apply(s->view.table, &r, arrival_ns);
 }
 
 #endif

@@ -46,6 +46,8 @@ static void health_and_peers(struct agent_metrics_snapshot *m)
 	m->ifaces[0].absurd = 7;
 	m->ifaces[0].gaps = 8;
 	m->ifaces[0].resets = 9;
+	m->ifaces[0].failed = 10;
+	m->ifaces[0].failed_in_row = 4;
 	m->n_peers = 2;
 	strcpy(m->peers[0].url, "tcp://10.0.0.1:7470");
 	m->peers[0].sent = 100;
@@ -63,6 +65,13 @@ static void pods(struct agent_metrics_snapshot *m)
 	m->pods = (struct pods_health){ .measured = 110, .with_ips = 108, .listed = 32,
 					.rx_bytes_per_second = 5000000, .tx_bytes_per_second = 7,
 					.unmeasured = 1, .restarts = 2, .withheld = 3 };
+}
+
+static void netlink(struct agent_metrics_snapshot *m)
+{
+	m->have_nl = true;
+	m->nl = (struct nl_health){ .requests = 1000, .interrupted = 12, .retries = 13,
+				    .stale = 44, .failed = 1, .reopens = 2 };
 }
 
 #define MAX_LINES 12
@@ -102,6 +111,9 @@ static const struct render_row rows[] = {
 	  { "netsched_agent_samples_dropped_total{interface=\"eth0\"} 7\n",
 	    "netsched_agent_sample_gaps_total{interface=\"eth0\"} 8\n",
 	    "netsched_agent_interface_resets_total{interface=\"eth0\"} 9\n",
+	    "netsched_agent_sample_read_failures_total{interface=\"eth0\"} 10\n",
+	    "# TYPE netsched_agent_sample_failures_in_row gauge\n",
+	    "netsched_agent_sample_failures_in_row{interface=\"eth0\"} 4\n",
 	    "netsched_agent_reports_sent_total{scorer=\"tcp://10.0.0.1:7470\"} 100\n",
 	    "netsched_agent_reports_failed_total{scorer=\"tcp://10.0.0.1:7470\"} 1\n",
 	    "netsched_agent_reports_sent_total{scorer=\"ipc:///a\\\"b\\\\c\"} 2\n" },
@@ -119,6 +131,23 @@ static const struct render_row rows[] = {
 	    "netsched_agent_pod_reports_withheld_total 3\n",
 	    "# TYPE netsched_agent_pod_sample_gaps_total counter\n" },
 	  { "{pod", "{ip" } },
+	{ "netlink: how the socket kept in step",
+	  netlink,
+	  { .cpu_seconds = 0 },
+	  { "netsched_agent_netlink_requests_total 1000\n",
+	    "netsched_agent_netlink_dumps_interrupted_total 12\n",
+	    "netsched_agent_netlink_retries_total 13\n",
+	    "netsched_agent_netlink_stale_replies_total 44\n",
+	    "netsched_agent_netlink_requests_failed_total 1\n",
+	    "netsched_agent_netlink_socket_reopens_total 2\n",
+	    "# TYPE netsched_agent_netlink_socket_reopens_total counter\n",
+	    "netsched_agent_netlink_socket_reopen_errors_total 0\n" },
+	  { 0 } },
+	{ "without netlink (sysfs), no netlink rows",
+	  no_report,
+	  { .cpu_seconds = 0 },
+	  { "process_cpu_seconds_total" },
+	  { "netsched_agent_netlink" } },
 	{ "without pods measured, no pod rows",
 	  no_report,
 	  { .cpu_seconds = 0 },

@@ -1,7 +1,7 @@
 /* Bandwidth annotations as CNIs write them (scorer/parse/bwannot.c): each
  * key in its CNI's unit, the upstream key first, and the extender request
  * and the pod watch reading the first key of each direction
- * (scorer/serve/extreq.c, scorer/parse/kubepod.c). A unit
+ * (scorer/parse/extreq.c, scorer/parse/kubepod.c). A unit
  * mismatch reserves 8x (bytes for bits) or 10^6x (Mbit/s for bit/s) too
  * little, so each row is a value a user would write for that CNI. */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include "scorer/parse/bwannot.h"
 #include "scorer/parse/json.h"
 #include "scorer/parse/kubepod.h"
-#include "scorer/serve/extreq.h"
+#include "scorer/parse/extreq.h"
 
 static const struct bwannot_key *key(const char *name)
 {

@@ -328,7 +328,7 @@ static int row_request(void **state, const struct score_row *row, char *body, si
 	teardown(state);
 	assert_int_equal(setup(state), 0);
 	s = *state;
-	s->policy = row->policy;
+	s->view.policy = row->policy;
 	len = snprintf(body, cap, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[");
 	for (*n = 0; *n < MAXN && row->nodes[*n]; (*n)++) {
 		if (row->rx[*n] != NOFEED)

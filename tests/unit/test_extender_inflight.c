@@ -19,10 +19,10 @@
 #include "scorer/serve/extender.h"
 #include "scorer/pods/inflight.h"
 #include "scorer/parse/json.h"
-#include "scorer/status/metrics.h"
+#include "scorer/serve/metrics.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/status/status.h"
+#include "scorer/serve/status.h"
 #include "scorer/nodes/view.h"
 #include "tests/unit/fake_scheduler.h"
 #include "tests/unit/fake_scorer.h"
@@ -49,23 +49,23 @@ static struct scorer *scorer_with(uint64_t estimate, unsigned doubt_pct, uint64_
 	};
 
 	assert_non_null(s);
-	s->inflight = inflight_create(&ic);
-	assert_non_null(s->inflight);
+	s->view.inflight = inflight_create(&ic);
+	assert_non_null(s->view.inflight);
 	s->filter.bandwidth = true;
-	s->weights.cfg.estimate_bytes_per_second = estimate;
-	s->weights.cfg.doubt_pct = doubt_pct;
+	s->view.weights.cfg.estimate_bytes_per_second = estimate;
+	s->view.weights.cfg.doubt_pct = doubt_pct;
 	for (size_t i = 0; i < NODES; i++) {
 		struct report r = fake_report(names[i], rx[i], 0, link_bps);
 
-		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+		assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	}
-	view_reference_refresh(s, fake_now);
+	view_reference_refresh(&s->view, fake_now);
 	return s;
 }
 
 static void scorer_free(struct scorer *s)
 {
-	inflight_destroy(s->inflight);
+	inflight_destroy(s->view.inflight);
 	fake_scorer_free(s);
 }
 
@@ -177,8 +177,8 @@ static void test_inflight_burst_spreads(void **state)
 	       on[2], on[3]);
 	for (int i = 0; i < NODES; i++)
 		assert_true(on[i] <= 3);
-	inflight_destroy(s->inflight);
-	s->inflight = NULL;
+	inflight_destroy(s->view.inflight);
+	s->view.inflight = NULL;
 	memset(placed, 0, sizeof(placed));
 	for (int p = 0; p < 10; p++) {
 		snprintf(uid, sizeof(uid), "plain-%d", p);
@@ -221,7 +221,7 @@ static void test_inflight_reservation(void **state)
 		/* The same pod retried: its own reservation does not fail it. */
 		assert_int_equal(filter(s, uid, "30M", names, NODES) & (1u << best), 1u << best);
 		on[best]++;
-		assert_int_equal(inflight_bound(s->inflight, uid, strlen(uid), names[best], 1,
+		assert_int_equal(inflight_bound(s->view.inflight, uid, strlen(uid), names[best], 1,
 						&declared_30m, fake_now,
 						fake_now), 0);
 		fake_now += 2 * NS_PER_MS;
@@ -254,7 +254,7 @@ static void test_inflight_reservation_tied(void **state)
 		snprintf(uid, sizeof(uid), "t-%d", p);
 		assert_int_equal(filter(s, uid, "30M", names, NODES), 0);
 	}
-	assert_int_equal(inflight_bound(s->inflight, "t-0", 3, "b", 1,
+	assert_int_equal(inflight_bound(s->view.inflight, "t-0", 3, "b", 1,
 					&declared_30m, fake_now,
 					fake_now), 0);
 	assert_int_equal(filter(s, "t-4", "30M", names, NODES), 0x1);
@@ -290,17 +290,17 @@ static void test_inflight_made_up_pod(void **state)
 	unsigned kept;
 
 	(void)state;
-	s->policy = POLICY_UTILIZATION;
+	s->view.policy = POLICY_UTILIZATION;
 	memset(placed, 0, sizeof(placed));
 	assert_int_equal(prioritize(s, "made-up", "400G", only_c, 1), 2);
 	kept = filter(s, "real-1", "100M", names, NODES);
 	assert_int_equal(kept, 0xb); /* a, b, d: c is full */
 	fake_now += 60 * NS_PER_SEC + 30 * NS_PER_SEC;	/* hold, then half the fade */
-	inflight_tick(s->inflight, fake_now, true);
+	inflight_tick(s->view.inflight, fake_now, true);
 	for (size_t i = 0; i < NODES; i++) {	/* the agents kept reporting */
 		struct report r = fake_report(names[i], 0, 0, 1000000000);
 
-		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+		assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	}
 	kept = filter(s, "real-2", "100M", names, NODES);
 	assert_int_equal(kept, 0xf);
@@ -342,7 +342,7 @@ static void test_inflight_visible(void **state)
 				      "\"doubtRxBytesPerSecond\":0,\"doubtTxBytesPerSecond\":0,"
 				      "\"list\":[]}"));
 	free(out.body);
-	assert_int_equal(inflight_bound(s->inflight, "vis-1", 5, "b", 1,
+	assert_int_equal(inflight_bound(s->view.inflight, "vis-1", 5, "b", 1,
 					&(struct inflight_pod){ 0 }, fake_now, fake_now), 0);
 	metrics_render(s, &out);
 	assert_int_equal(out.status, 200);
@@ -354,16 +354,16 @@ static void test_inflight_visible(void **state)
 	free(out.body);
 	/* Its agent measured it for a quarter of the window: it shows, and
 	 * weighs three quarters; measured whole, it is counted. */
-	assert_int_equal(inflight_measured(s->inflight, "b", 1, 10000,
+	assert_int_equal(inflight_measured(s->view.inflight, "b", 1, 10000,
 					   &(struct inflight_measure){ "vis-1", 5, 2500 }, 1, fake_now),
 			 1);
-	inflight_tick(s->inflight, fake_now, true);
+	inflight_tick(s->view.inflight, fake_now, true);
 	status_nodes(s, &out);
 	assert_non_null(strstr(out.body, "\"list\":[{\"pod\":\"default/vis-1\",\"weighs\":\"guessed\","
 				      "\"bound\":true,\"share\":0.750,\"measuredMs\":2500,"
 				      "\"windowMs\":10000}]"));
 	free(out.body);
-	assert_int_equal(inflight_measured(s->inflight, "b", 1, 10000,
+	assert_int_equal(inflight_measured(s->view.inflight, "b", 1, 10000,
 					   &(struct inflight_measure){ "vis-1", 5, 10000 }, 1, fake_now),
 			 1);
 	metrics_render(s, &out);
@@ -384,9 +384,9 @@ static void test_inflight_escaped_uid(void **state)
 
 	(void)state;
 	best = prioritize(s, "esc\\u002d1", NULL, names, NODES);
-	assert_int_equal(inflight_bound(s->inflight, "esc-1", 5, names[best], 1,
+	assert_int_equal(inflight_bound(s->view.inflight, "esc-1", 5, names[best], 1,
 					&(struct inflight_pod){ 0 }, fake_now, fake_now), 0);
-	inflight_stats(s->inflight, &st);
+	inflight_stats(s->view.inflight, &st);
 	assert_int_equal(st.assumed, 1);
 	assert_int_equal(st.confirmed, 1);
 	assert_int_equal(st.observed, 0);
@@ -409,7 +409,7 @@ static void test_inflight_no_uid(void **state)
 	ext_prioritize(s, body, sizeof(body) - 1, &out);
 	assert_int_equal(out.status, 200);
 	free(out.body);
-	inflight_stats(s->inflight, &st);
+	inflight_stats(s->view.inflight, &st);
 	assert_int_equal(st.assumed, 0);
 	assert_int_equal(st.pods, 0);
 	scorer_free(s);
@@ -442,8 +442,8 @@ static void test_inflight_chunks(void **state)
 	(void)state;
 	assert_non_null(s);
 	assert_non_null(body);
-	s->inflight = inflight_create(&ic);
-	assert_non_null(s->inflight);
+	s->view.inflight = inflight_create(&ic);
+	assert_non_null(s->view.inflight);
 	s->filter.bandwidth = true;
 	/* 100M links; the nodes with pods in flight at 50M, so a pod's 30M
 	 * reservation leaves less than another 30M; the rest below 40M; every
@@ -458,14 +458,14 @@ static void test_inflight_chunks(void **state)
 					      100000000);
 
 		if (i % 13 != 5)
-			assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+			assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	}
 	for (size_t k = 0; k < 2; k++)
 		on[k] = (struct inflight_name){ many[own_on[k]], strlen(many[own_on[k]]), 0 };
-	assert_int_equal(inflight_assume(s->inflight, "own", 3, &declared_30m, on, 2, fake_now), 0);
+	assert_int_equal(inflight_assume(s->view.inflight, "own", 3, &declared_30m, on, 2, fake_now), 0);
 	for (size_t k = 0; k < 4; k++)
 		on[k] = (struct inflight_name){ many[other_on[k]], strlen(many[other_on[k]]), 0 };
-	assert_int_equal(inflight_assume(s->inflight, "other", 5, &declared_30m, on, 4, fake_now), 0);
+	assert_int_equal(inflight_assume(s->view.inflight, "other", 5, &declared_30m, on, 4, fake_now), 0);
 
 	len = request(body, cap, "own", "30M", many, CHUNKS_N);
 	ext_filter(s, body, len, &out);
@@ -490,10 +490,10 @@ static void test_inflight_chunks(void **state)
 	for (size_t i = 0; i < CHUNKS_N; i++) {
 		struct view_node v;
 
-		view_get(s, many[i], strlen(many[i]), "own", 3, fake_now, &v);
-		view_policy_input(s, &v, &want[i]);
+		view_get(&s->view, many[i], strlen(many[i]), "own", 3, fake_now, &v);
+		view_policy_input(&s->view, &v, &want[i]);
 	}
-	policy_score(s->policy, want, CHUNKS_N);
+	policy_score(s->view.policy, want, CHUNKS_N);
 	ext_prioritize(s, body, len, &out);
 	assert_int_equal(out.status, 200);
 	assert_int_equal(json_parse(&j, out.body, out.len, 8 * CHUNKS_N, err, sizeof(err)), 0);

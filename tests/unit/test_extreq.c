@@ -1,4 +1,4 @@
-/* Reading ExtenderArgs (scorer/serve/extreq.c) on bytes alone: both modes, the
+/* Reading ExtenderArgs (scorer/parse/extreq.c) on bytes alone: both modes, the
  * pod's annotations (exact map keys, escapes decoded only in keys), what a
  * node name may hold, the limits, and that *rq is untouched on error. The
  * replies built from requests are tested in test_extender.c; the JSON
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "common/file.h"
-#include "scorer/serve/extreq.h"
+#include "scorer/parse/extreq.h"
 
 static const struct extreq_limits limits = { .max_nodes = 10000,
 					     .max_json_tokens = EXTREQ_DEFAULT_MAX_JSON_TOKENS };

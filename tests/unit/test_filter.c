@@ -273,10 +273,10 @@ static void feed_busy_idle(struct scorer *s, uint64_t seq)
 	r.ifaces[0].traffic.link_bytes_per_second = 125000000;
 	strcpy(r.node, "busy");
 	report_iface_count(&r.ifaces[0], 108750000, 0, 1000);
-	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	strcpy(r.node, "idle");
 	report_iface_count(&r.ifaces[0], 0, 0, 1000);
-	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 }
 
 static struct scorer *busy_idle(void)
@@ -333,7 +333,7 @@ static void test_filter_verb(void **state)
 	/* maxUtilization at 80%, judged from the next reports on: busy (87%)
 	 * fails without any annotation. */
 	s->filter.max_utilization_pct = 80;
-	table_filter(s->table, &s->filter, s->direction);
+	table_filter(s->view.table, &s->filter, s->view.direction);
 	feed_busy_idle(s, 2);
 	filter_expect(s, "{\"Pod\":{},\"Nodes\":null,\"NodeNames\":[\"busy\",\"idle\"]}",
 		      "{\"Nodes\":null,\"NodeNames\":[\"idle\"],\"FailedNodes\":{\"busy\":\"netsched: "
@@ -402,7 +402,7 @@ static void test_filter_preempt_verb(void **state)
 	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToVictims\":{\"busy\":{\"Pods\":["
 			  VICTIM("b1", "300M") "]}}}", 200, "{\"NodeNameToMetaVictims\":{}}");
 	s->filter.max_utilization_pct = 80;
-	table_filter(s->table, &s->filter, s->direction);
+	table_filter(s->view.table, &s->filter, s->view.direction);
 	feed_busy_idle(s, 2);
 	preempt_expect(s, "{" ASKS_500M ",\"NodeNameToVictims\":{\"busy\":{\"Pods\":["
 			  VICTIM("b1", "900M") "]},\"idle\":{\"Pods\":[]}}}",
@@ -571,13 +571,13 @@ static void test_filter_hysteresis_in_table(void **state)
 	(void)state;
 	assert_non_null(s);
 	s->filter = cfg;
-	table_filter(s->table, &cfg, POLICY_DIR_RX);
+	table_filter(s->view.table, &cfg, POLICY_DIR_RX);
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 		struct report r = fake_report("n1", steps[i].rx, 0, link_bps);
 
 		fake_now = 1000 + steps[i].t_s * NS_PER_SEC;
-		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
-		assert_true(table_get(s->table, "n1", 2, &tn));
+		assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
+		assert_true(table_get(s->view.table, "n1", 2, &tn));
 		if (tn.held.over != steps[i].held)
 			fail_msg("report %zu (t %llu s, rx %llu of 1000 B/s): held %d, want %d", i,
 				 (unsigned long long)steps[i].t_s, (unsigned long long)steps[i].rx,

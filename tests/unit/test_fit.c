@@ -174,7 +174,7 @@ static void report_all(struct scorer *s, const struct grade *g, uint64_t link_bp
 		struct report r = fake_report(names[i], link_bps / 8 * g->rx[i] / 100,
 					      link_bps / 8 * g->tx[i] / 100, link_bps);
 
-		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+		assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	}
 }
 
@@ -190,37 +190,37 @@ static struct scorer *cluster(const struct grade *g, uint64_t link_bps, enum pol
 				      .expire_ns = 30 * NS_PER_SEC };
 
 	assert_non_null(s);
-	s->policy = POLICY_PRESSURE;
-	s->direction = dir;
+	s->view.policy = POLICY_PRESSURE;
+	s->view.direction = dir;
 	s->fit_filter = true;
 	s->filter.bandwidth = true;
 	s->compact_scores = true;
-	s->inflight = inflight_create(&ic);
-	assert_non_null(s->inflight);
-	s->weights.cfg.doubt_pct = 10;
+	s->view.inflight = inflight_create(&ic);
+	assert_non_null(s->view.inflight);
+	s->view.weights.cfg.doubt_pct = 10;
 	if (learned) {
 		struct workload_config wc = { .max_workloads = 8, .half_life_ns = 600 * NS_PER_SEC };
 		struct workload_key k = { "shop", "Deployment", "web" };
 		int32_t id;
 
-		s->weights.workloads = workload_create(&wc);
-		assert_non_null(s->weights.workloads);
-		id = workload_ref(s->weights.workloads, &k, fake_now);
+		s->view.weights.workloads = workload_create(&wc);
+		assert_non_null(s->view.weights.workloads);
+		id = workload_ref(s->view.weights.workloads, &k, fake_now);
 		assert_true(id >= 0);
-		workload_sample(s->weights.workloads, id, 1, link_bps / 8 * rx_pct / 100,
+		workload_sample(s->view.weights.workloads, id, 1, link_bps / 8 * rx_pct / 100,
 				link_bps / 8 * tx_pct / 100, fake_now);
-		workload_tick(s->weights.workloads, fake_now);
+		workload_tick(s->view.weights.workloads, fake_now);
 	}
 	report_all(s, g, link_bps);
-	view_reference_refresh(s, fake_now);
+	view_reference_refresh(&s->view, fake_now);
 	memset(placed, 0, sizeof(placed));
 	return s;
 }
 
 static void cluster_free(struct scorer *s)
 {
-	inflight_destroy(s->inflight);
-	workload_destroy(s->weights.workloads);
+	inflight_destroy(s->view.inflight);
+	workload_destroy(s->view.weights.workloads);
 	fake_scorer_free(s);
 }
 
@@ -408,7 +408,7 @@ static void test_fit_warm_scale_up(void **state)
 
 			if (p >= 2) {
 				snprintf(uid, sizeof(uid), "web-x%d", p - 2);
-				assert_int_equal(inflight_bound(s->inflight, uid, strlen(uid),
+				assert_int_equal(inflight_bound(s->view.inflight, uid, strlen(uid),
 								names[went_to[p - 2]], 2, &web,
 								fake_now, fake_now), 0);
 			}

@@ -50,7 +50,7 @@ static size_t good(struct report *r, uint8_t *wire, size_t cap, uint64_t seq)
 /* What main() gives the ingest thread, over a fake scorer's table. */
 static struct ingest_config reports_of(struct scorer *sc)
 {
-	return (struct ingest_config){ .table = sc->table, .counters = &sc->counters,
+	return (struct ingest_config){ .table = sc->view.table, .counters = &sc->counters,
 				       .now_ns = sc->now_ns };
 }
 
@@ -128,10 +128,10 @@ static void test_ingest_reasons(void **state)
 	{
 		struct table_node tn;
 
-		assert_true(table_get(s->table, "node-1", 6, &tn));
+		assert_true(table_get(s->view.table, "node-1", 6, &tn));
 		assert_int_equal(tn.seq, 3);
 		assert_int_equal(tn.traffic.rx.average, 1000);
-		assert_int_equal(table_count(s->table), 1);
+		assert_int_equal(table_count(s->view.table), 1);
 	}
 	fake_scorer_free(s);
 }
@@ -188,7 +188,7 @@ static void test_ingest_signed(void **state)
 	{
 		struct table_node tn;
 
-		assert_true(table_get(s->table, "node-1", 6, &tn));
+		assert_true(table_get(s->view.table, "node-1", 6, &tn));
 		assert_int_equal(tn.seq, 1);
 		assert_int_equal(tn.instance_id, 7);
 	}
@@ -230,7 +230,7 @@ static void test_ingest_replay_after_restart(void **state)
 	ic.started_unix_ms = r.window_end_unix_ms + 1000;
 	assert_int_equal(ingest_message(&ic, captured, clen), -ETIME);
 	assert_int_equal(atomic_load(&s->counters.reports_replayed), 1);
-	assert_false(table_get(s->table, "node-1", 6, &tn));
+	assert_false(table_get(s->view.table, "node-1", 6, &tn));
 
 	/* The agent restarted too: instance 8 reports a window ending now. */
 	r.instance_id = 8;
@@ -250,7 +250,7 @@ static void test_ingest_replay_after_restart(void **state)
 	assert_int_equal(report_encode_signed(&r, &ic.keys.keys[0], wire, sizeof(wire), &len), 0);
 	assert_int_equal(ingest_message(&ic, wire, len), -EALREADY);
 	assert_int_equal(atomic_load(&s->counters.reports_outdated), 1);
-	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-1", 6, &tn));
 	assert_int_equal(tn.instance_id, 8);
 	assert_int_equal(tn.traffic.rx.average, 1000);
 	fake_scorer_free(s);
@@ -301,11 +301,11 @@ static void test_ingest_clock_behind(void **state)
 
 	len = signed_at(&ic, &r, 1, t0, wire, sizeof(wire));
 	assert_int_equal(ingest_message(&ic, wire, len), -EAGAIN);
-	assert_false(table_get(s->table, "node-1", 6, &tn));
+	assert_false(table_get(s->view.table, "node-1", 6, &tn));
 	fake_now += 2 * NS_PER_SEC;
 	len = signed_at(&ic, &r, 2, t0 + 2000, wire, sizeof(wire));
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
-	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-1", 6, &tn));
 	assert_true(tn.clock_skew_ms >= 198000 && tn.clock_skew_ms <= 202000);
 	fake_now += 2 * NS_PER_SEC;
 	len = signed_at(&ic, &r, 3, t0 + 4000, wire, sizeof(wire));
@@ -323,7 +323,7 @@ static void test_ingest_clock_behind(void **state)
 	l2 = signed_at(&ic, &r, 41, clock_unix_ms() - 1000, w2, sizeof(w2));
 	assert_int_equal(ingest_message(&ic, w2, l2), -EAGAIN); /* 2 s apart, sent at once */
 	assert_int_equal(ingest_message(&ic, wire, len), -ETIME);
-	assert_false(table_get(s->table, "node-2", 6, &tn));
+	assert_false(table_get(s->view.table, "node-2", 6, &tn));
 	/* and the duplicate above, a signed one: a replay too */
 	assert_int_equal(atomic_load(&s->counters.reports_replayed), 3);
 
@@ -341,7 +341,7 @@ static void test_ingest_clock_behind(void **state)
 	strcpy(r.node, "node-4");
 	len = signed_at(&ic, &r, 1, clock_unix_ms() + 60000, wire, sizeof(wire));
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
-	assert_true(table_get(s->table, "node-4", 6, &tn));
+	assert_true(table_get(s->view.table, "node-4", 6, &tn));
 	assert_true(tn.clock_skew_ms <= -58000 && tn.clock_skew_ms >= -62000);
 	anchors_destroy(ic.anchors);
 	fake_scorer_free(s);
@@ -375,7 +375,7 @@ static void test_ingest_forged_sequence(void **state)
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
-	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-1", 6, &tn));
 	assert_int_equal(tn.traffic.rx.average, 900000000);
 	assert_true(tn.window_end_unix_ms <= clock_unix_ms() + INGEST_ORDER_AHEAD_MS);
 	/* The agent's next report, INGEST_ORDER_AHEAD_MS and a bit later by
@@ -392,7 +392,7 @@ static void test_ingest_forged_sequence(void **state)
 	r.window_start_unix_ms = r.window_end_unix_ms - 1000;
 	assert_int_equal(report_encode(&r, wire, sizeof(wire), &len), 0);
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
-	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-1", 6, &tn));
 	assert_int_equal(tn.traffic.rx.average, 1000);
 	assert_int_equal(tn.seq, 6);
 	fake_scorer_free(s);
@@ -585,7 +585,7 @@ static void test_ingest_table_full(void **state)
 	(void)state;
 	assert_non_null(s);
 	ic = reports_of(s);
-	table_evict_after(s->table, s->stale_after_ns);
+	table_evict_after(s->view.table, s->view.stale_after_ns);
 	len = good(&r, wire, sizeof(wire), 1);
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
 	strcpy(r.node, "node-2");
@@ -594,8 +594,8 @@ static void test_ingest_table_full(void **state)
 	assert_int_equal(atomic_load(&s->counters.reports_table_full), 1);
 	fake_now += 7 * NS_PER_SEC;
 	assert_int_equal(ingest_message(&ic, wire, len), 0);
-	assert_true(table_get(s->table, "node-2", 6, &tn));
-	assert_false(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-2", 6, &tn));
+	assert_false(table_get(s->view.table, "node-1", 6, &tn));
 	fake_scorer_free(s);
 }
 
@@ -645,9 +645,9 @@ static void test_ingest_socket(void **state)
 		assert_int_equal(report_encode_signed(&r, &kf.keys[0], wire, sizeof(wire), &len), 0);
 	}
 	assert_int_equal(nng_send(push, wire, len, 0), 0);
-	for (int i = 0; i < 2000 && !table_get(s->table, "node-1", 6, &tn); i++)
+	for (int i = 0; i < 2000 && !table_get(s->view.table, "node-1", 6, &tn); i++)
 		usleep(5000);
-	assert_true(table_get(s->table, "node-1", 6, &tn));
+	assert_true(table_get(s->view.table, "node-1", 6, &tn));
 	assert_int_equal(tn.seq, 2);
 	assert_int_equal(atomic_load(&s->counters.reports_unsigned), 1);
 	nng_close(push);

@@ -15,6 +15,13 @@
  *    slaves, a link without a name, more links than room, a route whose
  *    table is an attribute, a broken multipath list, an error message;
  *    routes, neighbours and FDB entries that are no pod's, or are gone;
+ *  - a socket kept in step (a fake kernel, fake_netlink.h, replaying
+ *    what pod churn made the real one send, record-churn.sh): a link dump
+ *    flagged NLM_F_DUMP_INTR read to its end and tried again, its links
+ *    listed once; the rest of an abandoned dump and an EBUSY waiting in
+ *    the socket skipped; a stats dump that ends with an errno; a dump
+ *    interrupted every try, and the next call fine; a request never
+ *    answered, the socket reopened;
  *  - the real socket, in a namespace of the test's own when it may make
  *    one (root): lo found by name, dumped, read by index, a link change
  *    noticed, and a host route seen in a dump and in notifications. */
@@ -40,6 +47,7 @@
 #include <net/route.h>
 
 #include "agent/nl.h"
+#include "tests/unit/fake_netlink.h"
 
 #define FIXTURES "tests/fixtures/netlink"
 #define TEST_LINKS 16
@@ -668,6 +676,197 @@ static void test_nl_built_facts(void **state)
 	assert_true(fs.f[10].deleted);
 }
 
+
+/* ------------------------------------------------- a socket kept in step */
+
+/* Recorded as the kernel sent it under churn: the flag on one message
+ * only (the first of a datagram), none on the rest or on NLMSG_DONE. Read
+ * alone: what came before the flag, and -EINTR. */
+static void test_nl_recorded_interrupted(void **state)
+{
+	static struct ifselect_link links[64];
+	size_t len, n = 0, flagged = 0, msgs = 0;
+	void *buf = load("links-intr.bin", &len);
+	const struct nlmsghdr *nlh = buf;
+	int left = (int)len;
+
+	(void)state;
+	for (; mnl_nlmsg_ok(nlh, left); nlh = mnl_nlmsg_next(nlh, &left), msgs++)
+		flagged += (nlh->nlmsg_flags & NLM_F_DUMP_INTR) != 0;
+	assert_int_equal(flagged, 1);
+	assert_true(msgs > FAKE_NL_PER_DATAGRAM * 2);
+	assert_int_equal(nl_parse_links(buf, len, links, 64, &n), -EINTR);
+	assert_true(n > 0 && n < msgs - 1);
+	free(buf);
+}
+
+static struct nl *fake_open(struct fake_nl *k)
+{
+	struct nl *nl;
+
+	fake_nl_init(k);
+	nl = nl_open_io(&k->io, k->portid);
+	assert_non_null(nl);
+	nl_set_node(nl, "node-test");
+	return nl;
+}
+
+/* The links of links.bin, each once. */
+static void check_links(const struct ifselect_link *links, size_t n)
+{
+	assert_int_equal(n, n_want);
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(expected(links[i].ifindex));
+		for (size_t k = 0; k < i; k++)
+			assert_int_not_equal(links[k].ifindex, links[i].ifindex);
+	}
+}
+
+/* Interrupted: read to its end (nothing left for the next request to
+ * trip on), tried again, the links of the whole dump listed once. */
+static void test_nl_dump_interrupted(void **state)
+{
+	static struct fake_nl k;
+	struct ifselect_link links[TEST_LINKS];
+	struct nl_health h;
+	struct seen s = { 0 };
+	size_t n = 0;
+	struct nl *nl = fake_open(&k);
+
+	(void)state;
+	k.intr_link_dumps = 1;
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), 0);
+	check_links(links, n);
+	/* The next requests, on the same socket: answered, no EBUSY. */
+	assert_int_equal(nl_dump_stats(nl, collect, &s), 0);
+	check_stats("after an interrupted dump", &s, true);
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), 0);
+	check_links(links, n);
+	nl_health(nl, &h);
+	assert_int_equal(h.interrupted, 1);
+	assert_int_equal(h.retries, 1);
+	assert_int_equal(h.failed, 0);
+	assert_int_equal(h.reopens, 0);
+	assert_int_equal(k.ebusy, 0);
+	assert_int_equal(k.n, 0);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
+/* Interrupted every try: -EINTR, and the socket still in step for the
+ * next call. */
+static void test_nl_dump_interrupted_every_try(void **state)
+{
+	static struct fake_nl k;
+	struct ifselect_link links[TEST_LINKS];
+	struct nl_health h;
+	size_t n = 0;
+	struct nl *nl = fake_open(&k);
+
+	(void)state;
+	k.intr_link_dumps = NL_TRIES;
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), -EINTR);
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), 0);
+	check_links(links, n);
+	nl_health(nl, &h);
+	assert_int_equal(h.interrupted, NL_TRIES);
+	assert_int_equal(h.failed, 1);
+	assert_int_equal(k.ebusy, 0);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
+/* What an abandoned dump leaves (recorded: its rest, then the kernel's
+ * EBUSY for the request after it) waits in the socket: skipped, counted,
+ * never taken for this request's replies. */
+static void test_nl_stale_replies(void **state)
+{
+	static struct fake_nl k;
+	struct ifselect_link links[TEST_LINKS];
+	struct nl_health h;
+	struct seen s = { 0 };
+	size_t n = 0;
+	struct nl *nl = fake_open(&k);
+
+	(void)state;
+	k.stale_next = true;
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), 0);
+	check_links(links, n);
+	nl_health(nl, &h);
+	assert_true(h.stale >= 3); /* links, the EBUSY, the NLMSG_DONE */
+	assert_int_equal(h.retries, 0);
+	/* Before a batch of single requests too. */
+	k.stale_next = true;
+	{
+		uint32_t idx[2] = { want[1].ifindex, want[2].ifindex };
+
+		assert_int_equal(nl_read_stats(nl, idx, 2, collect, &s), 0);
+	}
+	assert_int_equal(s.n, 2);
+	check_stats("single requests after stale replies", &s, false);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
+/* A stats dump the kernel ended with an errno in NLMSG_DONE (out of
+ * memory mid-way): tried again, every interface read. A final answer
+ * (not supported) is not tried again. */
+static void test_nl_dump_error_midway(void **state)
+{
+	static struct fake_nl k;
+	struct nl_health h;
+	struct seen s = { 0 };
+	struct nl *nl = fake_open(&k);
+
+	(void)state;
+	k.stats_errno = -ENOBUFS;
+	k.stats_error_after = 3;
+	assert_int_equal(nl_dump_stats(nl, collect, &s), 0);
+	/* The first three came twice; the last reading is kept by the caller. */
+	assert_int_equal(s.n, n_want + 3);
+	check_stats("a dump that failed mid-way, tried again", &s, false);
+	nl_health(nl, &h);
+	assert_int_equal(h.retries, 1);
+	assert_int_equal(h.failed, 0);
+	k.stats_errno = -EOPNOTSUPP;
+	k.stats_error_after = 1;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(nl_dump_stats(nl, collect, &s), 0); /* the RTM_GETLINK fallback */
+	nl_health(nl, &h);
+	assert_int_equal(h.retries, 1);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
+/* No answer: the socket is out of step (a late reply may come any time):
+ * reopened, and the request answered on the new one. */
+static void test_nl_no_answer_reopens(void **state)
+{
+	static struct fake_nl k;
+	struct ifselect_link links[TEST_LINKS];
+	struct nl_health h;
+	size_t n = 0;
+	unsigned sent;
+	struct nl *nl = fake_open(&k);
+
+	(void)state;
+	k.lose_next = 1;
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), 0);
+	check_links(links, n);
+	nl_health(nl, &h);
+	assert_int_equal(h.reopens, 1);
+	assert_int_equal(k.reopens, 1);
+	/* Never answered at all: fails, bounded. */
+	k.lose_next = 100;
+	sent = k.sent;
+	assert_int_equal(nl_links(nl, links, TEST_LINKS, &n), -ETIMEDOUT);
+	nl_health(nl, &h);
+	assert_int_equal(h.failed, 1);
+	assert_int_equal(k.sent - sent, NL_TRIES);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
 /* --------------------------------------------------------- the real socket */
 
 static void count_lo(void *ctx, uint32_t ifindex, const struct ifreading *c, unsigned bits)
@@ -808,6 +1007,12 @@ int main(void)
 		cmocka_unit_test(test_nl_built_stats),
 		cmocka_unit_test(test_nl_built_links),
 		cmocka_unit_test(test_nl_built_facts),
+		cmocka_unit_test(test_nl_recorded_interrupted),
+		cmocka_unit_test(test_nl_dump_interrupted),
+		cmocka_unit_test(test_nl_dump_interrupted_every_try),
+		cmocka_unit_test(test_nl_stale_replies),
+		cmocka_unit_test(test_nl_dump_error_midway),
+		cmocka_unit_test(test_nl_no_answer_reopens),
 		cmocka_unit_test(test_nl_socket),
 	};
 

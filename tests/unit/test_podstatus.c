@@ -1,4 +1,4 @@
-/* What the scorer shows of pods (scorer/status/podstatus.c): GET /v1/workloads,
+/* What the scorer shows of pods (scorer/serve/podstatus.c): GET /v1/workloads,
  * each node's top pods in /v1/nodes, the /metrics families; and nothing of
  * it without a pod watch. A fake scorer, a pod index fed by hand, a
  * report joined as the ingest would. */
@@ -14,10 +14,10 @@
 
 #include "common/clock.h"
 #include "scorer/pods/inflight.h"
-#include "scorer/status/metrics.h"
+#include "scorer/serve/metrics.h"
 #include "scorer/pods/podindex.h"
 #include "scorer/serve/reply.h"
-#include "scorer/status/status.h"
+#include "scorer/serve/status.h"
 #include "scorer/pods/workload.h"
 #include "tests/unit/fake_scorer.h"
 
@@ -53,11 +53,11 @@ static struct scorer *scorer_with_pods(void)
 	struct report r2 = fake_report("n2", 0, 0, 1000000000);
 
 	assert_non_null(s);
-	s->weights.workloads = workload_create(&wc);
-	s->weights.pods = podindex_create(&xc, s->weights.workloads);
-	assert_non_null(s->weights.pods);
-	podindex_update(s->weights.pods, &a, fake_now, UNIX_MS);
-	podindex_update(s->weights.pods, &b, fake_now, UNIX_MS);
+	s->view.weights.workloads = workload_create(&wc);
+	s->view.weights.pods = podindex_create(&xc, s->view.weights.workloads);
+	assert_non_null(s->view.weights.pods);
+	podindex_update(s->view.weights.pods, &a, fake_now, UNIX_MS);
+	podindex_update(s->view.weights.pods, &b, fake_now, UNIX_MS);
 	r.has_pods = true;
 	r.n_pods = 2;
 	r.pods_seen = 2;
@@ -66,19 +66,19 @@ static struct scorer *scorer_with_pods(void)
 	r.pods[1].ips[0] = b.ips[0];
 	report_pod_count(&r.pods[0], 50000, 5000, 10000);
 	report_pod_count(&r.pods[1], 10000, 1000, 10000);
-	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
-	assert_int_equal(table_apply(s->table, &r2, fake_now), TABLE_APPLIED);
-	podindex_join(s->weights.pods, &r, fake_now);
-	podindex_tick(s->weights.pods, fake_now);
-	workload_tick(s->weights.workloads, fake_now);
+	assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
+	assert_int_equal(table_apply(s->view.table, &r2, fake_now), TABLE_APPLIED);
+	podindex_join(s->view.weights.pods, &r, fake_now);
+	podindex_tick(s->view.weights.pods, fake_now);
+	workload_tick(s->view.weights.workloads, fake_now);
 	return s;
 }
 
 static void scorer_free(struct scorer *s)
 {
-	podindex_destroy(s->weights.pods);
-	workload_destroy(s->weights.workloads);
-	inflight_destroy(s->inflight);
+	podindex_destroy(s->view.weights.pods);
+	workload_destroy(s->view.weights.workloads);
+	inflight_destroy(s->view.inflight);
 	fake_scorer_free(s);
 }
 
@@ -167,7 +167,7 @@ static void test_podstatus_disabled(void **state)
 	struct reply out;
 
 	(void)state;
-	assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+	assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	status_workloads(s, &out);
 	assert_string_equal(out.body, "{\"enabled\":false,\"workloads\":[]}");
 	free(out.body);

@@ -208,7 +208,7 @@ static void report_all(struct scorer *s, uint64_t link_bps)
 	for (size_t i = 0; i < NODES; i++) {
 		struct report r = fake_report(names[i], link_bps / 8 * busy_pct[i] / 100, 0, link_bps);
 
-		assert_int_equal(table_apply(s->table, &r, fake_now), TABLE_APPLIED);
+		assert_int_equal(table_apply(s->view.table, &r, fake_now), TABLE_APPLIED);
 	}
 }
 
@@ -220,20 +220,20 @@ static struct scorer *cluster(uint64_t link_bps)
 				      .expire_ns = 30 * NS_PER_SEC };
 
 	assert_non_null(s);
-	s->policy = POLICY_PRESSURE;	/* as shipped in deploy/ */
-	s->inflight = inflight_create(&ic);
-	assert_non_null(s->inflight);
-	s->weights.cfg.doubt_pct = 10;	/* --inflight-penalty's default */
+	s->view.policy = POLICY_PRESSURE;	/* as shipped in deploy/ */
+	s->view.inflight = inflight_create(&ic);
+	assert_non_null(s->view.inflight);
+	s->view.weights.cfg.doubt_pct = 10;	/* --inflight-penalty's default */
 	report_all(s, link_bps);
-	view_reference_refresh(s, fake_now);
+	view_reference_refresh(&s->view, fake_now);
 	memset(placed, 0, sizeof(placed));
 	return s;
 }
 
 static void cluster_free(struct scorer *s)
 {
-	inflight_destroy(s->inflight);
-	workload_destroy(s->weights.workloads);
+	inflight_destroy(s->view.inflight);
+	workload_destroy(s->view.weights.workloads);
 	fake_scorer_free(s);
 }
 
@@ -275,7 +275,7 @@ static void burst(struct scorer *s, const char *deploy, int lag, unsigned on[NOD
 		if (lag >= 0 && p - lag >= 0) {
 			struct inflight_entry *e;
 			struct inflight_pod pod = { 0 };
-			long n = inflight_list(s->inflight, &e);
+			long n = inflight_list(s->view.inflight, &e);
 			int c = p - lag;
 
 			/* It weighs what it was assumed with. */
@@ -285,7 +285,7 @@ static void burst(struct scorer *s, const char *deploy, int lag, unsigned on[NOD
 					pod.unknown_rx = e[k].load.unknown_rx_milli > 0;
 				}
 			free(e);
-			assert_int_equal(inflight_bound(s->inflight, uid[c], strlen(uid[c]),
+			assert_int_equal(inflight_bound(s->view.inflight, uid[c], strlen(uid[c]),
 							names[went[c]], strlen(names[went[c]]), &pod,
 							fake_now, fake_now), 0);
 		}
@@ -311,7 +311,7 @@ static void test_podweight_burst_cold(void **state)
 		unsigned on[NODES];
 
 		for (int lag = -1; lag <= 2; lag += 3) {
-			inflight_tick(s->inflight, fake_now + 1000 * NS_PER_SEC, true); /* all gone */
+			inflight_tick(s->view.inflight, fake_now + 1000 * NS_PER_SEC, true); /* all gone */
 			memset(placed, 0, sizeof(placed));
 			burst(s, NULL, lag, on);
 			printf("cold burst, %s, %s: %u %u %u %u %u %u\n", speed(links[l]),
@@ -321,12 +321,12 @@ static void test_podweight_burst_cold(void **state)
 				if (on[i] > 3 || (busy_pct[i] == 90 && on[i]))
 					fail_msg("%s: %u pods on %s", speed(links[l]), on[i], names[i]);
 		}
-		in = s->inflight;
-		s->inflight = NULL;
+		in = s->view.inflight;
+		s->view.inflight = NULL;
 		memset(placed, 0, sizeof(placed));
 		burst(s, NULL, -1, on);
 		assert_int_equal(on[5], 10);
-		s->inflight = in;
+		s->view.inflight = in;
 		cluster_free(s);
 	}
 }
@@ -345,7 +345,7 @@ static void test_podweight_burst_learned(void **state)
 		uint64_t load[NODES];
 		bool room = false, over = false;
 
-		s->weights.workloads = learned_model("big", link / 5, 0);
+		s->view.weights.workloads = learned_model("big", link / 5, 0);
 		burst(s, "big", 2, on);
 		printf("learned heavy burst, %s: %u %u %u %u %u %u\n", speed(links[l]), on[0], on[1],
 		       on[2], on[3], on[4], on[5]);
@@ -358,7 +358,7 @@ static void test_podweight_burst_learned(void **state)
 			fail_msg("%s: a node over its link while another has room", speed(links[l]));
 		cluster_free(s);
 		s = cluster(links[l]);
-		s->weights.workloads = learned_model("small", link / 100, 0);
+		s->view.weights.workloads = learned_model("small", link / 100, 0);
 		burst(s, "small", 2, on);
 		printf("learned light burst, %s: %u %u %u %u %u %u\n", speed(links[l]), on[0], on[1],
 		       on[2], on[3], on[4], on[5]);
@@ -386,11 +386,11 @@ static void test_podweight_thirty_quiet(void **state)
 			snprintf(uid, sizeof(uid), "quiet-%d", p);
 			best = prioritize(s, uid, NULL, scores);
 			on[best]++;
-			assert_int_equal(inflight_bound(s->inflight, uid, strlen(uid), names[best],
+			assert_int_equal(inflight_bound(s->view.inflight, uid, strlen(uid), names[best],
 							strlen(names[best]), &pod, fake_now, fake_now), 0);
 			fake_now += NS_PER_SEC;
 			report_all(s, links[l]);
-			inflight_tick(s->inflight, fake_now, true);
+			inflight_tick(s->view.inflight, fake_now, true);
 		}
 		prioritize(s, "last", NULL, scores);
 		printf("thirty quiet pods, %s: %u %u %u %u %u %u; scores then %d %d %d %d %d %d\n",

@@ -18,7 +18,7 @@
 
 #include "common/clock.h"
 #include "common/log.h"
-#include "scorer/status/registry.h"
+#include "scorer/counters/registry.h"
 #include "scorer/prom/prom.h"
 #include "tests/unit/fake_prometheus.h"
 

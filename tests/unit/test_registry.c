@@ -1,4 +1,4 @@
-/* The scorer's counters and latency histograms (scorer/status/registry.c): bucket
+/* The scorer's counters and latency histograms (scorer/counters/registry.c): bucket
  * bounds are inclusive (le) as Prometheus defines them, anything over the
  * last bound lands in +Inf only, the sum and count keep every sample, and
  * observations from many threads at once all count. */
@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/status/registry.h"
+#include "scorer/counters/registry.h"
 
 static void test_registry_observe_buckets(void **state)
 {

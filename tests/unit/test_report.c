@@ -104,6 +104,7 @@ static void test_report_worst_case_fits(void **state)
 
 		snprintf(f->name, sizeof(f->name), "eth%012u", i);
 		f->ifindex = f->samples = f->samples_expected = UINT32_MAX;
+		f->failed_samples = REPORT_MAX_FAILED_SAMPLES;
 		report_iface_count(f, each / 1000 * REPORT_MAX_COVERED_MS,
 				   each / 1000 * REPORT_MAX_COVERED_MS, REPORT_MAX_COVERED_MS);
 		/* Link unknown on one: the pods are held to the absolute bound. */
@@ -958,6 +959,29 @@ static void test_report_without_burst_fields(void **state)
 	assert_false(out.has_pods);
 	assert_int_equal(out.n_pods, 0);
 	assert_int_equal(out.pods_seen, 0);
+	assert_int_equal(out.ifaces[0].failed_samples, 0); /* an older agent: none said */
+}
+
+/* An interface whose newest samples failed says how many, over the wire
+ * and back; a count past the bound is refused. Without any, the wire is
+ * what it was (the field left out). */
+static void test_report_failed_samples(void **state)
+{
+	struct report in = sample_report(), out;
+	uint8_t buf[REPORT_MAX_BYTES];
+	size_t len = 0, len0 = 0;
+
+	(void)state;
+	assert_int_equal(report_encode(&in, buf, sizeof(buf), &len0), 0);
+	in.ifaces[1].failed_samples = 300;
+	assert_int_equal(report_encode(&in, buf, sizeof(buf), &len), 0);
+	assert_true(len > len0);
+	assert_int_equal(report_decode(buf, len, &out, NULL, 0), 0);
+	assert_int_equal(out.ifaces[0].failed_samples, 0);
+	assert_int_equal(out.ifaces[1].failed_samples, 300);
+	in.ifaces[1].failed_samples = REPORT_MAX_FAILED_SAMPLES + 1;
+	assert_int_equal(report_validate(&in, NULL, 0), -ERANGE);
+	assert_int_equal(report_encode(&in, buf, sizeof(buf), &len), -EINVAL);
 }
 
 static void test_report_garbage(void **state)
@@ -1002,6 +1026,7 @@ int main(void)
 		cmocka_unit_test(test_report_wrong_version_and_counts),
 		cmocka_unit_test(test_report_garbage),
 		cmocka_unit_test(test_report_without_burst_fields),
+		cmocka_unit_test(test_report_failed_samples),
 	};
 	return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

@@ -18,7 +18,7 @@
 #include <nng/supplemental/util/platform.h>
 
 #include "common/clock.h"
-#include "scorer/status/registry.h"
+#include "scorer/counters/registry.h"
 #include "scorer/reports/reportconns.h"
 
 #define PUSHERS 5
@@ -77,8 +77,10 @@ static void test_reportconns_budget(void **state)
 		assert_int_equal(nng_push0_open(&push[i]), 0);
 		assert_int_equal(nng_dial(push[i], url, NULL, NNG_FLAG_NONBLOCK), 0);
 	}
-	nng_msleep(300);
+	/* Polled, not slept on: a loaded machine dials late. */
 	assert_true(holds(rc, 3));
+	for (int i = 0; i < 500 && atomic_load(&counters.report_conns_closed_busiest) < 2; i++)
+		nng_msleep(10);
 	assert_true(atomic_load(&counters.report_conns_closed_busiest) >= 2);
 	assert_true(atomic_load(&counters.report_conns) <= 3);
 

@@ -37,7 +37,7 @@ static struct report known(void)
 	report_iface_count(&r.ifaces[0], 8000000, 4000, 4000);
 	/* Linux lets a name hold a quote or a backslash; no time covered. */
 	r.ifaces[1] = (struct report_iface){
-		.name = "we\"ird\\\x01", .ifindex = 4294967295u,
+		.name = "we\"ird\\\x01", .ifindex = 4294967295u, .failed_samples = 7,
 		.traffic.tx_dropped = UINT64_MAX,
 	};
 	report_iface_count(&r.ifaces[1], UINT64_MAX, 0, 0);
@@ -54,14 +54,14 @@ static const char known_json[] =
 	"\"rxPeakBytesPerSecond\":3000000,\"txPeakBytesPerSecond\":2000,"
 	"\"rxP95BytesPerSecond\":2900000,\"txP95BytesPerSecond\":1900,"
 	"\"rxRecentBytesPerSecond\":2500000,\"txRecentBytesPerSecond\":1500,"
-	"\"rxDropped\":1,\"rxMissed\":2,\"txDropped\":3},"
+	"\"rxDropped\":1,\"rxMissed\":2,\"txDropped\":3,\"failedSamples\":0},"
 	"{\"name\":\"we\\\"ird\\\\\\u0001\",\"ifindex\":4294967295,"
 	"\"rxBytes\":18446744073709551615,\"txBytes\":0,\"coveredMs\":0,\"samples\":0,"
 	"\"samplesExpected\":0,\"linkSpeedBitsPerSecond\":0,\"rxBytesPerSecond\":0,"
 	"\"txBytesPerSecond\":0,\"rxPeakBytesPerSecond\":0,\"txPeakBytesPerSecond\":0,"
 	"\"rxP95BytesPerSecond\":0,\"txP95BytesPerSecond\":0,\"rxRecentBytesPerSecond\":0,"
 	"\"txRecentBytesPerSecond\":0,\"rxDropped\":0,\"rxMissed\":0,"
-	"\"txDropped\":18446744073709551615}]}";
+	"\"txDropped\":18446744073709551615,\"failedSamples\":7}]}";
 
 static void test_reportjson_known(void **state)
 {

@@ -1,8 +1,14 @@
-/* The sampler over a sysfs tree the test builds (no netlink): interfaces
- * found by the spec, counters turned into windowed bytes, a rename that
- * keeps the window, a device that disappears (a gap) and comes back
- * re-created with lower counters (re-primed, no spike), and the 32-bit
- * widening the netlink fallback relies on. */
+/* The sampler over a sysfs tree the test builds: interfaces found by the
+ * spec, counters turned into windowed bytes, a rename that keeps the
+ * window, a device that disappears (a gap) and comes back re-created with
+ * lower counters (re-primed, no spike), and the 32-bit widening the
+ * netlink fallback relies on.
+ * Over netlink, a fake kernel replaying recorded replies (fake_netlink.h),
+ * pods measured every sample as under --pod-interfaces auto: a link dump
+ * the kernel flagged interrupted (pod churn), and the rest of an abandoned
+ * dump waiting in the socket, leave the uplink's counters read every
+ * sample, to the byte; a kernel that stops answering makes gaps that the
+ * report counts as failed samples, never 0 bytes, until it answers again. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +23,7 @@
 
 #include "agent/sampler.h"
 #include "common/clock.h"
+#include "tests/unit/fake_netlink.h"
 #include "tests/unit/file_tree.h"
 
 #define TICK (NS_PER_SEC)
@@ -211,6 +218,111 @@ static void test_sampler_rename_disappear_return(void **state)
 	gone("ens5");
 }
 
+
+/* eth0 of the recorded namespace (tests/fixtures/netlink/expected.txt). */
+#define NL_ETH0 2
+
+static void start_netlink(struct sampler *s, struct nl *nl)
+{
+	struct sampler_config cfg = {
+		.node = "node-test",
+		.source = SAMPLER_NETLINK,
+		.interval_ns = TICK,
+		.window_ns = 10 * TICK,
+		.recent_ns = TICK,
+		.pods = { .interval_ns = TICK, .reported = 8 },
+	};
+	char why[128];
+
+	assert_int_equal(ifselect_parse(&cfg.spec, "eth0", false, why, sizeof(why)), 0);
+	assert_int_equal(podselect_parse(&cfg.pods.spec, "auto", why, sizeof(why)), 0);
+	assert_int_equal(sampler_init(s, nl, &cfg), 0);
+}
+
+/* eth0's figures in a report made now. */
+static const struct report_iface *eth0_now(struct sampler *s, uint64_t t)
+{
+	static struct report r;
+
+	memset(&r, 0, sizeof(r));
+	sampler_fill(s, t, &r);
+	assert_int_equal(r.n_ifaces, 1);
+	assert_string_equal(r.ifaces[0].name, "eth0");
+	return &r.ifaces[0];
+}
+
+static void test_sampler_netlink_churn(void **state)
+{
+	static struct fake_nl k;
+	static struct sampler s;
+	const struct report_iface *f;
+	struct sampler_health h[4];
+	struct nl_health nh;
+	uint64_t t = 100 * TICK;
+	struct nl *nl;
+
+	(void)state;
+	fake_nl_init(&k);
+	nl = nl_open_io(&k.io, k.portid);
+	assert_non_null(nl);
+	nl_set_node(nl, "node-test");
+	start_netlink(&s, nl);
+	assert_int_equal(sampler_tick(&s, t), 0); /* primes */
+	assert_int_equal(sampler_count(&s), 1);
+	for (int i = 0; i < 3; i++) {
+		k.rx_add[NL_ETH0] += 1000000;
+		assert_int_equal(sampler_tick(&s, t += TICK), 0);
+	}
+	/* A rollout: links come and go while the agent lists them, and the
+	 * kernel flags the dump interrupted. */
+	k.intr_link_dumps = 1;
+	s.rescan_now = true;
+	for (int i = 0; i < 5; i++) {
+		k.rx_add[NL_ETH0] += 1000000;
+		assert_int_equal(sampler_tick(&s, t += TICK), 0);
+	}
+	/* What an abandoned dump leaves in the socket: skipped. */
+	k.stale_next = true;
+	for (int i = 0; i < 2; i++) {
+		k.rx_add[NL_ETH0] += 1000000;
+		assert_int_equal(sampler_tick(&s, t += TICK), 0);
+	}
+	f = eth0_now(&s, t);
+	assert_int_equal(f->samples, 10);
+	assert_int_equal(f->rx_bytes, 10000000);
+	assert_int_equal(f->failed_samples, 0);
+	nl_health(nl, &nh);
+	assert_int_equal(nh.interrupted, 1);
+	assert_true(nh.stale >= 3);
+	assert_int_equal(nh.failed, 0);
+	assert_int_equal(k.ebusy, 0);
+
+	/* The kernel stops answering: gaps, counted as failed samples in the
+	 * report; the 2 MB moved meanwhile show once it answers again. */
+	k.lose_next = 1000;
+	for (int i = 0; i < 3; i++) {
+		k.rx_add[NL_ETH0] += 1000000;
+		assert_int_not_equal(sampler_tick(&s, t += TICK), 0);
+	}
+	f = eth0_now(&s, t);
+	assert_int_equal(f->failed_samples, 3);
+	assert_int_equal(f->samples, 7);
+	assert_int_equal(sampler_health(&s, h, 4), 1);
+	assert_int_equal(h[0].failed, 3);
+	assert_int_equal(h[0].failed_in_row, 3);
+	k.lose_next = 0;
+	k.rx_add[NL_ETH0] += 1000000;
+	assert_int_equal(sampler_tick(&s, t += TICK), 0);
+	f = eth0_now(&s, t);
+	assert_int_equal(f->failed_samples, 0);
+	assert_int_equal(sampler_health(&s, h, 4), 1);
+	assert_int_equal(h[0].failed, 3);
+	assert_int_equal(h[0].failed_in_row, 0);
+	sampler_free(&s);
+	nl_close(nl);
+	fake_nl_free(&k);
+}
+
 static void test_sampler_widen32(void **state)
 {
 	(void)state;
@@ -227,6 +339,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_sampler_bytes_and_selection),
 		cmocka_unit_test(test_sampler_rename_disappear_return),
+		cmocka_unit_test(test_sampler_netlink_churn),
 		cmocka_unit_test(test_sampler_widen32),
 	};
 	return cmocka_run_group_tests_name("sampler", tests, setup, teardown);

@@ -1,4 +1,4 @@
-/* GET /metrics (scorer/status/metrics.c): the Prometheus text that the verbs'
+/* GET /metrics (scorer/serve/metrics.c): the Prometheus text that the verbs'
  * counters and latency histograms turn into, and the node gauges by source
  * as the view counts them, the fallback's nodes included (a real HTTP
  * server plays Prometheus: fake_prometheus.h). */
@@ -15,7 +15,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "scorer/serve/extender.h"
-#include "scorer/status/metrics.h"
+#include "scorer/serve/metrics.h"
 #include "scorer/prom/prom.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
@@ -137,15 +137,15 @@ static void test_metrics_nodes_by_source(void **state)
 	snprintf(cfg.url, sizeof(cfg.url), "%s", fp->url);
 	snprintf(cfg.query.device, sizeof(cfg.query.device), "eth0");
 	snprintf(cfg.query.range, sizeof(cfg.query.range), "1m");
-	s->prom = prom_start(&cfg, &s->counters, s->now_ns, err, sizeof(err));
-	assert_non_null(s->prom);
+	s->view.prom = prom_start(&cfg, &s->counters, s->now_ns, err, sizeof(err));
+	assert_non_null(s->view.prom);
 	assert_true(fake_prometheus_wait(&s->counters.prom_refreshes, 1));
 	feed(s, "fresh", 10, fake_now);
 	feed(s, "silent", 10, fake_now - 10 * NS_PER_SEC);
 	feed(s, "quiet", 10, fake_now - 10 * NS_PER_SEC);
 	expect_lines(s, want, sizeof(want) / sizeof(want[0]));
-	prom_stop(s->prom);
-	s->prom = NULL;
+	prom_stop(s->view.prom);
+	s->view.prom = NULL;
 	fake_prometheus_stop(fp);
 }
 

@@ -14,7 +14,7 @@
 #include "common/log.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
-#include "scorer/status/status.h"
+#include "scorer/serve/status.h"
 #include "tests/unit/fake_scorer.h"
 
 #define START_NS (1000ULL * NS_PER_SEC)
@@ -124,16 +124,16 @@ static void test_status_nodes_pressure_inputs(void **state)
 	struct report rep = fake_report("bursty", 500, 0, 8000);
 	struct reply r;
 
-	s->policy = POLICY_PRESSURE;
-	s->max_drops_per_second = 0; /* any drop */
+	s->view.policy = POLICY_PRESSURE;
+	s->view.max_drops_per_second = 0; /* any drop */
 	s->filter = (struct filter_config){ .max_utilization_pct = 50, .margin_pct = 10,
 					    .hold_ms = 30000 };
-	table_filter(s->table, &s->filter, POLICY_DIR_RX);
+	table_filter(s->view.table, &s->filter, POLICY_DIR_RX);
 	rep.ifaces[0].traffic.rx.peak = 1000;
 	rep.ifaces[0].traffic.rx.p95 = 1000;
 	rep.ifaces[0].traffic.rx.recent = 600;
 	rep.ifaces[0].traffic.tx_dropped = 3;
-	assert_int_equal(table_apply(s->table, &rep, fake_now), TABLE_APPLIED);
+	assert_int_equal(table_apply(s->view.table, &rep, fake_now), TABLE_APPLIED);
 	fake_now += 2500 * NS_PER_MS;
 	status_nodes(s, &r);
 	assert_int_equal(r.status, 200);

@@ -56,8 +56,8 @@ static int setup(void **state)
 	snprintf(cfg.url, sizeof(cfg.url), "%s", f->fp->url);
 	snprintf(cfg.query.device, sizeof(cfg.query.device), "eth0");
 	snprintf(cfg.query.range, sizeof(cfg.query.range), "1m");
-	f->s->prom = prom_start(&cfg, &f->s->counters, f->s->now_ns, err, sizeof(err));
-	if (!f->s->prom) {
+	f->s->view.prom = prom_start(&cfg, &f->s->counters, f->s->now_ns, err, sizeof(err));
+	if (!f->s->view.prom) {
 		fprintf(stderr, "prom_start: %s\n", err);
 		return -1;
 	}
@@ -77,7 +77,7 @@ static int teardown(void **state)
 	if (!f)
 		return 0;
 	if (f->s)
-		prom_stop(f->s->prom);
+		prom_stop(f->s->view.prom);
 	fake_prometheus_stop(f->fp);
 	fake_scorer_free(f->s);
 	free(f);
@@ -119,7 +119,7 @@ static void test_view_get(void **state)
 		struct policy_node pn;
 		struct view_node v;
 
-		view_get(f->s, row->node, strlen(row->node), NULL, 0, START_NS + row->later_ns, &v);
+		view_get(&f->s->view, row->node, strlen(row->node), NULL, 0, START_NS + row->later_ns, &v);
 		if (v.source != row->source || v.known != row->known ||
 		    v.traffic.rx.average != row->rx || v.traffic.tx.average != row->tx ||
 		    v.age_ns != row->age_ns || strcmp(v.label, row->label))
@@ -132,7 +132,7 @@ static void test_view_get(void **state)
 				 (unsigned long long)row->rx, (unsigned long long)row->tx,
 				 (unsigned long long)row->age_ns, row->label);
 		/* The policy sees data exactly when some source serves it. */
-		view_policy_input(f->s, &v, &pn);
+		view_policy_input(&f->s->view, &v, &pn);
 		assert_int_equal(pn.has_data, row->source != VIEW_NONE);
 		assert_int_equal(pn.rate, row->rx); /* the fake scorer ranks by rx */
 	}
@@ -151,7 +151,7 @@ static void test_view_list(void **state)
 	};
 	struct fixture *f = *state;
 	struct view_entry *rows = NULL;
-	long n = view_list(f->s, START_NS, &rows);
+	long n = view_list(&f->s->view, START_NS, &rows);
 
 	assert_int_equal(n, 4);
 	for (long i = 0; i < n; i++) {
@@ -184,8 +184,8 @@ static void test_view_count(void **state)
 		const struct count_row *row = &count_rows[r];
 		struct view_counts c;
 
-		assert_int_equal(view_count(f->s, START_NS + row->later_ns, &c), 0);
-		assert_int_equal(view_count_agents(f->s, START_NS + row->later_ns), c.agent);
+		assert_int_equal(view_count(&f->s->view, START_NS + row->later_ns, &c), 0);
+		assert_int_equal(view_count_agents(&f->s->view, START_NS + row->later_ns), c.agent);
 		if (c.agent != row->agent || c.prometheus != row->prometheus || c.none != row->none ||
 		    c.stale != row->stale)
 			fail_msg("%s: agent %zu prometheus %zu none %zu stale %zu; want %zu %zu %zu %zu",
@@ -198,21 +198,72 @@ static void test_view_count(void **state)
 static void test_view_without_prometheus(void **state)
 {
 	struct fixture *f = *state;
-	struct prom *p = f->s->prom;
+	struct prom *p = f->s->view.prom;
 	struct view_counts c;
 	struct view_node v;
 
-	f->s->prom = NULL;
-	view_get(f->s, "silent", 6, NULL, 0, START_NS, &v);
+	f->s->view.prom = NULL;
+	view_get(&f->s->view, "silent", 6, NULL, 0, START_NS, &v);
 	assert_int_equal(v.source, VIEW_NONE);
-	assert_int_equal(view_count(f->s, START_NS, &c), 0);
+	assert_int_equal(view_count(&f->s->view, START_NS, &c), 0);
 	assert_int_equal(c.agent, 1);
 	assert_int_equal(c.prometheus, 0);
 	assert_int_equal(c.none, 2);
-	f->s->prom = p;
+	f->s->view.prom = p;
 	assert_string_equal(view_source_name(VIEW_AGENT), "agent");
 	assert_string_equal(view_source_name(VIEW_PROMETHEUS), "prometheus");
 	assert_string_equal(view_source_name(VIEW_NONE), "none");
+}
+
+
+/* A report that says its NIC could not be read (issue 39): its figures
+ * are as old as their newest reading, so a node whose agent's samples
+ * keep failing goes neutral (no data), never idle at 0, however fresh its
+ * reports; a few failed samples within --stale-after keep it served, aged
+ * by them; none read in the window at all is no data. An older agent
+ * (no failed samples) is as before. */
+static void test_view_unreadable_nic(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t failed, samples, interval_ms;
+		enum view_source source;
+		uint64_t age_ns;
+	} rows[] = {
+		{ "read: as before", 0, 10, 1000, VIEW_AGENT, 0 },
+		{ "3 failed of 1 s: 3 s old, served", 3, 7, 1000, VIEW_AGENT, 3 * NS_PER_SEC },
+		{ "30 failed of 200 ms: 6 s, just fresh", 30, 10, 200, VIEW_AGENT, STALE_NS },
+		{ "31 failed of 200 ms: stale, neutral", 31, 10, 200, VIEW_NONE, STALE_NS + 200 * NS_PER_MS },
+		{ "nothing read in the window: no data", 1, 0, 1000, VIEW_NONE, 0 },
+		{ "no interval said: 1 s a sample", 7, 3, 0, VIEW_NONE, 7 * NS_PER_SEC },
+	};
+	struct scorer *s = fake_scorer_new(16, START_NS, STALE_NS);
+
+	(void)state;
+	assert_non_null(s);
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct report r = fake_report("blind", 5000000, 0, 0);
+		struct policy_node pn;
+		struct view_node v;
+
+		r.sample_interval_ms = rows[i].interval_ms;
+		r.ifaces[0].samples = rows[i].samples;
+		r.ifaces[0].failed_samples = rows[i].failed;
+		if (!rows[i].samples)
+			report_iface_count(&r.ifaces[0], 0, 0, 0);
+		assert_int_equal(table_apply(s->view.table, &r, START_NS), TABLE_APPLIED);
+		view_get(&s->view, "blind", 5, NULL, 0, START_NS, &v);
+		view_policy_input(&s->view, &v, &pn);
+		if (v.source != rows[i].source || v.age_ns != rows[i].age_ns || !v.known)
+			fail_msg("%s: %s, age %llu ns; want %s, age %llu ns", rows[i].name,
+				 view_source_name(v.source), (unsigned long long)v.age_ns,
+				 view_source_name(rows[i].source), (unsigned long long)rows[i].age_ns);
+		assert_int_equal(pn.has_data, rows[i].source == VIEW_AGENT);
+		if (rows[i].source == VIEW_AGENT && rows[i].samples)
+			assert_int_equal(pn.rate, 5000000);
+		assert_int_equal(view_count_agents(&s->view, START_NS), rows[i].source == VIEW_AGENT);
+	}
+	fake_scorer_free(s);
 }
 
 /* A request's nodes are looked up a chunk at a time (view_get_many()):
@@ -233,16 +284,16 @@ static void test_view_get_many(void **state)
 	struct namekey keys[VIEW_BATCH];
 	struct view_node many[VIEW_BATCH], one;
 
-	f->s->inflight = inflight_create(&ic);
-	assert_non_null(f->s->inflight);
-	assert_int_equal(inflight_assume(f->s->inflight, "own", 3, &pod, own_on, 2, START_NS), 0);
-	assert_int_equal(inflight_assume(f->s->inflight, "other", 5, &pod, other_on, 3, START_NS), 0);
+	f->s->view.inflight = inflight_create(&ic);
+	assert_non_null(f->s->view.inflight);
+	assert_int_equal(inflight_assume(f->s->view.inflight, "own", 3, &pod, own_on, 2, START_NS), 0);
+	assert_int_equal(inflight_assume(f->s->view.inflight, "other", 5, &pod, other_on, 3, START_NS), 0);
 	for (size_t i = 0; i < VIEW_BATCH; i++)
 		keys[i] = namekey_of(names[i % 5], strlen(names[i % 5]));
 	for (size_t t = 0; t < sizeof(at) / sizeof(at[0]); t++) {
-		view_get_many(f->s, keys, VIEW_BATCH, "own", 3, at[t], many);
+		view_get_many(&f->s->view, keys, VIEW_BATCH, "own", 3, at[t], many);
 		for (size_t i = 0; i < VIEW_BATCH; i++) {
-			view_get(f->s, keys[i].s, keys[i].len, "own", 3, at[t], &one);
+			view_get(&f->s->view, keys[i].s, keys[i].len, "own", 3, at[t], &one);
 			if (memcmp(&one, &many[i], sizeof(one)))
 				fail_msg("at +%llu ns, #%zu (%s): the batch's view is not view_get()'s: "
 					 "%s/%s, %u/%u in-flight milli-pods",
@@ -256,10 +307,10 @@ static void test_view_get_many(void **state)
 		assert_int_equal(many[2].inflight.milli_pods, 0);	/* agentless: own only */
 		assert_int_equal(many[4].inflight.milli_pods, 333);	/* nobody: other's */
 	}
-	view_get_many(f->s, keys, 1, NULL, 0, START_NS, many);
+	view_get_many(&f->s->view, keys, 1, NULL, 0, START_NS, many);
 	assert_int_equal(many[0].inflight.milli_pods, 500 + 333);
-	inflight_destroy(f->s->inflight);
-	f->s->inflight = NULL;
+	inflight_destroy(f->s->view.inflight);
+	f->s->view.inflight = NULL;
 }
 
 int main(void)
@@ -270,6 +321,7 @@ int main(void)
 		cmocka_unit_test(test_view_count),
 		cmocka_unit_test(test_view_without_prometheus),
 		cmocka_unit_test(test_view_get_many),
+		cmocka_unit_test(test_view_unreadable_nic),
 	};
 
 	log_init("test_view");

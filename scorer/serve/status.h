@@ -16,7 +16,7 @@ void status_workloads(struct scorer *s, struct reply *out);
 /* {"status":"ok","nodes":N,"uptimeSeconds":S} */
 void status_healthz(struct scorer *s, struct reply *out);
 /* 200 {"ready":true,"freshNodes":F,"nodes":N,"warmupRemainingSeconds":0}
- * once some node has fresh data or s->warmup_ns has passed since start
+ * once some node has fresh data or s->view.warmup_ns has passed since start
  * (until then the scheduler would only get neutral scores); else the same
  * body with "ready":false and status 503. */
 void status_readyz(struct scorer *s, struct reply *out);

@@ -19,6 +19,8 @@ struct registry_histogram {
 	atomic_ulong count;
 };
 
+enum { REGISTRY_STATUS_NODES, REGISTRY_STATUS_METRICS, REGISTRY_STATUS_WORKLOADS };
+
 struct registry {
 	atomic_ulong reports_accepted;
 	atomic_ulong reports_duplicate;
@@ -54,6 +56,9 @@ struct registry {
 	atomic_ulong http_reclaimed_idle;	/* full: an idle connection closed to make room */
 	atomic_ulong http_reclaimed_busiest;	/* full: one of the address holding the most closed */
 	atomic_ulong http_replies_busy;	/* status replies answered 503: no room for them (http.c) */
+	/* Renders of /v1/nodes, /metrics, /v1/workloads (REGISTRY_STATUS_*),
+	 * and those that failed (statusreply.h). */
+	atomic_ulong status_renders[3], status_render_failures[3];
 	struct registry_histogram latency_filter;
 	struct registry_histogram latency_prioritize;
 	struct registry_histogram latency_preempt;

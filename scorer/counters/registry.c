@@ -1,4 +1,4 @@
-#include "status/registry.h"
+#include "counters/registry.h"
 
 static const uint64_t bucket_us[REGISTRY_LATENCY_BUCKETS] = {
 	50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000, 1000000,

@@ -1,15 +1,16 @@
-#include "status/metrics.h"
+#include "serve/metrics.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
-#include "status/registry.h"
+#include "counters/registry.h"
 #include "pods/inflight.h"
 #include "log.h"
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 #include "kube/podwatch.h"
 #include "serve/reply.h"
+#include "nodes/table.h"
 #include "scorer.h"
 #include "nodes/view.h"
 
@@ -40,9 +41,9 @@ static void inflight_metrics(struct buf *b, struct scorer *s)
 {
 	struct inflight_stats st;
 
-	if (!s->inflight)
+	if (!s->view.inflight)
 		return;
-	inflight_stats(s->inflight, &st);
+	inflight_stats(s->view.inflight, &st);
 	buf_puts(b, "# HELP netsched_scorer_inflight_total Pods just placed, by what became of their assumption.\n"
 		    "# TYPE netsched_scorer_inflight_total counter\n");
 	buf_printf(b, "netsched_scorer_inflight_total{event=\"assumed\"} %llu\n", (unsigned long long)st.assumed);
@@ -72,7 +73,7 @@ static void podwatch_metrics(struct buf *b, struct scorer *s)
 {
 	struct podinformer_stats st;
 
-	if (!s->inflight)
+	if (!s->view.inflight)
 		return;
 	podwatch_stats(s->podwatch, &st);
 	buf_printf(b, "# HELP netsched_scorer_pod_watch_enabled Whether the scorer has apiserver access to confirm in-flight pods.\n"
@@ -97,7 +98,7 @@ static void node_gauges(struct buf *b, struct scorer *s)
 
 	/* A scrape without the counts (out of memory) fails as a whole
 	 * rather than report every node gone. */
-	if (view_count(s, s->now_ns(), &vc)) {
+	if (view_count(&s->view, s->now_ns(), &vc)) {
 		b->failed = true;
 		return;
 	}
@@ -112,10 +113,10 @@ static void node_gauges(struct buf *b, struct scorer *s)
 	buf_printf(b, "# HELP netsched_scorer_nodes_evicted_total Stale nodes evicted to make room for new ones (table full).\n"
 		      "# TYPE netsched_scorer_nodes_evicted_total counter\n"
 		      "netsched_scorer_nodes_evicted_total %llu\n",
-		   (unsigned long long)table_evictions(s->table));
+		   (unsigned long long)table_evictions(s->view.table));
 	buf_printf(b, "# HELP netsched_scorer_nodes_capacity Nodes the table can track (--max-nodes).\n"
 		      "# TYPE netsched_scorer_nodes_capacity gauge\n"
-		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->table));
+		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->view.table));
 }
 
 /* Per node: what /v1/nodes shows, for dashboards: the traffic figures that
@@ -132,7 +133,7 @@ static void node_series(struct buf *b, struct scorer *s)
 	};
 	struct view_entry *rows = NULL;
 	struct policy_node *pn = NULL;
-	long n = view_list_scored(s, s->now_ns(), &rows, &pn);
+	long n = view_list_scored(&s->view, s->now_ns(), &rows, &pn);
 
 	if (n < 0) {
 		b->failed = true;
@@ -236,13 +237,25 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed for not finishing in time: request headers within 5 s, a body or reply at under 1 MiB/s, or idle 120 s.\n"
 		     "# TYPE netsched_scorer_http_deadline_closes_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_deadline_closes_total %lu\n", get(&c->http_deadline_closes));
-	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one with every slot taken: an idle one, or one of the address holding the most.\n"
+	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one, every slot taken or its address over --connections-per-client: an idle or silent one, or a busy one.\n"
 		     "# TYPE netsched_scorer_http_connections_reclaimed_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"idle\"} %lu\n", get(&c->http_reclaimed_idle));
 	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"busiest_address\"} %lu\n", get(&c->http_reclaimed_busiest));
 	buf_puts(&b, "# HELP netsched_scorer_http_replies_busy_total Status replies (/v1/nodes, /metrics) answered 503: the replies held for slow readers had used their memory budget (32 MiB).\n"
 		     "# TYPE netsched_scorer_http_replies_busy_total counter\n");
 	buf_printf(&b, "netsched_scorer_http_replies_busy_total %lu\n", get(&c->http_replies_busy));
+	buf_puts(&b, "# HELP netsched_scorer_status_renders_total Status replies rendered (each shared by every request within its hold: a big one at most once a second), and renders that failed (over the size limit, or no memory: the error is then answered for 10 s without rendering).\n"
+		     "# TYPE netsched_scorer_status_renders_total counter\n");
+	{
+		static const char *const paths[] = { "/v1/nodes", "/metrics", "/v1/workloads" };
+
+		for (size_t i = 0; i < 3; i++) {
+			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"ok\"} %lu\n",
+				   paths[i], get(&c->status_renders[i]) - get(&c->status_render_failures[i]));
+			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"failed\"} %lu\n",
+				   paths[i], get(&c->status_render_failures[i]));
+		}
+	}
 
 	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
@@ -270,7 +283,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	podstatus_metrics(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
 		       "# TYPE netsched_scorer_ready gauge\n"
-		       "netsched_scorer_ready %d\n", view_ready(s, s->now_ns(), &fresh) ? 1 : 0);
+		       "netsched_scorer_ready %d\n", view_ready(&s->view, s->now_ns(), &fresh) ? 1 : 0);
 	buf_printf(&b, "# HELP netsched_scorer_log_lines_dropped_total Log lines dropped because stderr's reader was not keeping up.\n"
 		       "# TYPE netsched_scorer_log_lines_dropped_total counter\n"
 		       "netsched_scorer_log_lines_dropped_total %llu\n",
@@ -278,7 +291,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"
 		       "# TYPE netsched_scorer_uptime_seconds gauge\n"
 		       "netsched_scorer_uptime_seconds %.3f\n",
-		   (double)(s->now_ns() - s->started_mono_ns) / 1e9);
+		   (double)(s->now_ns() - s->view.started_mono_ns) / 1e9);
 
 	reply_take(&b, out);
 	if (out->body)

@@ -1,4 +1,4 @@
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ static void sources(struct buf *b, struct scorer *s, const struct workload_entry
 
 	buf_puts(b, ",\"sources\":[");
 	for (uint32_t k = 0; k < e->n_sources; k++) {
-		podindex_node_name(s->weights.pods, e->sources[k].node, node, sizeof(node));
+		podindex_node_name(s->view.weights.pods, e->sources[k].node, node, sizeof(node));
 		buf_puts(b, k ? ",{\"node\":" : "{\"node\":");
 		buf_json_cstr(b, node);
 		put_u64(b, "pods", e->sources[k].pods);
@@ -45,7 +45,7 @@ static void sources(struct buf *b, struct scorer *s, const struct workload_entry
 
 void podstatus_workloads(struct scorer *s, struct reply *out)
 {
-	struct workload *wl = s->weights.workloads;
+	struct workload *wl = s->view.weights.workloads;
 	struct workload_entry *e = NULL;
 	struct podindex_stats ps;
 	struct workload_stats ws;
@@ -64,7 +64,7 @@ void podstatus_workloads(struct scorer *s, struct reply *out)
 		goto out;
 	}
 	workload_stats(wl, &ws);
-	podindex_stats(s->weights.pods, &ps);
+	podindex_stats(s->view.weights.pods, &ps);
 	buf_puts(&b, "{\"enabled\":true");
 	put_u64(&b, "tracked", ws.tracked);
 	put_u64(&b, "live", ws.live);
@@ -107,9 +107,9 @@ void podstatus_node(struct buf *b, struct scorer *s, const char *node)
 	struct podindex_top top[PODINDEX_TOP];
 	size_t n;
 
-	if (!s->weights.pods)
+	if (!s->view.weights.pods)
 		return;
-	n = podindex_node_top(s->weights.pods, node, strlen(node), top);
+	n = podindex_node_top(s->view.weights.pods, node, strlen(node), top);
 	buf_puts(b, ",\"pods\":{\"top\":[");
 	for (size_t i = 0; i < n; i++) {
 		buf_puts(b, i ? ",{\"pod\":" : "{\"pod\":");
@@ -129,7 +129,7 @@ static void top_series(struct buf *b, struct scorer *s)
 {
 	static const char *const dir[2] = { "rx", "tx" };
 	struct view_entry *rows = NULL;
-	long n = view_list(s, s->now_ns(), &rows);
+	long n = view_list(&s->view, s->now_ns(), &rows);
 
 	if (n < 0) {
 		b->failed = true;
@@ -139,7 +139,7 @@ static void top_series(struct buf *b, struct scorer *s)
 		      "# TYPE netsched_scorer_node_top_pod_bytes_per_second gauge\n", PODSTATUS_METRIC_TOP);
 	for (long i = 0; i < n; i++) {
 		struct podindex_top top[PODINDEX_TOP];
-		size_t k = podindex_node_top(s->weights.pods, rows[i].name, strlen(rows[i].name), top);
+		size_t k = podindex_node_top(s->view.weights.pods, rows[i].name, strlen(rows[i].name), top);
 
 		for (size_t j = 0; j < k && j < PODSTATUS_METRIC_TOP; j++)
 			for (int d = 0; d < 2; d++)
@@ -157,10 +157,10 @@ void podstatus_metrics(struct buf *b, struct scorer *s)
 	struct podindex_stats ps;
 	struct workload_stats ws;
 
-	if (!s->weights.pods)
+	if (!s->view.weights.pods)
 		return;
-	podindex_stats(s->weights.pods, &ps);
-	workload_stats(s->weights.workloads, &ws);
+	podindex_stats(s->view.weights.pods, &ps);
+	workload_stats(s->view.weights.workloads, &ws);
 	buf_puts(b, "# HELP netsched_scorer_pod_traffic_total Pod entries of agents' reports, by what the join made of them: matched to a running pod bound to the node, or not (an unknown address, one of pods on other nodes, one of pods that do not run).\n"
 		    "# TYPE netsched_scorer_pod_traffic_total counter\n");
 	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"matched\"} %llu\n", (unsigned long long)ps.matched);

@@ -1,4 +1,4 @@
-#include "serve/extreq.h"
+#include "parse/extreq.h"
 
 #include <errno.h>
 #include <stdbool.h>

@@ -23,7 +23,7 @@
 #include "parse/bwannot.h"
 #include "membudget.h"
 #include "nodename.h"
-#include "pods/poduid.h"
+#include "parse/poduid.h"
 
 /* Bounds on one request; the scorer's --max-request-nodes sets max_nodes. */
 struct extreq_limits {

@@ -1,4 +1,4 @@
-#include "status/status.h"
+#include "serve/status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +7,9 @@
 #include "buf.h"
 #include "clock.h"
 #include "pods/inflight.h"
-#include "status/podstatus.h"
+#include "serve/podstatus.h"
 #include "serve/reply.h"
+#include "nodes/table.h"
 #include "scorer.h"
 #include "nodes/view.h"
 
@@ -82,9 +83,9 @@ static void put_traffic(struct buf *b, const struct traffic *t)
 static void put_inputs(struct buf *b, const struct scorer *s, const struct policy_node *p)
 {
 	buf_puts(b, ",\"scoreInputs\":{\"policy\":");
-	buf_json_cstr(b, policy_kind_name(s->policy));
+	buf_json_cstr(b, policy_kind_name(s->view.policy));
 	buf_puts(b, ",\"direction\":");
-	buf_json_cstr(b, policy_direction_name(s->direction));
+	buf_json_cstr(b, policy_direction_name(s->view.direction));
 	put_u64(b, "averageBytesPerSecond", p->rate);
 	put_u64(b, "recentBytesPerSecond", p->recent);
 	put_u64(b, "p95BytesPerSecond", p->p95);
@@ -104,14 +105,14 @@ void status_nodes(struct scorer *s, struct reply *out)
 	struct buf b;
 
 	buf_init(&b, STATUS_MAX_BODY);
-	if (s->inflight) {
-		n_e = inflight_list(s->inflight, &e);
+	if (s->view.inflight) {
+		n_e = inflight_list(s->view.inflight, &e);
 		if (n_e < 0) {
 			b.failed = true;
 			goto out;
 		}
 	}
-	n = view_list_scored(s, now, &rows, &pn);
+	n = view_list_scored(&s->view, now, &rows, &pn);
 	if (n < 0) {
 		b.failed = true;
 		goto out;
@@ -137,7 +138,7 @@ void status_nodes(struct scorer *s, struct reply *out)
 		}
 		buf_puts(&b, ",\"score\":");
 		buf_json_u64(&b, (uint64_t)pn[i].score);
-		if (s->inflight) /* --inflight-max-pods 0: not counted, not shown */
+		if (s->view.inflight) /* --inflight-max-pods 0: not counted, not shown */
 			put_inflight(&b, rows[i].name, v, e, n_e, &k);
 		podstatus_node(&b, s, rows[i].name);
 		buf_puts(&b, "}");
@@ -161,23 +162,23 @@ void status_healthz(struct scorer *s, struct reply *out)
 
 	buf_init(&b, 256);
 	buf_printf(&b, "{\"status\":\"ok\",\"nodes\":%zu,\"uptimeSeconds\":%llu}",
-		   table_count(s->table),
-		   (unsigned long long)((s->now_ns() - s->started_mono_ns) / NS_PER_SEC));
+		   table_count(s->view.table),
+		   (unsigned long long)((s->now_ns() - s->view.started_mono_ns) / NS_PER_SEC));
 	reply_take(&b, out);
 }
 
 void status_readyz(struct scorer *s, struct reply *out)
 {
 	uint64_t now = s->now_ns();
-	uint64_t up = now > s->started_mono_ns ? now - s->started_mono_ns : 0;
+	uint64_t up = now > s->view.started_mono_ns ? now - s->view.started_mono_ns : 0;
 	size_t fresh;
-	bool ready = view_ready(s, now, &fresh);
+	bool ready = view_ready(&s->view, now, &fresh);
 	struct buf b;
 
 	buf_init(&b, 256);
 	buf_printf(&b, "{\"ready\":%s,\"freshNodes\":%zu,\"nodes\":%zu,\"warmupRemainingSeconds\":%.3f}",
-		   ready ? "true" : "false", fresh, table_count(s->table),
-		   up >= s->warmup_ns ? 0.0 : (double)(s->warmup_ns - up) / (double)NS_PER_SEC);
+		   ready ? "true" : "false", fresh, table_count(s->view.table),
+		   up >= s->view.warmup_ns ? 0.0 : (double)(s->view.warmup_ns - up) / (double)NS_PER_SEC);
 	reply_take(&b, out);
 	if (out->status == 200 && !ready)
 		out->status = 503;
