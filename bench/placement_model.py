@@ -198,17 +198,19 @@ def _warm(key, direction, title, other=(0.0,) * 6):
 
 
 def _mixed():
-    reader = Group("reader", 500, 0.20, False, 2.0, "rx")
-    writer = Group("writer", 500, 0.20, False, 2.0, "tx")
+    reader = Group("reader", 500, 0.20, True, 2.0, "rx")
+    writer = Group("writer", 500, 0.20, True, 2.0, "tx")
     pods = [PodPlan(i, reader if i % 2 == 0 else writer, 0.0) for i in range(10)]
     bg = {"n1": (0.85, 0.0), "n2": (0.85, 0.0), "n3": (0.0, 0.85), "n4": (0.0, 0.85), "n5": (0.60, 0.0),
           "n6": (0.0, 0.60)}
     return Workload("mixed", "receivers and senders on nodes busy one way each", bg, pods, 15.0,
                     "n1, n2 receiving 85% of the link, n3, n4 sending 85%, n5 receiving 60%, n6 sending "
-                    "60%; 5 pods receiving and 5 sending 20% each, created at once, declaring nothing: "
-                    "the oracle puts receivers where nodes send and senders where they receive; judged "
-                    "by each node's busier side, n5 and n6 look the least busy and have room for 1 of "
-                    "each kind")
+                    "60%; 5 pods receiving and 5 sending 20% each, created at once, each declaring "
+                    "what it moves (kubernetes.io/ingress-bandwidth or egress-bandwidth): the oracle "
+                    "puts receivers where nodes send and senders where they receive; judged by each "
+                    "node's busier side, n5 and n6 look the least busy and have room for 1 of each "
+                    "kind. (Declaring nothing, on a cluster where nothing has run yet, no scheduler "
+                    "can know which way a pod goes: fit then judges each node by its busier side)")
 
 
 def _colocated():
