@@ -40,6 +40,25 @@ static void add_doubt(const struct view_sources *s, struct view_node *v)
 	l->tx_bytes_per_second = units_add_sat(l->tx_bytes_per_second, v->doubt_tx);
 }
 
+static uint64_t at_most(uint64_t v, uint64_t cap)
+{
+	return v < cap ? v : cap;
+}
+
+/* Pods in flight make a node at most full: whatever they declare, and
+ * whichever path counted them before its link was known (the watch's
+ * first list, a pod bound before any report), they add no more than the
+ * node's link (0: unknown, nothing to cap by). */
+static void cap_at_link(struct inflight_load *l, uint64_t link)
+{
+	if (!link)
+		return;
+	l->rx_bytes_per_second = at_most(l->rx_bytes_per_second, link);
+	l->tx_bytes_per_second = at_most(l->tx_bytes_per_second, link);
+	l->reserved_rx_bytes_per_second = at_most(l->reserved_rx_bytes_per_second, link);
+	l->reserved_tx_bytes_per_second = at_most(l->reserved_tx_bytes_per_second, link);
+}
+
 /* What one view_get_many() call fills, for the lookups' callbacks. */
 struct batch {
 	const struct view_sources *s;
@@ -95,6 +114,7 @@ void view_get_many(struct view_sources *s, const struct namekey *keys, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		struct view_node *v = &out[i];
 
+		cap_at_link(&v->inflight, v->traffic.link_bytes_per_second);
 		if (v->source != VIEW_AGENT && s->prom &&
 		    prom_get(s->prom, keys[i].s, keys[i].len, now_ns, &rx, &tx, &age)) {
 			v->source = VIEW_PROMETHEUS;

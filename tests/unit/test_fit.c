@@ -457,6 +457,27 @@ static void test_fit_none_fits(void **state)
 	cluster_free(s);
 }
 
+/* A pod the watch found bound before any link was known to it (the
+ * watch's first list, a scorer just started), declaring 400G: the view
+ * never counts more in flight on a node than the node's link. */
+static void test_fit_inflight_capped_at_link(void **state)
+{
+	static const struct grade g = { { 10, 10, 10, 10, 10, 10 }, { 0 } };
+	struct scorer *s = cluster(&g, links[0], POLICY_DIR_FIT, false, 0, 0);
+	struct inflight_pod huge = { 50000000000ULL, 0, 50000000000ULL, 0, false, false, "t/hog",
+				     INFLIGHT_DECLARED };
+	struct view_node v;
+
+	(void)state;
+	assert_int_equal(inflight_bound(s->view.inflight, "hog", 3, "n1", 2, &huge, fake_now,
+					fake_now), 0);
+	inflight_tick(s->view.inflight, fake_now, true);
+	view_get(&s->view, "n1", 2, NULL, 0, fake_now, &v);
+	assert_int_equal(v.inflight.reserved_rx_bytes_per_second, links[0] / 8);
+	assert_int_equal(v.inflight.rx_bytes_per_second, links[0] / 8);
+	cluster_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -467,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_fit_mixed),
 		cmocka_unit_test(test_fit_warm_scale_up),
 		cmocka_unit_test(test_fit_none_fits),
+		cmocka_unit_test(test_fit_inflight_capped_at_link),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
