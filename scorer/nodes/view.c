@@ -141,38 +141,34 @@ void view_get(struct view_sources *s, const char *name, size_t len, const char *
 	view_get_many(s, &key, 1, uid, uid_len, now_ns, out);
 }
 
-/* One rate pair in the scorer's direction, with the in-flight pods added. */
-static uint64_t directed(const struct view_sources *s, const struct view_node *v, uint64_t rx, uint64_t tx)
+/* One direction's rates with the in-flight pods added; a source without
+ * recent or p95 (Prometheus, an older agent) in either direction leaves
+ * them 0 and the in-flight share alone, which the average carries. */
+static struct policy_rates with_inflight(const struct traffic_rates *r, uint64_t inflight,
+					 bool recent, bool p95)
 {
-	return policy_rate(s->direction, units_add_sat(rx, v->inflight.rx_bytes_per_second),
-			   units_add_sat(tx, v->inflight.tx_bytes_per_second));
+	return (struct policy_rates){
+		units_add_sat(r->average, inflight),
+		recent ? units_add_sat(r->recent, inflight) : 0,
+		p95 ? units_add_sat(r->p95, inflight) : 0,
+	};
 }
 
 void view_policy_input(const struct view_sources *s, const struct view_node *v, struct policy_node *out)
 {
 	const struct traffic *t = &v->traffic;
+	bool recent = t->rx.recent || t->tx.recent, p95 = t->rx.p95 || t->tx.p95;
 
 	memset(out, 0, sizeof(*out));
 	if (v->source == VIEW_NONE)
 		return;
 	out->has_data = true;
-	out->rx = (struct policy_rates){
-		units_add_sat(t->rx.average, v->inflight.rx_bytes_per_second),
-		t->rx.recent ? units_add_sat(t->rx.recent, v->inflight.rx_bytes_per_second) : 0,
-		t->rx.p95 ? units_add_sat(t->rx.p95, v->inflight.rx_bytes_per_second) : 0,
-	};
-	out->tx = (struct policy_rates){
-		units_add_sat(t->tx.average, v->inflight.tx_bytes_per_second),
-		t->tx.recent ? units_add_sat(t->tx.recent, v->inflight.tx_bytes_per_second) : 0,
-		t->tx.p95 ? units_add_sat(t->tx.p95, v->inflight.tx_bytes_per_second) : 0,
-	};
-	out->rate = directed(s, v, t->rx.average, t->tx.average);
-	/* A source without them (Prometheus, an older agent) leaves the
-	 * in-flight share alone, which the average already carries. */
-	if (t->rx.recent || t->tx.recent)
-		out->recent = directed(s, v, t->rx.recent, t->tx.recent);
-	if (t->rx.p95 || t->tx.p95)
-		out->p95 = directed(s, v, t->rx.p95, t->tx.p95);
+	out->rx = with_inflight(&t->rx, v->inflight.rx_bytes_per_second, recent, p95);
+	out->tx = with_inflight(&t->tx, v->inflight.tx_bytes_per_second, recent, p95);
+	/* The other directions judge one figure of the node. */
+	out->rate = policy_rate(s->direction, out->rx.rate, out->tx.rate);
+	out->recent = policy_rate(s->direction, out->rx.recent, out->tx.recent);
+	out->p95 = policy_rate(s->direction, out->rx.p95, out->tx.p95);
 	out->drops = units_add_sat(units_add_sat(t->rx_dropped, t->rx_missed), t->tx_dropped);
 	out->dropping = policy_dropping(out->drops, t->covered_ms, s->max_drops_per_second);
 	out->link_bytes_per_second = t->link_bytes_per_second;
