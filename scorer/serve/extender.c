@@ -473,8 +473,9 @@ static void fit_why(const struct fit_rule *r, const char *which, uint64_t used_r
 {
 	bool rx = which[0] == 'r';
 
-	snprintf(why->reason, sizeof(why->reason), "netsched: no room on %s for the %s %s it moves",
-		 which, (rx ? r->demand.rx : r->demand.tx) == 0 ? "pod" : "pod's", which);
+	/* A direction fails only where the pod moves something (fit_fits()). */
+	snprintf(why->reason, sizeof(why->reason), "netsched: no room on %s for the pod's %s it moves",
+		 which, which);
 	snprintf(why->detail, sizeof(why->detail),
 		 "%s %llu B/s used (in flight counted) + the pod's %llu B/s > link %llu B/s; other "
 		 "nodes fit", which, (unsigned long long)(rx ? used_rx : used_tx),
