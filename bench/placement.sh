@@ -54,24 +54,6 @@ P="nsb$$"
 first=${SPEEDS%% *}
 lab_nodes "$P" "$first" "${STYLES[@]}"
 
-# rates_ok SPEED WORKLOAD: every node's uplink carries at least 85% of its
-# background, each direction (the stand-in's counters, the last second).
-rates_ok() {
-	local node rate streams dir
-	while read -r node rate streams dir; do
-		[ "$(lab_uplink_bps "$node" "$dir")" -ge $((rate * 85 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$2" "$1")
-}
-
-# scorer_ok SPEED WORKLOAD: the scorer sees each node's background.
-scorer_ok() {
-	local node rate streams dir got
-	while read -r node rate streams dir; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
-			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .${dir}BytesPerSecond * 8 | floor")
-		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$2" "$1")
-}
 
 for speed in $SPEEDS; do
 	D=$OUT/$speed
@@ -83,13 +65,13 @@ for speed in $SPEEDS; do
 	for w in $WORKLOADS; do
 		t=$(date +%s)
 		lab_backgrounds < <(python3 "$PY" background "$w" "$speed")
-		wait_for 40 "$w's background traffic at $speed" rates_ok "$speed" "$w"
+		wait_for 40 "$w's background traffic at $speed" lab_background_ok "$w" "$speed"
 		for way in $WAYS; do
 			if [ "$way" = netsched ]; then
 				mapfile -t extra < <(python3 "$PY" netsched-args "$w" scorer)
 				LAB_AGENT_ARGS=$(python3 "$PY" netsched-args "$w" agent | tr '\n' ' ') \
 					lab_netsched_up "$speed" --log-level=debug "${extra[@]}"
-				wait_for 20 "the scorer to see every node's background" scorer_ok "$speed" "$w"
+				wait_for 20 "the scorer to see every node's background" lab_scorer_sees "$w" "$speed"
 			fi
 			python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$w" --speed "$speed" \
 				--placement "$way" --out "$D/$w-$way" --kubelet-state "$WORK/kubelet" \

@@ -264,6 +264,26 @@ lab_uplink_bps() {
 		awk -F, -v c="$col" 'NR == 1 { t = $1; b = $c } NR == 2 && $1 > t { r = ($c - b) * 8 / ($1 - t) } END { printf "%d\n", r }'
 }
 
+# lab_background_ok WORKLOAD SPEED: every node's uplink carries at least
+# 85% of the workload's background (bench/placement_model.py), each way.
+lab_background_ok() {
+	local node rate streams dir
+	while read -r node rate streams dir; do
+		[ "$(lab_uplink_bps "$node" "$dir")" -ge $((rate * 85 / 100)) ] || return 1
+	done < <(python3 bench/placement.py background "$1" "$2")
+}
+
+# lab_scorer_sees WORKLOAD SPEED: the lab's scorer shows at least 80% of
+# each node's background, each way, from its agent.
+lab_scorer_sees() {
+	local node rate streams dir got
+	while read -r node rate streams dir; do
+		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
+			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .${dir}BytesPerSecond * 8 | floor")
+		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
+	done < <(python3 bench/placement.py background "$1" "$2")
+}
+
 # The scorer's ports and report key, fixed for the whole lab so the
 # netsched scheduler's urlPrefix outlives a scorer restart.
 lab_netsched_ports() {

@@ -41,28 +41,12 @@ lab_nodes "$P" 50M routed routed bridged bridged
 lab_up
 lab_kubelet
 
-# rates_ok WORKLOAD: every uplink carries 85% of its background, each way.
-rates_ok() {
-	local node rate streams dir
-	while read -r node rate streams dir; do
-		[ "$(lab_uplink_bps "$node" "$dir")" -ge $((rate * 85 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$1" 50M)
-}
-# scorer_ok WORKLOAD: the scorer sees 80% of each node's background, each way.
-scorer_ok() {
-	local node rate streams dir got
-	while read -r node rate streams dir; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
-			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .${dir}BytesPerSecond * 8 | floor")
-		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$1" 50M)
-}
 # part WORKLOAD: its background, a fresh netsched, the burst placed by it.
 part() {
 	lab_backgrounds < <(python3 "$PY" background "$1" 50M)
-	wait_for 30 "$1's background" rates_ok "$1"
+	wait_for 30 "$1's background" lab_background_ok "$1" 50M
 	lab_netsched_up 50M
-	wait_for 30 "the scorer to see $1's background" scorer_ok "$1"
+	wait_for 30 "the scorer to see $1's background" lab_scorer_sees "$1" 50M
 	python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$1" --speed 50M \
 		--placement netsched --out "$WORK/$1" --kubelet-state "$WORK/kubelet" --run-for 2 ||
 		fail "the $1 burst failed"

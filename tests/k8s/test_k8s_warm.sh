@@ -45,24 +45,10 @@ lab_nodes "$P" 50M routed routed routed bridged bridged bridged
 lab_up
 lab_kubelet
 
-rates_ok() {
-	local node rate streams dir
-	while read -r node rate streams dir; do
-		[ "$(lab_uplink_bps "$node" "$dir")" -ge $((rate * 85 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$W" 50M)
-}
-scorer_ok() {
-	local node rate streams dir got
-	while read -r node rate streams dir; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
-			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .${dir}BytesPerSecond * 8 | floor")
-		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
-	done < <(python3 "$PY" background "$W" 50M)
-}
 lab_backgrounds < <(python3 "$PY" background "$W" 50M)
-wait_for 30 "the graded background" rates_ok
+wait_for 30 "the graded background" lab_background_ok "$W" 50M
 lab_netsched_up 50M "${SCORER_ARGS[@]}"
-wait_for 30 "the scorer to see every node's background" scorer_ok
+wait_for 30 "the scorer to see every node's background" lab_scorer_sees "$W" 50M
 python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$W" --speed 50M --placement netsched \
 	--out "$WORK/$W" --kubelet-state "$WORK/kubelet" --scorer "http://127.0.0.1:$LAB_SC_HEALTH" ||
 	fail "the warm run failed"

@@ -50,22 +50,6 @@ lab_nodes "$P" 50M routed routed routed bridged bridged bridged
 lab_up
 lab_kubelet
 
-# rates_ok SPEED: every uplink carries 85% of its background (stand-in).
-rates_ok() {
-	local node rate streams
-	while read -r node rate streams; do
-		[ "$(lab_uplink_bps "$node")" -ge $((rate * 85 / 100)) ] || return 1
-	done < <(python3 "$PY" background burst "$1")
-}
-# scorer_ok SPEED: the scorer sees 80% of each node's background.
-scorer_ok() {
-	local node rate streams got
-	while read -r node rate streams; do
-		got=$(curl -s "http://127.0.0.1:$LAB_SC_HEALTH/v1/nodes" |
-			jq -r ".nodes[] | select(.name == \"$node\" and .source == \"agent\") | .rxBytesPerSecond * 8 | floor")
-		[ "${got:-0}" -ge $((rate * 80 / 100)) ] || return 1
-	done < <(python3 "$PY" background burst "$1")
-}
 # run WORKLOAD SPEED: netsched places it, in namespace WORKLOAD-SPEED.
 run() {
 	python3 "$PY" run --kubeconfig "$WORK/kubeconfig" --workload "$1" --speed "$2" \
@@ -107,9 +91,9 @@ scaled_up_learned() { [ "$(weighed learned)" -ge 16 ]; }
 for speed in 50M 500M; do
 	lab_shape "$speed"
 	lab_backgrounds < <(python3 "$PY" background burst "$speed")
-	wait_for 40 "the background at $speed" rates_ok "$speed"
+	wait_for 40 "the background at $speed" lab_background_ok burst "$speed"
 	lab_netsched_up "$speed" "${SCORER_ARGS[@]}"
-	wait_for 40 "the scorer to see every node's background at $speed" scorer_ok "$speed"
+	wait_for 40 "the scorer to see every node's background at $speed" lab_scorer_sees burst "$speed"
 
 	run burst "$speed" || fail "the cold burst at $speed failed"
 	check burst "$speed" 10
