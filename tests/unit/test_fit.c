@@ -457,6 +457,27 @@ static void test_fit_none_fits(void **state)
 	cluster_free(s);
 }
 
+/* The fit rule's reason, as the scheduler shows it in the pod's event:
+ * the same text for every node it leaves out, no '%', the direction. */
+static void test_fit_reason(void **state)
+{
+	static const struct grade g = { { 90, 90, 10, 10, 10, 10 }, { 0 } };
+	struct scorer *s = cluster(&g, links[0], POLICY_DIR_FIT, true, 20, 0);
+	char body[1024];
+	size_t len = body_of(body, sizeof(body), "web-r", true, "");
+	struct reply out;
+
+	(void)state;
+	ext_filter(s, body, len, &out);
+	assert_int_equal(out.status, 200);
+	assert_non_null(strstr(out.body, "\"n1\":\"netsched: no room on rx for the pod's rx it moves\""));
+	assert_non_null(strstr(out.body, "\"n2\":\"netsched: no room on rx for the pod's rx it moves\""));
+	assert_null(strstr(out.body, "\"n3\":"));
+	assert_null(strchr(out.body, '%'));
+	free(out.body);
+	cluster_free(s);
+}
+
 /* A pod the watch found bound before any link was known to it (the
  * watch's first list, a scorer just started), declaring 400G: the view
  * never counts more in flight on a node than the node's link. */
@@ -489,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_fit_warm_scale_up),
 		cmocka_unit_test(test_fit_none_fits),
 		cmocka_unit_test(test_fit_inflight_capped_at_link),
+		cmocka_unit_test(test_fit_reason),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
