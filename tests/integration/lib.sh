@@ -159,3 +159,20 @@ iperf_server() {
 	wait_for 5 "iperf3 server in $ns" \
 		bash -c "ip netns exec '$ns' ss -Hltn 'sport = :5201' | grep -q ."
 }
+
+# In directory $C: test_ca NAME, a CA (NAME.pem, NAME.key); test_cert CA
+# NAME CN [SAN], a certificate CA signs: a server's with SAN (e.g.
+# "IP:127.0.0.1"), else a client's (extendedKeyUsage clientAuth).
+test_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
+		-subj "/CN=$1" -keyout "$C/$1.key" -out "$C/$1.pem" 2>/dev/null || fail "cannot make CA $1"
+}
+test_cert() {
+	local ext
+	ext=$( [ -n "${4:-}" ] && echo "subjectAltName=$4" || echo "extendedKeyUsage=clientAuth")
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$3" \
+		-keyout "$C/$2.key" -out "$C/$2.csr" 2>/dev/null &&
+		openssl x509 -req -in "$C/$2.csr" -CA "$C/$1.pem" -CAkey "$C/$1.key" \
+			-CAcreateserial -days 2 -extfile <(echo "$ext") -out "$C/$2.pem" 2>/dev/null ||
+		fail "cannot make certificate $2"
+}

@@ -12,30 +12,16 @@ command -v openssl >/dev/null || fail "openssl not installed (run .ci/deps test)
 C=$WORK/certs
 mkdir -p "$C"
 
-# ca NAME: a CA; cert CA NAME CN [SAN]: a certificate signed by it.
-ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-subj "/CN=$1" -keyout "$C/$1.key" -out "$C/$1.pem" 2>/dev/null || fail "cannot make CA $1"
-}
-cert() {
-	local ext
-	ext=$( [ -n "${4:-}" ] && echo "subjectAltName=$4" || echo "extendedKeyUsage=clientAuth")
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$3" \
-		-keyout "$C/$2.key" -out "$C/$2.csr" 2>/dev/null &&
-		openssl x509 -req -in "$C/$2.csr" -CA "$C/$1.pem" -CAkey "$C/$1.key" \
-			-CAcreateserial -days 2 -extfile <(echo "$ext") -out "$C/$2.pem" 2>/dev/null ||
-		fail "cannot make certificate $2"
-}
-ca ca
-ca rogue
-cert ca server scorer-v1 "IP:127.0.0.1"
-cert ca server2 scorer-v2 "IP:127.0.0.1"
+test_ca ca
+test_ca rogue
+test_cert ca server scorer-v1 "IP:127.0.0.1"
+test_cert ca server2 scorer-v2 "IP:127.0.0.1"
 # The scheduler's name is the scorer's default --client-names (what deploy/
 # issues); evil-client has one from the same CA, without an extended key
 # usage (good for any purpose).
-cert ca client netsched-scheduler
-cert ca evil evil-client "DNS:evil.example"
-cert rogue intruder netsched-scheduler
+test_cert ca client netsched-scheduler
+test_cert ca evil evil-client "DNS:evil.example"
+test_cert rogue intruder netsched-scheduler
 
 # 1. HTTPS: the extender answers over TLS, and plain HTTP gets nowhere.
 cp "$C/server.pem" "$C/live.pem"

@@ -123,22 +123,9 @@ echo "ok: the closed ones are logged with the address, the count and the limit"
 # connections that never send a ClientHello, and raw part-sent ones.
 C=$WORK/certs
 mkdir -p "$C"
-ca() {
-	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 \
-		-subj "/CN=$1" -keyout "$C/$1.key" -out "$C/$1.pem" 2>/dev/null || fail "cannot make CA $1"
-}
-cert() {
-	local ext
-	ext=$( [ -n "${4:-}" ] && echo "subjectAltName=$4" || echo "extendedKeyUsage=clientAuth")
-	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=$3" \
-		-keyout "$C/$2.key" -out "$C/$2.csr" 2>/dev/null &&
-		openssl x509 -req -in "$C/$2.csr" -CA "$C/$1.pem" -CAkey "$C/$1.key" \
-			-CAcreateserial -days 2 -extfile <(echo "$ext") -out "$C/$2.pem" 2>/dev/null ||
-		fail "cannot make certificate $2"
-}
-ca ca
-cert ca server scorer "IP:127.0.0.1"
-cert ca client netsched-scheduler
+test_ca ca
+test_cert ca server scorer "IP:127.0.0.1"
+test_cert ca client netsched-scheduler
 SP=$(free_port)
 start scorer-mtls "$BIN/netsched-scorer" --listen "tcp://127.0.0.1:$(free_port)" --http "127.0.0.1:$SP" \
 	--tls-cert "$C/server.pem" --tls-key "$C/server.key" --tls-client-ca "$C/ca.pem"
