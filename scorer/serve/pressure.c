@@ -32,8 +32,8 @@ int pressure_hot(const char *v, uint32_t *milli, char *err, size_t errlen)
 	}
 	if (*p < '0' || *p > '9')
 		goto bad;
-	while (*p >= '0' && *p <= '9' && whole < 10)
-		whole = whole * 10 + (uint32_t)(*p++ - '0');
+	/* One digit: the range ends at 1. */
+	whole = (uint32_t)(*p++ - '0');
 	if (*p == '.') {
 		p++;
 		while (*p >= '0' && *p <= '9' && digits < 3) {
@@ -187,10 +187,30 @@ static int by_rate_desc(const void *a, const void *b)
 			      ((const struct podindex_pod *)b)->uid);
 }
 
+/* ,"key":v in one append: printf's formatting was two thirds of a
+ * 5,000-node render (perf). */
 static void put_u64(struct buf *b, const char *key, uint64_t v)
 {
-	buf_printf(b, ",\"%s\":", key);
-	buf_json_u64(b, v);
+	char line[64], digits[24];
+	size_t k = strlen(key), n = 0, d = 0;
+
+	if (k > sizeof(line) - sizeof(digits) - 4) {	/* never: keys are ours */
+		b->failed = true;
+		return;
+	}
+	line[n++] = ',';
+	line[n++] = '"';
+	memcpy(line + n, key, k);
+	n += k;
+	line[n++] = '"';
+	line[n++] = ':';
+	do {
+		digits[d++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (d)
+		line[n++] = digits[--d];
+	buf_append(b, line, n);
 }
 
 /* "pods":[...] of a hot node: the largest PRESSURE_MAX_PODS first. */
