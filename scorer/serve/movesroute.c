@@ -58,7 +58,7 @@ void movesroute_post(struct scorer *s, const char *body, size_t len, struct repl
 {
 	struct moves_request rq;
 	uint64_t lf = 0, lt = 0, link;
-	char err[512];
+	char err[1024];	/* two node names of 253 bytes and numbers */
 	struct buf b;
 	int rc;
 

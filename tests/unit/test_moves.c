@@ -298,7 +298,7 @@ static void test_full(void **state)
 {
 	struct moves *m = moves_create(3);
 	struct moves_stats st;
-	char uid[8];
+	char uid[16];
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
