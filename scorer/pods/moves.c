@@ -228,9 +228,9 @@ out:
 
 struct row {
 	struct moves_request rq;
-	uint64_t from_hash, to_hash;
+	uint64_t from_hash, to_hash, wl_hash;
 	uint64_t created_ns, expires_ns;
-	int32_t next_from, next_to;	/* chains; the free list through next_from */
+	int32_t next_from, next_to, next_wl;	/* chains; the free list through next_from */
 	bool used;
 	bool landed;
 };
@@ -239,7 +239,7 @@ struct moves {
 	pthread_rwlock_t lock;
 	size_t max;
 	struct row *rows;
-	int32_t *from_buckets, *to_buckets;
+	int32_t *from_buckets, *to_buckets, *wl_buckets;
 	uint32_t mask;
 	int32_t free;
 	atomic_size_t in_use;		/* rows used, expired or not: 0 skips every lookup */
@@ -264,15 +264,18 @@ struct moves *moves_create(size_t max)
 	m->rows = calloc(max, sizeof(*m->rows));
 	m->from_buckets = malloc(b * sizeof(int32_t));
 	m->to_buckets = malloc(b * sizeof(int32_t));
-	if (!m->rows || !m->from_buckets || !m->to_buckets || pthread_rwlock_init(&m->lock, NULL)) {
+	m->wl_buckets = malloc(b * sizeof(int32_t));
+	if (!m->rows || !m->from_buckets || !m->to_buckets || !m->wl_buckets ||
+	    pthread_rwlock_init(&m->lock, NULL)) {
 		free(m->rows);
 		free(m->from_buckets);
 		free(m->to_buckets);
+		free(m->wl_buckets);
 		free(m);
 		return NULL;
 	}
 	for (uint32_t i = 0; i < b; i++)
-		m->from_buckets[i] = m->to_buckets[i] = NONE;
+		m->from_buckets[i] = m->to_buckets[i] = m->wl_buckets[i] = NONE;
 	for (size_t i = 0; i < max; i++)
 		m->rows[i].next_from = i + 1 < max ? (int32_t)(i + 1) : NONE;
 	m->free = 0;
@@ -287,6 +290,7 @@ void moves_destroy(struct moves *m)
 	free(m->rows);
 	free(m->from_buckets);
 	free(m->to_buckets);
+	free(m->wl_buckets);
 	free(m);
 }
 
@@ -300,12 +304,18 @@ static uint64_t name_hash(const char *s)
 	return hash_fnv1a(s, strlen(s));
 }
 
-static void unlink_chain(struct moves *m, int32_t *head, int32_t i, bool from)
+enum chain { BY_FROM, BY_TO, BY_WORKLOAD };
+
+static int32_t *next_of(struct row *r, enum chain c)
 {
-	for (int32_t *p = head; *p != NONE;
-	     p = from ? &m->rows[*p].next_from : &m->rows[*p].next_to)
+	return c == BY_FROM ? &r->next_from : c == BY_TO ? &r->next_to : &r->next_wl;
+}
+
+static void unlink_chain(struct moves *m, int32_t *head, int32_t i, enum chain c)
+{
+	for (int32_t *p = head; *p != NONE; p = next_of(&m->rows[*p], c))
 		if (*p == i) {
-			*p = from ? m->rows[i].next_from : m->rows[i].next_to;
+			*p = *next_of(&m->rows[i], c);
 			return;
 		}
 }
@@ -315,11 +325,12 @@ static void release(struct moves *m, int32_t i)
 {
 	struct row *r = &m->rows[i];
 
-	unlink_chain(m, &m->from_buckets[r->from_hash & m->mask], i, true);
-	unlink_chain(m, &m->to_buckets[r->to_hash & m->mask], i, false);
+	unlink_chain(m, &m->from_buckets[r->from_hash & m->mask], i, BY_FROM);
+	unlink_chain(m, &m->to_buckets[r->to_hash & m->mask], i, BY_TO);
+	unlink_chain(m, &m->wl_buckets[r->wl_hash & m->mask], i, BY_WORKLOAD);
 	memset(r, 0, sizeof(*r));
 	r->next_from = m->free;
-	r->next_to = NONE;
+	r->next_to = r->next_wl = NONE;
 	m->free = i;
 	atomic_fetch_sub(&m->in_use, 1);
 }
@@ -365,6 +376,7 @@ int moves_put(struct moves *m, const struct moves_request *rq, uint64_t now_ns)
 		.rq = *rq,
 		.from_hash = name_hash(rq->from),
 		.to_hash = name_hash(rq->to),
+		.wl_hash = name_hash(rq->workload),
 		.created_ns = now_ns,
 		.expires_ns = now_ns + (uint64_t)rq->hold_s * NS_PER_SEC,
 		.used = true,
@@ -373,11 +385,18 @@ int moves_put(struct moves *m, const struct moves_request *rq, uint64_t now_ns)
 	m->from_buckets[r->from_hash & m->mask] = i;
 	r->next_to = m->to_buckets[r->to_hash & m->mask];
 	m->to_buckets[r->to_hash & m->mask] = i;
+	r->next_wl = m->wl_buckets[r->wl_hash & m->mask];
+	m->wl_buckets[r->wl_hash & m->mask] = i;
 	atomic_fetch_add(&m->in_use, 1);
 	m->accepted++;
 	m->replaced += rc == 1;
 	pthread_rwlock_unlock(&m->lock);
 	return rc;
+}
+
+static bool same_name(const char *a, const char *s, size_t len)
+{
+	return strlen(a) == len && !memcmp(a, s, len);
 }
 
 static uint32_t seconds_up(uint64_t ns)
@@ -388,16 +407,19 @@ static uint32_t seconds_up(uint64_t ns)
 void moves_mine(struct moves *m, const char *wl, size_t wl_len, uint64_t now_ns,
 		struct moves_mine *out)
 {
+	uint64_t h;
+
 	out->n = 0;
 	if (!m || !wl_len || !atomic_load_explicit(&m->in_use, memory_order_relaxed))
 		return;
+	h = hash_fnv1a(wl, wl_len);
 	pthread_rwlock_rdlock(&m->lock);
-	for (size_t k = 0; k < m->max && out->n < MOVES_MINE_MAX; k++) {
-		const struct row *r = &m->rows[k];
+	for (int32_t j = m->wl_buckets[h & m->mask]; j != NONE && out->n < MOVES_MINE_MAX;
+	     j = m->rows[j].next_wl) {
+		const struct row *r = &m->rows[j];
 		struct moves_mine_row *o;
 
-		if (!live(r, now_ns) || strlen(r->rq.workload) != wl_len ||
-		    memcmp(r->rq.workload, wl, wl_len))
+		if (r->wl_hash != h || !live(r, now_ns) || !same_name(r->rq.workload, wl, wl_len))
 			continue;
 		o = &out->rows[out->n++];
 		o->from_hash = r->from_hash;
@@ -410,11 +432,6 @@ void moves_mine(struct moves *m, const char *wl, size_t wl_len, uint64_t now_ns,
 		o->remaining_s = seconds_up(r->expires_ns - now_ns);
 	}
 	pthread_rwlock_unlock(&m->lock);
-}
-
-static bool same_name(const char *a, const char *s, size_t len)
-{
-	return strlen(a) == len && !memcmp(a, s, len);
 }
 
 size_t moves_reserved_each(struct moves *m, const struct namekey *keys, size_t n, uint64_t now_ns,
