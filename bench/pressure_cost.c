@@ -3,7 +3,10 @@
  * reporting 32 pods (bench/podfeed.h) joined to the pod index:
  *  - 5% of the nodes hot (250 with their pods listed) and 100 moves held;
  *  - every node hot: pods listed for the 512 hottest (the reply's bound);
- * CPU time per render (median of RENDERS) and the reply's size. The
+ * CPU time per render (median of RENDERS) and the reply's size; and what
+ * moves cost a 5,000-name prioritize with the table full (4,096 moves):
+ * the reservations looked up for every name, the request pod's own moves
+ * once. The
  * rebalancer polls it every few seconds; it runs on the HTTP server's
  * big-request thread, never on the scheduler's. Prints the machine. */
 #include <stdio.h>
@@ -14,7 +17,9 @@
 #include "bench/machine.h"
 #include "bench/podfeed.h"
 #include "common/clock.h"
+#include "common/namekey.h"
 #include "scorer/nodes/table.h"
+#include "scorer/nodes/view.h"
 #include "scorer/pods/moves.h"
 #include "scorer/pods/podindex.h"
 #include "scorer/pods/workload.h"
@@ -88,6 +93,37 @@ static void feed(struct scorer *s, uint64_t seq, unsigned hot_every)
 		table_apply(s->view.table, &r, fake_now);
 		podindex_join(s->view.weights.pods, &r, fake_now);
 	}
+}
+
+static void got(size_t i, uint64_t rx, uint64_t tx, void *ctx)
+{
+	*(uint64_t *)ctx += i + rx + tx;
+}
+
+/* CPU ns a 5,000-name request spends on moves: reservations of every name
+ * (in VIEW_BATCH chunks, as the view asks) and its workload's moves. */
+static double request_us(struct moves *m)
+{
+	static struct namekey keys[NODES];
+	static char names[NODES][24];
+	struct moves_mine mine;
+	uint64_t sum = 0, t0;
+
+	for (unsigned n = 0; n < NODES; n++) {
+		snprintf(names[n], sizeof(names[n]), "node-%u", n);
+		keys[n] = namekey_of(names[n], strlen(names[n]));
+	}
+	t0 = machine_cpu_ns();
+	for (unsigned r = 0; r < 100; r++) {
+		for (unsigned n = 0; n < NODES; n += VIEW_BATCH)
+			moves_reserved_each(m, keys + n, NODES - n < VIEW_BATCH ? NODES - n : VIEW_BATCH,
+					    fake_now, got, &sum);
+		moves_mine(m, "feed/Deployment/d3", 18, fake_now, &mine);
+		sum += mine.n;
+	}
+	if (sum == 1)
+		printf(" ");
+	return (double)(machine_cpu_ns() - t0) / 100 / 1000;
 }
 
 static int by_u64(const void *a, const void *b)
@@ -171,6 +207,22 @@ int main(void)
 	       some_bytes / 1000);
 	printf("pressure render, %u nodes, all hot (512 with pods): %6.2f ms CPU, %zu kB\n", NODES,
 	       all, all_bytes / 1000);
+	printf("moves on a 5,000-name prioritize, no moves:        %6.1f us CPU\n",
+	       request_us(NULL));
+	printf("moves on a 5,000-name prioritize, 100 moves held:   %6.1f us CPU\n",
+	       request_us(s.view.moves));
+	for (unsigned m = 100; m < MOVES_DEFAULT_MAX; m++) {
+		struct moves_request rq = { .ns = "feed", .rx_bytes_per_second = 1000, .hold_s = 300 };
+
+		snprintf(rq.workload, sizeof(rq.workload), "feed/Deployment/d%u", m % 8);
+		snprintf(rq.pod, sizeof(rq.pod), "p-%u-1", m);
+		snprintf(rq.uid, sizeof(rq.uid), "feed-%u-1", m);
+		snprintf(rq.from, sizeof(rq.from), "node-%u", m % NODES);
+		snprintf(rq.to, sizeof(rq.to), "node-%u", (m * 7 + 3) % NODES);
+		moves_put(s.view.moves, &rq, fake_now);
+	}
+	printf("moves on a 5,000-name prioritize, 4,096 moves held: %6.1f us CPU\n",
+	       request_us(s.view.moves));
 	moves_destroy(s.view.moves);
 	podindex_destroy(s.view.weights.pods);
 	workload_destroy(s.view.weights.workloads);
