@@ -189,7 +189,7 @@ int main(void)
 	for (uint64_t n = 0; n < NODES; n++)
 		index_node(s.view.weights.pods, n, unix_ms);
 	for (unsigned m = 0; m < 100; m++) {
-		struct moves_request rq = { .ns = "feed", .workload = "feed/Deployment/d0",
+		struct movereq rq = { .ns = "feed", .workload = "feed/Deployment/d0",
 					    .rx_bytes_per_second = 1000, .hold_s = 300 };
 
 		snprintf(rq.pod, sizeof(rq.pod), "p-%u-0", m * 20);
@@ -212,7 +212,7 @@ int main(void)
 	printf("moves on a 5,000-name prioritize, 100 moves held:   %6.1f us CPU\n",
 	       request_us(s.view.moves));
 	for (unsigned m = 100; m < MOVES_DEFAULT_MAX; m++) {
-		struct moves_request rq = { .ns = "feed", .rx_bytes_per_second = 1000, .hold_s = 300 };
+		struct movereq rq = { .ns = "feed", .rx_bytes_per_second = 1000, .hold_s = 300 };
 
 		snprintf(rq.workload, sizeof(rq.workload), "feed/Deployment/d%u", m % 8);
 		snprintf(rq.pod, sizeof(rq.pod), "p-%u-1", m);

@@ -24,7 +24,7 @@ enum { REGISTRY_STATUS_NODES, REGISTRY_STATUS_METRICS, REGISTRY_STATUS_WORKLOADS
 /* Why POST /v1/moves refused a move (movesroute.h). */
 enum registry_move_refusal {
 	REGISTRY_MOVE_MALFORMED,	/* not a move: syntax, a field missing or wrong */
-	REGISTRY_MOVE_TOO_LARGE,	/* body over MOVES_BODY_MAX */
+	REGISTRY_MOVE_TOO_LARGE,	/* body over MOVEREQ_BODY_MAX */
 	REGISTRY_MOVE_HOLD,		/* holdSeconds out of range */
 	REGISTRY_MOVE_UNKNOWN_NODE,	/* from or to not a node the scorer tracks */
 	REGISTRY_MOVE_SAME_NODE,	/* from == to */

@@ -39,53 +39,21 @@
 
 #include "namekey.h"
 #include "nodename.h"
-#include "parse/poduid.h"
-#include "pods/workload.h"
+#include "parse/movereq.h"
 
 #define MOVES_DEFAULT_MAX 4096u
 #define MOVES_MAX_MAX 65536u
-/* A move's body: one short object. */
-#define MOVES_BODY_MAX 4096u
-#define MOVES_HOLD_MIN_S 1u
-#define MOVES_HOLD_MAX_S 3600u
-/* A rate above this many times the link of both nodes is absurd. */
+/* A rate above this many times the wider link of the two nodes is absurd
+ * (movesroute.h). */
 #define MOVES_RATE_LINKS 100u
-#define MOVES_NS_MAX 63u
-#define MOVES_POD_MAX 253u
 /* Holds and reservations of one workload a request looks at, at most
  * (moves_mine()): the rebalancer moves a few pods of a workload at once,
  * never hundreds; beyond this the oldest are not seen by that request. */
 #define MOVES_MINE_MAX 32u
 
-/* One move, as posted (moves_parse()). NUL-terminated strings. */
-struct moves_request {
-	char ns[MOVES_NS_MAX + 1];
-	char pod[MOVES_POD_MAX + 1];
-	char uid[POD_UID_MAX + 1];
-	char workload[WORKLOAD_LABEL_MAX + 1];
-	char from[NODENAME_MAX_LEN + 1];
-	char to[NODENAME_MAX_LEN + 1];
-	uint64_t rx_bytes_per_second;
-	uint64_t tx_bytes_per_second;
-	uint32_t hold_s;
-};
-
-/* Parses a POST /v1/moves body: one JSON object with exactly the fields
- * above (namespace, pod, uid, workload, from, to, rxBytesPerSecond,
- * txBytesPerSecond, holdSeconds), each once, of the right kind and within
- * its bounds: names as the apiserver accepts them, rates whole numbers of
- * bytes per second up to TRAFFIC_MAX_BYTES_PER_SECOND, holdSeconds in
- * [MOVES_HOLD_MIN_S, MOVES_HOLD_MAX_S]. 0; or -EINVAL (-E2BIG for a body
- * over MOVES_BODY_MAX, -ERANGE for a whole number out of its range:
- * holdSeconds, or a rate over TRAFFIC_MAX_BYTES_PER_SECOND) with
- * err naming the field, the value's problem and
- * the limit; *out is then unspecified. Whether the nodes exist, differ and
- * what their links allow is the caller's to judge (it knows the nodes). */
-int moves_parse(const char *body, size_t len, struct moves_request *out, char *err, size_t errlen);
-
 /* One move now, for GET /v1/moves. */
 struct moves_entry {
-	struct moves_request rq;
+	struct movereq rq;
 	uint64_t remaining_ns;
 	bool landed;		/* a pod of the workload was bound to `to` */
 };
@@ -125,7 +93,7 @@ void moves_destroy(struct moves *m);
 /* Records rq at now_ns: held until now_ns + hold_s. 0; 1 when it replaced
  * an earlier move of the same UID; -ENOSPC when every row holds an
  * unexpired move. */
-int moves_put(struct moves *m, const struct moves_request *rq, uint64_t now_ns);
+int moves_put(struct moves *m, const struct movereq *rq, uint64_t now_ns);
 
 /* The unexpired moves of workload wl[0..wl_len) (at most MOVES_MINE_MAX):
  * where its pods are held and what they reserve. out->n 0 when none; m

@@ -128,7 +128,8 @@ static bool is_node(const struct moves_mine_row *r, bool from, const struct name
 }
 
 /* The move of the pod's workload that holds it off node key, or NULL. */
-static const struct moves_mine_row *held_by(const struct moves_mine *mine, const struct namekey *key)
+static const struct moves_mine_row *held_by(const struct moves_mine *mine,
+					    const struct namekey *key)
 {
 	for (size_t j = 0; mine && j < mine->n; j++)
 		if (is_node(&mine->rows[j], true, key))
@@ -750,8 +751,8 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		record(s, &rq, &weight, &only, 1, now);
 	reply_take(&b, out);
 	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed (%zu for want of room: "
-		  "the fit rule %s; %zu held by the rebalancer); pod asks rx %llu b/s, tx %llu b/s; moves rx %llu B/s (%s), "
-		  "tx %llu B/s (%s)", label, rq.n, full ? "full objects" : "names", kept, n_failed,
+		  "the fit rule %s; %zu held by the rebalancer); pod asks rx %llu b/s, tx %llu b/s; "
+		  "moves rx %llu B/s (%s), tx %llu B/s (%s)", label, rq.n, full ? "full objects" : "names", kept, n_failed,
 		  n_unfit, rule.on ? "on" : "off", n_held, (unsigned long long)asks.ingress_bps,
 		  (unsigned long long)asks.egress_bps, (unsigned long long)rule.demand.rx,
 		  podweight_source_name(rx_from), (unsigned long long)rule.demand.tx,

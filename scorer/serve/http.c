@@ -683,7 +683,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 				!strcmp(method, MHD_HTTP_METHOD_HEAD) ||
 				(rq->route == ROUTE_MOVES && rq->post);
 	if (rq->route == ROUTE_MOVES)
-		max = MOVES_BODY_MAX;
+		max = MOVEREQ_BODY_MAX;
 	if (rq->route == ROUTE_PRESSURE) {
 		const char *hot = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "hot");
 

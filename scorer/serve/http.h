@@ -10,7 +10,7 @@
  *   GET  /v1/nodes                 status_nodes()
  *   GET  /v1/pressure?hot=F        pressure_reply()   the rebalancer's view
  *   GET  /v1/moves                 movesroute_list()
- *   POST /v1/moves                 movesroute_post()  body <= MOVES_BODY_MAX
+ *   POST /v1/moves                 movesroute_post()  body <= MOVEREQ_BODY_MAX
  * (the last three on the extender's listener only, behind its TLS and
  * client-certificate checks)
  * (HEAD works wherever GET does.)

@@ -56,13 +56,13 @@ static bool sane(uint64_t rate, uint64_t link)
 
 void movesroute_post(struct scorer *s, const char *body, size_t len, struct reply *out)
 {
-	struct moves_request rq;
+	struct movereq rq;
 	uint64_t lf = 0, lt = 0, link;
 	char err[1024];	/* two node names of 253 bytes and numbers */
 	struct buf b;
 	int rc;
 
-	rc = moves_parse(body, len, &rq, err, sizeof(err));
+	rc = movereq_parse(body, len, &rq, err, sizeof(err));
 	if (rc == -E2BIG)
 		return refuse(s, REGISTRY_MOVE_TOO_LARGE, 413, err, out);
 	if (rc == -ERANGE)
@@ -136,7 +136,7 @@ void movesroute_list(struct scorer *s, struct reply *out)
 	buf_start(&b, 64 + (size_t)n * 512);
 	buf_puts(&b, "{\"moves\":[");
 	for (long i = 0; i < n; i++) {
-		const struct moves_request *rq = &e[i].rq;
+		const struct movereq *rq = &e[i].rq;
 
 		buf_puts(&b, i ? ",{" : "{");
 		put_str(&b, "namespace", rq->ns, true);

@@ -253,8 +253,8 @@ static void put_node(struct buf *b, struct scorer *s, const struct row *r, bool 
 	put_u64(b, "linkBytesPerSecond", v->traffic.link_bytes_per_second);
 	put_u64(b, "rxBytesPerSecond", r->rx);
 	put_u64(b, "txBytesPerSecond", r->tx);
-	put_u64(b, "inflightRxBytesPerSecond", v->source != VIEW_NONE ? v->inflight.rx_bytes_per_second : 0);
-	put_u64(b, "inflightTxBytesPerSecond", v->source != VIEW_NONE ? v->inflight.tx_bytes_per_second : 0);
+	put_u64(b, "inflightRxBytesPerSecond", v->inflight.rx_bytes_per_second);
+	put_u64(b, "inflightTxBytesPerSecond", v->inflight.tx_bytes_per_second);
 	put_u64(b, "heldForWorkloads", moves_held_on(s->view.moves, r->name, strlen(r->name), now));
 	if (r->with_pods)
 		put_pods(b, s->view.weights.pods, r->name, pods);

@@ -1,11 +1,11 @@
-/* libFuzzer: the rebalancer's move, POST /v1/moves's body (moves_parse(),
- * scorer/pods/moves.c), and the table it goes into. Besides the
+/* libFuzzer: the rebalancer's move, POST /v1/moves's body (movereq_parse(),
+ * scorer/parse/movereq.c), and the table it goes into (pods/moves.c). Besides the
  * sanitizers:
- *  - only the documented errors: -EINVAL, -E2BIG (over MOVES_BODY_MAX,
+ *  - only the documented errors: -EINVAL, -E2BIG (over MOVEREQ_BODY_MAX,
  *    and only then), -ERANGE;
  *  - the same bytes parse the same way twice;
  *  - a move taken has every string NUL-terminated and non-empty, a hold in
- *    [MOVES_HOLD_MIN_S, MOVES_HOLD_MAX_S], rates at most 400 GB/s; the table
+ *    [MOVEREQ_HOLD_MIN_S, MOVEREQ_HOLD_MAX_S], rates at most 400 GB/s; the table
  *    takes it, holds it on its source, reserves it on its destination and
  *    lists it. */
 #include <errno.h>
@@ -31,18 +31,18 @@ static void got(size_t i, uint64_t rx, uint64_t tx, void *ctx)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct moves_request a, b;
+	static struct movereq a, b;
 	static struct moves *m;
 	struct moves_entry *e;
 	struct namekey to;
 	char err[512];
 	uint64_t seen = 0;
 	long n;
-	int rc = moves_parse((const char *)data, size, &a, err, sizeof(err));
+	int rc = movereq_parse((const char *)data, size, &a, err, sizeof(err));
 
 	check(rc == 0 || rc == -EINVAL || rc == -E2BIG || rc == -ERANGE);
-	check((rc == -E2BIG) == (size > MOVES_BODY_MAX));
-	check(moves_parse((const char *)data, size, &b, err, sizeof(err)) == rc);
+	check((rc == -E2BIG) == (size > MOVEREQ_BODY_MAX));
+	check(movereq_parse((const char *)data, size, &b, err, sizeof(err)) == rc);
 	if (rc)
 		return 0;
 	check(!memcmp(&a, &b, sizeof(a)));
@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check(a.workload[0] && memchr(a.workload, 0, sizeof(a.workload)));
 	check(a.from[0] && memchr(a.from, 0, sizeof(a.from)));
 	check(a.to[0] && memchr(a.to, 0, sizeof(a.to)));
-	check(a.hold_s >= MOVES_HOLD_MIN_S && a.hold_s <= MOVES_HOLD_MAX_S);
+	check(a.hold_s >= MOVEREQ_HOLD_MIN_S && a.hold_s <= MOVEREQ_HOLD_MAX_S);
 	check(a.rx_bytes_per_second <= TRAFFIC_MAX_BYTES_PER_SECOND);
 	check(a.tx_bytes_per_second <= TRAFFIC_MAX_BYTES_PER_SECOND);
 	if (!m)

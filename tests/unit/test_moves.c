@@ -1,4 +1,4 @@
-/* The rebalancer's moves (scorer/pods/moves.c):
+/* The rebalancer's moves (scorer/parse/movereq.c, scorer/pods/moves.c):
  *  - parsing as a row table: every field's kind and bounds, unknown,
  *    repeated and missing fields, oversized bodies, each error naming the
  *    field, the number and the limit;
@@ -31,11 +31,11 @@ static const char good[] =
 
 static void test_parse_good(void **state)
 {
-	struct moves_request rq;
+	struct movereq rq;
 	char err[256];
 
 	(void)state;
-	assert_int_equal(moves_parse(good, strlen(good), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(good, strlen(good), &rq, err, sizeof(err)), 0);
 	assert_string_equal(rq.ns, "default");
 	assert_string_equal(rq.pod, "web-7f9c-x");
 	assert_string_equal(rq.uid, "8c1f-1");
@@ -110,7 +110,7 @@ static const struct bad_row bad_rows[] = {
 static void test_parse_bad(void **state)
 {
 	char body[1024], err[256];
-	struct moves_request rq;
+	struct movereq rq;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad_rows) / sizeof(bad_rows[0]); i++) {
@@ -122,7 +122,7 @@ static void test_parse_bad(void **state)
 		else
 			snprintf(body, sizeof(body), "%s", r->value);
 		err[0] = '\0';
-		rc = moves_parse(body, strlen(body), &rq, err, sizeof(err));
+		rc = movereq_parse(body, strlen(body), &rq, err, sizeof(err));
 		if (rc != r->rc || !strstr(err, r->says)) {
 			print_error("row \"%s\": %s -> %d \"%s\", expected %d with \"%s\"\n", r->what,
 				    body, rc, err, r->rc, r->says);
@@ -133,8 +133,8 @@ static void test_parse_bad(void **state)
 
 static void test_parse_bounds(void **state)
 {
-	char body[MOVES_BODY_MAX + 64], err[256];
-	struct moves_request rq;
+	char body[MOVEREQ_BODY_MAX + 64], err[256];
+	struct movereq rq;
 	size_t n;
 
 	(void)state;
@@ -145,11 +145,11 @@ static void test_parse_bounds(void **state)
 	memset(body + n, 'w', WORKLOAD_LABEL_MAX);
 	n += WORKLOAD_LABEL_MAX;
 	snprintf(body + n, sizeof(body) - n, "\"}");
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 	assert_int_equal(strlen(rq.workload), WORKLOAD_LABEL_MAX);
 	memmove(body + n + 1, body + n, strlen(body + n) + 1);
 	body[n] = 'w';
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), -EINVAL);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), -EINVAL);
 	{
 		char want[80];
 
@@ -158,24 +158,24 @@ static void test_parse_bounds(void **state)
 		assert_non_null(strstr(err, want));
 	}
 	/* A body over 4 KiB is refused before it is read. */
-	memset(body, ' ', MOVES_BODY_MAX + 1);
-	assert_int_equal(moves_parse(body, MOVES_BODY_MAX + 1, &rq, err, sizeof(err)), -E2BIG);
+	memset(body, ' ', MOVEREQ_BODY_MAX + 1);
+	assert_int_equal(movereq_parse(body, MOVEREQ_BODY_MAX + 1, &rq, err, sizeof(err)), -E2BIG);
 	assert_non_null(strstr(err, "4097 bytes is over the limit of 4096"));
 	/* The limits themselves are taken. */
 	with("holdSeconds", "3600", body, sizeof(body));
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 	with("holdSeconds", "1", body, sizeof(body));
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 	with("rxBytesPerSecond", "400000000000", body, sizeof(body));
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 	with("rxBytesPerSecond", "0", body, sizeof(body));
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 }
 
-static struct moves_request move(const char *uid, const char *wl, const char *from, const char *to,
+static struct movereq move(const char *uid, const char *wl, const char *from, const char *to,
 				 uint64_t rx, uint64_t tx, uint32_t hold_s)
 {
-	struct moves_request rq;
+	struct movereq rq;
 
 	memset(&rq, 0, sizeof(rq));
 	snprintf(rq.ns, sizeof(rq.ns), "default");
@@ -219,8 +219,8 @@ static struct got reserved(struct moves *m, uint64_t now)
 static void test_hold_reserve_expire(void **state)
 {
 	struct moves *m = moves_create(8);
-	struct moves_request a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 10, 60);
-	struct moves_request b = move("u2", "ns/Deployment/web", "node-c", "node-b", 500, 5, 30);
+	struct movereq a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 10, 60);
+	struct movereq b = move("u2", "ns/Deployment/web", "node-c", "node-b", 500, 5, 30);
 	struct moves_mine mine;
 	struct got g;
 
@@ -266,8 +266,8 @@ static void test_hold_reserve_expire(void **state)
 static void test_replace_by_uid(void **state)
 {
 	struct moves *m = moves_create(4);
-	struct moves_request a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 0, 60);
-	struct moves_request again = move("u1", "ns/Deployment/web", "node-a", "node-c", 700, 0, 120);
+	struct movereq a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 0, 60);
+	struct movereq again = move("u1", "ns/Deployment/web", "node-a", "node-c", 700, 0, 120);
 	struct moves_entry *e;
 	struct moves_stats st;
 	struct got g;
@@ -302,14 +302,14 @@ static void test_full(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
-		struct moves_request rq;
+		struct movereq rq;
 
 		snprintf(uid, sizeof(uid), "u%d", i);
 		rq = move(uid, "ns/Deployment/web", "node-a", "node-b", 1, 1, (uint32_t)(10 + i));
 		assert_int_equal(moves_put(m, &rq, T0), 0);
 	}
 	{
-		struct moves_request rq = move("u9", "ns/Deployment/web", "node-a", "node-b", 1, 1, 10);
+		struct movereq rq = move("u9", "ns/Deployment/web", "node-a", "node-b", 1, 1, 10);
 
 		/* Every row unexpired: refused, nothing changed. */
 		assert_int_equal(moves_put(m, &rq, T0 + 5 * NS_PER_SEC), -ENOSPC);
@@ -334,7 +334,7 @@ static void test_full(void **state)
 static void test_landing(void **state)
 {
 	struct moves *m = moves_create(8);
-	struct moves_request a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 10, 60);
+	struct movereq a = move("u1", "ns/Deployment/web", "node-a", "node-b", 1000, 10, 60);
 	const char *wl = "ns/Deployment/web";
 	struct moves_mine mine;
 	struct moves_stats st;
@@ -375,8 +375,8 @@ static void test_landing(void **state)
 static void test_list_sorted_and_null(void **state)
 {
 	struct moves *m = moves_create(8);
-	struct moves_request a = move("u2", "w", "node-b", "node-a", 1, 1, 60);
-	struct moves_request b = move("u1", "w", "node-a", "node-c", 1, 1, 60);
+	struct movereq a = move("u2", "w", "node-b", "node-a", 1, 1, 60);
+	struct movereq b = move("u1", "w", "node-a", "node-c", 1, 1, 60);
 	struct moves_entry *e;
 	struct moves_mine mine;
 	long n;

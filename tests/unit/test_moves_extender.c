@@ -39,7 +39,7 @@ static struct scorer *scorer_with_move(uint64_t b_rx, uint64_t c_rx)
 	struct report a = fake_report("a", 0, 0, LINK_BPS);
 	struct report b = fake_report("b", b_rx, 0, LINK_BPS);
 	struct report c = fake_report("c", c_rx, 0, LINK_BPS);
-	struct moves_request rq = { .ns = "shop", .pod = "web-abc12-x", .uid = "moved",
+	struct movereq rq = { .ns = "shop", .pod = "web-abc12-x", .uid = "moved",
 				    .workload = "shop/Deployment/web", .from = "a", .to = "b",
 				    .rx_bytes_per_second = 30000000, .hold_s = 300 };
 

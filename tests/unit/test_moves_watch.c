@@ -41,7 +41,7 @@ static void test_watch_lands_reservation(void **state)
 	static const char lands[] = REPLICA("replacement", "web", "b");
 	struct inflight_config ic = { .max_pods = 100, .max_nodes = 10, .hold_ns = 70 * NS_PER_SEC,
 				      .fade_ns = 60 * NS_PER_SEC, .expire_ns = 30 * NS_PER_SEC };
-	struct moves_request rq = { .ns = "shop", .pod = "moved", .uid = "moved",
+	struct movereq rq = { .ns = "shop", .pod = "moved", .uid = "moved",
 				    .workload = "shop/Deployment/web", .from = "a", .to = "b",
 				    .rx_bytes_per_second = 1000, .hold_s = 300 };
 	struct inflight *in = inflight_create(&ic);

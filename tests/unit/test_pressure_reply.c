@@ -269,7 +269,7 @@ static void test_pressure_pods(void **state)
 static void test_pressure_moves(void **state)
 {
 	struct scorer *s = scorer_with_nodes();
-	struct moves_request rq;
+	struct movereq rq;
 	char err[200];
 	struct doc d;
 	int n;
@@ -279,7 +279,7 @@ static void test_pressure_moves(void **state)
 		"\"txBytesPerSecond\":0,\"holdSeconds\":60}";
 
 	(void)state;
-	assert_int_equal(moves_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
+	assert_int_equal(movereq_parse(body, strlen(body), &rq, err, sizeof(err)), 0);
 	assert_int_equal(moves_put(s->view.moves, &rq, fake_now), 0);
 	get(s, NULL, &d);
 	assert_int_equal(num(&d.d, node(&d.d, "hot"), "heldForWorkloads"), 1);
