@@ -3,7 +3,9 @@
  * scorer, as fast as possible or at --rate reports per node per second, for
  * --duration seconds. Used by `make bench` (ingest throughput, a populated
  * table for the extender benchmarks) and by load tests. --pods N adds N
- * pods' traffic to each node's report (bench/podfeed.h says which).
+ * pods' traffic to each node's report (bench/podfeed.h says which); --link
+ * sets every node's link, bytes per second (10 Gb/s otherwise), so a test
+ * can make nodes hot.
  *
  *   netsched-feed --scorer tcp://127.0.0.1:7470 --nodes 5000 --senders 16 --duration 5
  */
@@ -27,6 +29,7 @@
 struct feed {
 	const char *url;
 	uint64_t nodes, senders, rate, duration_ms, once, pods;
+	uint64_t link;		/* bytes per second; 0: 10 Gb/s */
 };
 
 struct sender {
@@ -35,8 +38,9 @@ struct sender {
 	uint64_t sent, failed;
 };
 
-/* Node i gets rx traffic i * 1000 B/s, so scores are predictable. */
-static void fill(struct report *r, uint64_t node, uint64_t instance, uint64_t seq)
+/* Node i gets rx traffic i * 1000 B/s, so scores are predictable; its
+ * link is link bytes per second (0: 10 Gb/s). */
+static void fill(struct report *r, uint64_t node, uint64_t instance, uint64_t seq, uint64_t link)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->node, sizeof(r->node), "node-%llu", (unsigned long long)node);
@@ -50,7 +54,7 @@ static void fill(struct report *r, uint64_t node, uint64_t instance, uint64_t se
 	report_iface_count(&r->ifaces[0], node * 1000 * 60, node * 500 * 60, 60000);
 	r->ifaces[0].samples = 60;
 	r->ifaces[0].samples_expected = 60;
-	r->ifaces[0].traffic.link_bytes_per_second = 10000000000ULL / 8;
+	r->ifaces[0].traffic.link_bytes_per_second = link ? link : 10000000000ULL / 8;
 }
 
 static void *send_loop(void *arg)
@@ -82,7 +86,7 @@ static void *send_loop(void *arg)
 		for (uint64_t n = s->idx; n < f->nodes; n += f->senders) {
 			size_t len;
 
-			fill(&r, n, instance + (n << 16), seq);
+			fill(&r, n, instance + (n << 16), seq, f->link);
 			if (f->pods)
 				podfeed_fill(&r, n, f->pods);
 			if (report_encode(&r, buf, sizeof(buf), &len) ||
@@ -112,7 +116,8 @@ static int parse(int argc, char **argv, struct feed *f)
 		{ "scorer", required_argument, NULL, 's' }, { "nodes", required_argument, NULL, 'n' },
 		{ "senders", required_argument, NULL, 'k' }, { "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 'd' }, { "once", no_argument, NULL, 'o' },
-		{ "pods", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
+		{ "pods", required_argument, NULL, 'p' }, { "link", required_argument, NULL, 'l' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
@@ -127,6 +132,7 @@ static int parse(int argc, char **argv, struct feed *f)
 		case 'd': rc = units_parse_duration_ms(optarg, &f->duration_ms); break;
 		case 'o': f->once = 1; break;
 		case 'p': rc = units_parse_u64(optarg, PODFEED_MAX_PODS, &f->pods); break;
+		case 'l': rc = units_parse_u64(optarg, 400000000000ULL, &f->link); break;
 		default: return -EINVAL;
 		}
 		if (rc) {
@@ -136,7 +142,8 @@ static int parse(int argc, char **argv, struct feed *f)
 	}
 	if (!f->url || !f->nodes || !f->senders) {
 		fprintf(stderr, "usage: netsched-feed --scorer URL --nodes N --senders K "
-				"[--rate R/s per node] [--duration 5s | --once] [--pods N per node]\n");
+				"[--rate R/s per node] [--duration 5s | --once] [--pods N per node] "
+				"[--link B/s per node]\n");
 		return -EINVAL;
 	}
 	return 0;

@@ -18,6 +18,7 @@
 #include "file.h"
 #include "serve/http.h"
 #include "pods/inflight.h"
+#include "pods/moves.h"
 #include "reports/ingest.h"
 #include "keyfile.h"
 #include "log.h"
@@ -74,6 +75,7 @@ static uint64_t learn_round(void *ctx)
 	table_each(s->view.table, add_to_fastest, &f);
 	podindex_set_link_ceiling(s->view.weights.pods, f.link);
 	inflight_set_link_ceiling(s->view.inflight, f.link);
+	moves_tick(s->view.moves, now);
 	if (s->view.weights.pods) {
 		podindex_tick(s->view.weights.pods, now);
 		workload_tick(s->view.weights.workloads, now);
@@ -244,6 +246,12 @@ int main(int argc, char **argv)
 	table_evict_after(s.view.table, s.view.stale_after_ns);
 	table_filter(s.view.table, &s.filter, s.view.direction);
 	table_resync_after(s.view.table, s.view.stale_after_ns);
+	s.view.moves = moves_create(o.moves_max);
+	if (!s.view.moves) {
+		log_error("scorer", "cannot allocate room for %llu moves",
+			  (unsigned long long)o.moves_max);
+		goto out;
+	}
 	if (o.inflight_max_pods) {
 		struct inflight_config ic = {
 			.max_pods = o.inflight_max_pods,
@@ -330,6 +338,7 @@ int main(int argc, char **argv)
 		podwatch_defaults(&pc);
 		pc.index = s.view.weights.pods;
 		pc.weights = &s.view.weights;
+		pc.moves = s.view.moves;
 		log_info("scorer", "pod watch: confirming in-flight pods through %s; an assumption "
 			 "never bound is dropped after %llu ms", access.origin,
 			 (unsigned long long)o.inflight_expire_ms);
@@ -426,6 +435,7 @@ out:
 	podindex_destroy(s.view.weights.pods);
 	workload_destroy(s.view.weights.workloads);
 	table_destroy(s.view.table);
+	moves_destroy(s.view.moves);
 	anchors_destroy(reports.anchors);
 	scratch_trim(UINT64_MAX);
 	if (!watch_rc)

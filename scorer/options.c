@@ -436,6 +436,10 @@ static const struct cli_opt opts[] = {
 	{ .name = "max-workloads", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
 	  AT(max_workloads), .max = 50000, .help = "workloads whose demand is learned at most",
 	  .def = "10000" },
+	/* MOVES_MAX_MAX (moves.h): a move is ~1.1 KB. */
+	{ .name = "moves-max", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT, AT(moves_max),
+	  .max = 65536, .help = "moves the rebalancer may announce at once (POST /v1/moves): each "
+	  "holds its pod's workload off its node and reserves room on the other", .def = "4096" },
 	{ .name = "workload-half-life", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
 	  AT(workload_half_life_ms), .min = 1000, .max = DAY_MS,
 	  .help = "a pod's measurement weighs half as much after this", .def = "10m" },

@@ -55,6 +55,7 @@ struct scorer_options {
 	/* What the watch's pods teach (podindex.h, workload.h, podweight.h). */
 	uint64_t max_pods;
 	uint64_t max_workloads;
+	uint64_t moves_max;		/* the rebalancer's moves held at once (moves.h) */
 	uint64_t workload_half_life_ms;
 	bool learned_filter;
 	bool fit_filter;

@@ -21,6 +21,18 @@ struct registry_histogram {
 
 enum { REGISTRY_STATUS_NODES, REGISTRY_STATUS_METRICS, REGISTRY_STATUS_WORKLOADS };
 
+/* Why POST /v1/moves refused a move (movesroute.h). */
+enum registry_move_refusal {
+	REGISTRY_MOVE_MALFORMED,	/* not a move: syntax, a field missing or wrong */
+	REGISTRY_MOVE_TOO_LARGE,	/* body over MOVEREQ_BODY_MAX */
+	REGISTRY_MOVE_HOLD,		/* holdSeconds out of range */
+	REGISTRY_MOVE_UNKNOWN_NODE,	/* from or to not a node the scorer tracks */
+	REGISTRY_MOVE_SAME_NODE,	/* from == to */
+	REGISTRY_MOVE_ABSURD_RATE,	/* over MOVES_RATE_LINKS links */
+	REGISTRY_MOVE_FULL,		/* the move table is full (503) */
+	REGISTRY_MOVE_REFUSALS,
+};
+
 struct registry {
 	atomic_ulong reports_accepted;
 	atomic_ulong reports_duplicate;
@@ -59,6 +71,11 @@ struct registry {
 	/* Renders of /v1/nodes, /metrics, /v1/workloads (REGISTRY_STATUS_*),
 	 * and those that failed (statusreply.h). */
 	atomic_ulong status_renders[3], status_render_failures[3];
+	/* POST /v1/moves: accepted, and refused by why. */
+	atomic_ulong moves_accepted;
+	atomic_ulong moves_refused[REGISTRY_MOVE_REFUSALS];
+	/* GET /v1/pressure answered, and refused (a bad hot). */
+	atomic_ulong pressure_replies;
 	struct registry_histogram latency_filter;
 	struct registry_histogram latency_prioritize;
 	struct registry_histogram latency_preempt;

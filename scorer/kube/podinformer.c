@@ -14,6 +14,7 @@
 #include "pods/inflight.h"
 #include "parse/json.h"
 #include "log.h"
+#include "pods/moves.h"
 #include "pods/podindex.h"
 #include "pods/podweight.h"
 #include "units.h"
@@ -42,6 +43,7 @@ struct podinformer {
 	/* Bound pods go here too, and weigh what it says (may be NULL). */
 	struct podindex *index;
 	const struct podweight *weights;
+	struct moves *moves;		/* reservations bound pods land on (may be NULL) */
 
 	/* Where the protocol is. */
 	char rv[KUBEPOD_RV_MAX + 1];		/* watch from here; "" = list first */
@@ -155,6 +157,25 @@ void podinformer_set_index(struct podinformer *pi, struct podindex *index,
 	pi->weights = weights;
 }
 
+void podinformer_set_moves(struct podinformer *pi, struct moves *moves)
+{
+	pi->moves = moves;
+}
+
+/* A pod bound where the rebalancer reserved room for its workload: the
+ * reservation has landed (moves.h). */
+static void landed(struct podinformer *pi, const struct kubepod *p, uint64_t bound_ns, uint64_t now)
+{
+	char label[WORKLOAD_LABEL_MAX + 1];
+	struct workload_key k;
+
+	if (!pi->moves || workload_key_of(&p->ns, &p->owner, &p->name, &k))
+		return;
+	workload_label(&k, label, sizeof(label));
+	moves_bound(pi->moves, p->uid.s, p->uid.len, p->node.s, p->node.len, label, strlen(label),
+		    bound_ns, now);
+}
+
 void podinformer_destroy(struct podinformer *pi)
 {
 	if (!pi)
@@ -236,6 +257,7 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 		.waiting = waiting[0] ? waiting : NULL,
 	};
 	inflight_bound_run(pi->in, &b, &pod, now);
+	landed(pi, p, b.bound_ns, now);
 }
 
 /* A version or continue token; kubepod.h bounds them below cap. */

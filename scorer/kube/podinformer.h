@@ -111,6 +111,11 @@ struct podinformer *podinformer_create(const struct podinformer_config *cfg, con
 void podinformer_set_index(struct podinformer *pi, struct podindex *index,
 			   const struct podweight *weights);
 
+/* Bound pods also end the rebalancer's reservations they land on
+ * (moves_bound(), moves.h); NULL: none. Must outlive the informer. */
+struct moves;
+void podinformer_set_moves(struct podinformer *pi, struct moves *moves);
+
 /* Accepts NULL. */
 void podinformer_destroy(struct podinformer *pi);
 

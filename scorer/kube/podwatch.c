@@ -25,6 +25,7 @@ void podwatch_defaults(struct podwatch_config *cfg)
 	cfg->connect_timeout_ms = 5000;
 	cfg->index = NULL;
 	cfg->weights = NULL;
+	cfg->moves = NULL;
 }
 
 static void on_status(void *ctx, long code)
@@ -71,6 +72,7 @@ struct podwatch *podwatch_start(const struct podwatch_config *cfg, struct kubeac
 		goto fail;
 	}
 	podinformer_set_index(w->informer, cfg->index, cfg->weights);
+	podinformer_set_moves(w->informer, cfg->moves);
 	w->client = kubeclient_create(access, cfg->connect_timeout_ms, err, errlen);
 	if (!w->client)
 		goto fail;

@@ -28,6 +28,7 @@ struct podwatch_config {
 	 * (podinformer_set_index()); NULL: declared bandwidth only. */
 	struct podindex *index;
 	const struct podweight *weights;
+	struct moves *moves;		/* podinformer_set_moves(); NULL: none */
 };
 
 void podwatch_defaults(struct podwatch_config *cfg);

@@ -349,6 +349,7 @@ enum table_result table_apply_skewed(struct table *t, const struct report *r,
 	n->arrival_mono_ns = now_mono_ns;
 	n->clock_skew_ms = clock_skew_ms;
 	summarize(r, n);
+	n->reports++;
 	step_filter(t, n, now_mono_ns, &tr);
 out_unlock:
 	pthread_rwlock_unlock(&t->lock);

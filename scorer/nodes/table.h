@@ -37,6 +37,10 @@ struct table_node {
 	/* Its interfaces' figures added up (traffic_add()). */
 	struct traffic traffic;
 	uint32_t n_ifaces;
+	/* Reports accepted from it since the scorer started (or since it took
+	 * this slot): one more per report applied, so a reader polling
+	 * /v1/pressure tells distinct reports from its own polls. */
+	uint64_t reports;
 	/* The maxUtilization rule, judged on every report (table_filter()). */
 	struct filter_held held;
 	/* For reasons and logs: the interface's name, or "eth0+2" for three. */

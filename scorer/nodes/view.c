@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pods/moves.h"
 #include "pods/podweight.h"
 #include "prom/prom.h"
 #include "rules/fit.h"
@@ -73,6 +74,22 @@ static void got_inflight(size_t i, const struct inflight_load *load, void *ctx)
 	b->out[i].inflight = *load;
 }
 
+/* A move's reservation (moves.h) counts as a pod in flight that declared
+ * its rates: in the weights and held from the bandwidth filter. */
+static void got_reserved(size_t i, uint64_t rx, uint64_t tx, void *ctx)
+{
+	struct batch *b = ctx;
+	struct view_node *v = &b->out[i];
+	struct inflight_load *l = &v->inflight;
+
+	v->reserved_rx = rx;
+	v->reserved_tx = tx;
+	l->rx_bytes_per_second = units_add_sat(l->rx_bytes_per_second, rx);
+	l->tx_bytes_per_second = units_add_sat(l->tx_bytes_per_second, tx);
+	l->reserved_rx_bytes_per_second = units_add_sat(l->reserved_rx_bytes_per_second, rx);
+	l->reserved_tx_bytes_per_second = units_add_sat(l->reserved_tx_bytes_per_second, tx);
+}
+
 /* Straight from the table's node into the view, under its lock: no copy
  * of the node in between. */
 static void got_node(size_t i, const struct table_node *tn, void *ctx)
@@ -83,6 +100,7 @@ static void got_node(size_t i, const struct table_node *tn, void *ctx)
 
 	v->known = true;
 	v->clock_skew_ms = tn->clock_skew_ms;
+	v->reports = tn->reports;
 	/* The figures' age, not the report's: a fresh report that says its
 	 * NIC could not be read carries no fresh data (neutral, not idle).
 	 * One with no figures at all shows the report's age. */
@@ -110,6 +128,7 @@ void view_get_many(struct view_sources *s, const struct namekey *keys, size_t n,
 	for (size_t i = 0; i < n && i < TABLE_PREFETCH_AHEAD; i++)
 		table_prefetch(s->table, &keys[i]);
 	inflight_get_each(s->inflight, keys, n, uid, uid_len, got_inflight, &b);
+	moves_reserved_each(s->moves, keys, n, now_ns, got_reserved, &b);
 	table_get_each(s->table, keys, n, got_node, &b);
 	for (size_t i = 0; i < n; i++) {
 		struct view_node *v = &out[i];

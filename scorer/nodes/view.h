@@ -25,6 +25,7 @@
 
 struct table;
 struct prom;
+struct moves;
 
 /* What the view reads: the scorer's sources and the settings that judge
  * them. Built once in main() as part of the scorer (scorer.h); the view
@@ -34,6 +35,9 @@ struct view_sources {
 	struct table *table;
 	struct prom *prom;		/* the fallback, NULL when not configured */
 	struct inflight *inflight;	/* pods just placed (inflight.h); NULL: none counted */
+	/* The rebalancer's moves (moves.h): their reservations count as in
+	 * flight on their destination; NULL: none. */
+	struct moves *moves;
 	/* What a pod in flight weighs (podweight.h), from the workload model
 	 * (workload.h) and the pod index (podindex.h) the watch and the
 	 * ingest keep; both NULL without a pod watch. */
@@ -69,10 +73,14 @@ struct view_node {
 					   plus its failed samples (table.h) */
 	bool known;			/* the table has ever heard of it */
 	int64_t clock_skew_ms;		/* its agent's clock behind ours (table.h); known only */
+	uint64_t reports;		/* accepted from it (table.h); known only */
 	/* Pods just placed there, not yet measured: their weights and, from
 	 * agent data, the doubt of those whose demand is a guess
-	 * (podweight.h), which doubt_rx/tx say apart. */
+	 * (podweight.h), which doubt_rx/tx say apart. The rebalancer's
+	 * reservations on it (moves.h) are in the weights and the reserved
+	 * figures, and reserved_rx/tx say how much. */
 	struct inflight_load inflight;
+	uint64_t reserved_rx, reserved_tx;
 	uint64_t doubt_rx, doubt_tx;
 	char label[REPORT_MAX_IFNAME_LEN + 12]; /* interface(s), for reasons */
 };

@@ -1077,3 +1077,35 @@ void podindex_stats(struct podindex *x, struct podindex_stats *out)
 	*out = x->st;
 	pthread_mutex_unlock(&x->lock);
 }
+
+size_t podindex_node_pods(struct podindex *x, const char *name, size_t len,
+			  struct podindex_pod *out, size_t cap)
+{
+	const struct xnode *n;
+	size_t k = 0;
+	int32_t node;
+
+	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+		return 0;
+	pthread_mutex_lock(&x->lock);
+	node = find_node(x, name, len, hash32(name, len));
+	n = node != NONE ? &x->nodes[node] : NULL;
+	for (uint32_t i = 0; n && n->reported_ns && i < n->pods && k < cap; i++) {
+		const struct member *m = &n->m[i];
+		const struct xpod *p = &x->pods[m->pod];
+
+		if (!m->running || m->joined != n->stamp)
+			continue;
+		memcpy(out[k].label, p->label, sizeof(out[k].label));
+		memcpy(out[k].uid, p->uid, p->uid_len);
+		out[k].uid[p->uid_len] = '\0';
+		out[k].workload[0] = '\0';
+		if (m->workload != NONE)
+			workload_label_of(x->wl, m->workload, out[k].workload, sizeof(out[k].workload));
+		out[k].rx_bytes_per_second = m->rx;
+		out[k].tx_bytes_per_second = m->tx;
+		k++;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return k;
+}

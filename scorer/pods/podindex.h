@@ -173,6 +173,22 @@ bool podindex_node_name(struct podindex *x, struct workload_node node, char *out
 size_t podindex_node_top(struct podindex *x, const char *name, size_t len,
 			 struct podindex_top out[PODINDEX_TOP]);
 
+/* One pod of a node as its latest joined report measured it, for
+ * /v1/pressure (podindex_node_pods()). */
+struct podindex_pod {
+	char label[PODINDEX_LABEL_MAX + 1];	/* "namespace/name", maybe truncated */
+	char uid[POD_UID_MAX + 1];
+	char workload[WORKLOAD_LABEL_MAX + 1];	/* "" when none */
+	uint64_t rx_bytes_per_second;
+	uint64_t tx_bytes_per_second;
+};
+
+/* The running pods of node name[0..len) its latest joined report listed
+ * (their own figures, not the rest's), up to cap of them in any order:
+ * how many. Under the index's lock, one pass over the node's pods. */
+size_t podindex_node_pods(struct podindex *x, const char *name, size_t len,
+			  struct podindex_pod *out, size_t cap);
+
 /* Counters and sizes; x may be NULL (all zero). */
 void podindex_stats(struct podindex *x, struct podindex_stats *out);
 

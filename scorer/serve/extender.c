@@ -14,6 +14,8 @@
 #include "rules/filter.h"
 #include "rules/fit.h"
 #include "pods/inflight.h"
+#include "pods/moves.h"
+#include "pods/workload.h"
 #include "log.h"
 #include "nodename.h"
 #include "pods/podweight.h"
@@ -99,31 +101,117 @@ static void node_view(struct scorer *s, const struct extreq *rq, const struct ex
 	view_get(&s->view, node->name, node->name_len, rq->pod_uid.s, rq->pod_uid.len, now, v);
 }
 
+/* The rebalancer's moves of the request pod's workload (moves.h): where
+ * its pods are held off and what room it reserved. None (n 0) when
+ * nothing is being moved, at the cost of one atomic read. */
+static void pod_moves(struct scorer *s, const struct extreq *rq, uint64_t now,
+		      struct moves_mine *out)
+{
+	struct kubepod_str ns = { rq->pod_namespace.s, rq->pod_namespace.len };
+	struct kubepod_str name = { rq->pod_name.s, rq->pod_name.len };
+	char label[WORKLOAD_LABEL_MAX + 1];
+	struct workload_key k;
+
+	out->n = 0;
+	if (!moves_active(s->view.moves) || workload_key_of(&ns, &rq->owner, &name, &k))
+		return;
+	workload_label(&k, label, sizeof(label));
+	moves_mine(s->view.moves, label, strlen(label), now, out);
+}
+
+static bool is_node(const struct moves_mine_row *r, bool from, const struct namekey *key)
+{
+	const char *name = from ? r->from : r->to;
+
+	return (from ? r->from_hash : r->to_hash) == key->hash && strlen(name) == key->len &&
+	       !memcmp(name, key->s, key->len);
+}
+
+/* The move of the pod's workload that holds it off node key, or NULL. */
+static const struct moves_mine_row *held_by(const struct moves_mine *mine,
+					    const struct namekey *key)
+{
+	for (size_t j = 0; mine && j < mine->n; j++)
+		if (is_node(&mine->rows[j], true, key))
+			return &mine->rows[j];
+	return NULL;
+}
+
+static uint64_t less_sat(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* A pod of the moved workload is never judged against its own
+ * reservation (moves.h), as it is never judged against its own in-flight
+ * share (view.h). */
+static void unreserve_mine(const struct moves_mine *mine, const struct namekey *key,
+			   struct view_node *v)
+{
+	for (size_t j = 0; mine && j < mine->n; j++) {
+		const struct moves_mine_row *r = &mine->rows[j];
+		uint64_t rx = r->rx < v->reserved_rx ? r->rx : v->reserved_rx;
+		uint64_t tx = r->tx < v->reserved_tx ? r->tx : v->reserved_tx;
+
+		if (!is_node(r, false, key) || (!rx && !tx))
+			continue;
+		v->reserved_rx -= rx;
+		v->reserved_tx -= tx;
+		v->inflight.rx_bytes_per_second = less_sat(v->inflight.rx_bytes_per_second, rx);
+		v->inflight.tx_bytes_per_second = less_sat(v->inflight.tx_bytes_per_second, tx);
+		v->inflight.reserved_rx_bytes_per_second =
+			less_sat(v->inflight.reserved_rx_bytes_per_second, rx);
+		v->inflight.reserved_tx_bytes_per_second =
+			less_sat(v->inflight.reserved_tx_bytes_per_second, tx);
+	}
+}
+
 /* At node i, a multiple of VIEW_BATCH: the views of nodes i.. (as many as
  * VIEW_BATCH, or the rest) into v[], as node_view() would give them, with
- * one chunk's lookups at once (view_get_many()). */
+ * one chunk's lookups at once (view_get_many()); the pod's own
+ * reservations (mine, may be NULL) taken out. */
 static void node_views(struct scorer *s, const struct extreq *rq, size_t i, uint64_t now,
-		       struct view_node v[VIEW_BATCH])
+		       const struct moves_mine *mine, struct view_node v[VIEW_BATCH])
 {
-	struct namekey keys[VIEW_BATCH];
+	/* Zeroed: with a fourth caller GCC no longer sees that n >= 1 fills
+	 * what is read (-Wmaybe-uninitialized); 1.5 KB per 64 nodes. */
+	struct namekey keys[VIEW_BATCH] = { 0 };
 	size_t n = rq->n - i < VIEW_BATCH ? rq->n - i : VIEW_BATCH;
 
 	for (size_t k = 0; k < n; k++)
 		keys[k] = namekey_of(rq->nodes[i + k].name, rq->nodes[i + k].name_len);
 	view_get_many(&s->view, keys, n, rq->pod_uid.s, rq->pod_uid.len, now, v);
+	/* Rare (a move of this very workload): hashed again. */
+	for (size_t k = 0; mine && mine->n && k < n; k++) {
+		struct namekey key = namekey_of(rq->nodes[i + k].name, rq->nodes[i + k].name_len);
+
+		unreserve_mine(mine, &key, &v[k]);
+	}
+}
+
+/* Whether requested node i is held off for the pod (mine). */
+static const struct moves_mine_row *node_held(const struct moves_mine *mine,
+					      const struct extreq_node *node)
+{
+	struct namekey key;
+
+	if (!mine || !mine->n)
+		return NULL;
+	key = namekey_of(node->name, node->name_len);
+	return held_by(mine, &key);
 }
 
 /* The policy's input for every requested node (view.h decides where the
  * data comes from, in-flight pods included). Returns how many have data. */
 static size_t lookup(struct scorer *s, const struct extreq *rq, uint64_t now,
-		     struct policy_node *pn)
+		     const struct moves_mine *mine, struct policy_node *pn)
 {
 	struct view_node v[VIEW_BATCH];
 	size_t fresh = 0;
 
 	for (size_t i = 0; i < rq->n; i++) {
 		if (i % VIEW_BATCH == 0)
-			node_views(s, rq, i, now, v);
+			node_views(s, rq, i, now, mine, v);
 		view_policy_input(&s->view, &v[i % VIEW_BATCH], &pn[i]);
 		fresh += pn[i].has_data;
 	}
@@ -332,9 +420,10 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	uint64_t declared_in, declared_eg;
 	struct inflight_pod weight;
 	struct fit_demand demand;
+	struct moves_mine mine;
 	struct policy_node *pn;
 	struct extreq rq;
-	size_t fresh, listed = 0;
+	size_t fresh, listed = 0, held = 0;
 	int least;
 	uint64_t now;
 	struct buf b;
@@ -355,8 +444,15 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	pod_declared(&rq, &declared_in, &declared_eg);
 	weigh(s, &rq, declared_in, declared_eg, label, &weight, NULL, NULL);
 	demand = (struct fit_demand){ weight.rx_bytes_per_second, weight.tx_bytes_per_second };
-	fresh = lookup(s, &rq, now, pn);
+	pod_moves(s, &rq, now, &mine);
+	fresh = lookup(s, &rq, now, &mine, pn);
 	fit_score_by(s->view.policy, s->view.direction, &demand, pn, rq.n);
+	/* The nodes the rebalancer is relieving of this workload (moves.h). */
+	for (size_t i = 0; mine.n && i < rq.n; i++)
+		if (node_held(&mine, &rq.nodes[i])) {
+			pn[i].score = 0;
+			held++;
+		}
 	assume(s, &rq, pn, &weight, now);
 
 	/* HostPriorityList: requested hosts in request order, each once; all of
@@ -374,10 +470,11 @@ static void prioritize(struct scorer *s, const char *body, size_t len, struct re
 	buf_puts(&b, "]");
 	reply_take(&b, out);
 	log_debug("ext", "prioritize %s: %zu nodes (%s), %zu with fresh data, policy %s, direction "
-		  "%s, pod moves rx %llu B/s tx %llu B/s; %zu listed, less %d", label, rq.n,
+		  "%s, pod moves rx %llu B/s tx %llu B/s; %zu held by the rebalancer; %zu listed, "
+		  "less %d", label, rq.n,
 		  rq.mode == EXTREQ_NAMES ? "names" : "full objects", fresh,
 		  policy_kind_name(s->view.policy), policy_direction_name(s->view.direction),
-		  (unsigned long long)demand.rx, (unsigned long long)demand.tx, listed, least);
+		  (unsigned long long)demand.rx, (unsigned long long)demand.tx, held, listed, least);
 	if (log_enabled(LOG_LVL_DEBUG))
 		for (size_t i = 0; i < rq.n && i < EXT_DEBUG_NODES; i++)
 			log_debug("ext", "  %.*s: %s %llu B/s (rx %llu, tx %llu), link %llu B/s, "
@@ -447,7 +544,7 @@ static bool node_fits(const struct fit_rule *r, const struct view_node *v, const
  * only then does the fit rule leave the others out, so it never makes a
  * pod unschedulable that the scheduler could place. */
 static bool some_node_fits(struct scorer *s, const struct extreq *rq, const struct filter_pod *asks,
-			   const struct fit_rule *r, uint64_t now)
+			   const struct fit_rule *r, const struct moves_mine *mine, uint64_t now)
 {
 	struct view_node v[VIEW_BATCH];
 
@@ -457,13 +554,51 @@ static bool some_node_fits(struct scorer *s, const struct extreq *rq, const stru
 		uint64_t urx, utx;
 
 		if (i % VIEW_BATCH == 0)
-			node_views(s, rq, i, now, v);
+			node_views(s, rq, i, now, mine, v);
 		filter_input(&v[i % VIEW_BATCH], &fn);
 		if (filter_check(&s->filter, s->view.direction, asks, &fn, &why) &&
 		    node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx))
 			return true;
 	}
 	return false;
+}
+
+/* Whether a requested node the rebalancer does not hold the pod off
+ * passes the filter's rules and (when on) the fit rule: only then does
+ * the hold leave the held nodes out (moves.h), so it never makes a pod
+ * unschedulable that the scheduler could place. */
+static bool some_unheld_node_passes(struct scorer *s, const struct extreq *rq,
+				    const struct filter_pod *asks, const struct fit_rule *r,
+				    const struct moves_mine *mine, uint64_t now)
+{
+	struct view_node v[VIEW_BATCH];
+
+	for (size_t i = 0; i < rq->n; i++) {
+		struct filter_node fn;
+		struct filter_why why;
+		uint64_t urx, utx;
+
+		if (i % VIEW_BATCH == 0)
+			node_views(s, rq, i, now, mine, v);
+		if (node_held(mine, &rq->nodes[i]))
+			continue;
+		filter_input(&v[i % VIEW_BATCH], &fn);
+		if (filter_check(&s->filter, s->view.direction, asks, &fn, &why) &&
+		    (!r->on || node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx)))
+			return true;
+	}
+	return false;
+}
+
+/* The hold's reason for node (the scheduler's event shows it):
+ * "node-3 is being relieved of web: held for 300 s by the rebalancer".
+ * Within a node's share of the reply (EXT_REPLY_PER_NODE), truncated. */
+static void hold_reason(const struct extreq_node *node, const struct moves_mine_row *h,
+			const char *workload, char *out, size_t cap)
+{
+	snprintf(out, cap, "netsched: %.*s is being relieved of %s: held for %u s by the rebalancer",
+		 (int)(node->name_len < 48 ? node->name_len : 48), node->name,
+		 moves_workload_short(workload), h->hold_s);
 }
 
 /* The fit rule's texts for a node it leaves out (filter.h's conventions:
@@ -497,9 +632,13 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	size_t kept = 0, n_failed = 0, n_unresolvable = 0, n_unfit = 0;
 	struct inflight_name only = { NULL, 0, 0 };
 	struct view_node v[VIEW_BATCH];
+	struct moves_mine mine;
 	struct extreq rq;
+	char held_reason[EXT_REPLY_PER_NODE - 10];
+	char wl[WORKLOAD_LABEL_MAX + 1] = "";
+	size_t n_held = 0;
 	uint64_t now;
-	bool full;
+	bool full, hold_on;
 
 	atomic_fetch_add(&s->counters.requests_filter, 1);
 	if (parse(s, "filter", body, len, &rq, out))
@@ -519,8 +658,16 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		.tx_known = tx_from != PODWEIGHT_FALLBACK,
 		.demand = { weight.rx_bytes_per_second, weight.tx_bytes_per_second },
 	};
+	pod_moves(s, &rq, now, &mine);
 	rule.on = s->fit_filter && (rule.rx_known || rule.tx_known) &&
-		  some_node_fits(s, &rq, &asks, &rule, now);
+		  some_node_fits(s, &rq, &asks, &rule, &mine, now);
+	hold_on = mine.n && some_unheld_node_passes(s, &rq, &asks, &rule, &mine, now);
+	if (hold_on) {
+		struct workload_key k;
+
+		if (!workload_key_of(&ns, &rq.owner, &name, &k))
+			workload_label(&k, wl, sizeof(wl));
+	}
 
 	/* ExtenderFilterResult in Go's field order. In full mode the scheduler
 	 * reads only Nodes and hands these objects to later extenders, so
@@ -529,21 +676,32 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	buf_puts(&b, full ? "{\"Nodes\":{\"metadata\":{},\"items\":[" : "{\"Nodes\":null,\"NodeNames\":[");
 	for (size_t i = 0; i < rq.n; i++) {
 		const struct extreq_node *node = &rq.nodes[i];
+		const struct moves_mine_row *h;
 		struct filter_node fn;
 		struct filter_why why;
-		const char *which = "rx";
+		const char *which = "rx", *reason;
 		uint64_t urx, utx;
 		bool pass;
 
 		if (i % VIEW_BATCH == 0)
-			node_views(s, &rq, i, now, v);
+			node_views(s, &rq, i, now, &mine, v);
 		filter_input(&v[i % VIEW_BATCH], &fn);
 		pass = filter_check(&s->filter, s->view.direction, &asks, &fn, &why);
+		reason = why.reason;
 		if (pass && rule.on && !node_fits(&rule, &v[i % VIEW_BATCH], &which, &urx, &utx)) {
 			fit_why(&rule, which, urx, utx, v[i % VIEW_BATCH].traffic.link_bytes_per_second,
 				&why);
 			pass = false;
 			n_unfit++;
+		}
+		if (pass && hold_on && (h = node_held(&mine, node))) {
+			hold_reason(node, h, wl, held_reason, sizeof(held_reason));
+			snprintf(why.detail, sizeof(why.detail), "%u s of the hold left; other nodes "
+				 "pass", h->remaining_s);
+			why.unresolvable = false;
+			reason = held_reason;
+			pass = false;
+			n_held++;
 		}
 		if (pass) {
 			only = (struct inflight_name){ node->name, node->name_len,
@@ -561,7 +719,7 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		buf_puts(&failed, n_failed++ ? "," : "");
 		buf_json_str(&failed, node->name, node->name_len);
 		buf_puts(&failed, ":");
-		buf_json_cstr(&failed, why.reason);
+		buf_json_cstr(&failed, reason);
 		/* In both maps: 1.20 reads only FailedNodes (the pod's event
 		 * counts the node there), 1.21+ lets this one take precedence
 		 * and leaves the node out of preemption. */
@@ -569,11 +727,11 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 			buf_puts(&unresolvable, n_unresolvable++ ? "," : "");
 			buf_json_str(&unresolvable, node->name, node->name_len);
 			buf_puts(&unresolvable, ":");
-			buf_json_cstr(&unresolvable, why.reason);
+			buf_json_cstr(&unresolvable, reason);
 		}
 		if (n_failed <= EXT_DEBUG_NODES)
 			log_debug("ext", "  %.*s filtered out: %s (%s)", (int)node->name_len,
-				  node->name, why.reason, why.detail);
+				  node->name, reason, why.detail);
 		/* names are validated: no escapes, no control bytes */
 	}
 	buf_puts(&b, full ? "]},\"NodeNames\":null" : "]");
@@ -593,9 +751,9 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 		record(s, &rq, &weight, &only, 1, now);
 	reply_take(&b, out);
 	log_debug("ext", "filter %s: %zu nodes (%s), %zu kept, %zu failed (%zu for want of room: "
-		  "the fit rule %s); pod asks rx %llu b/s, tx %llu b/s; moves rx %llu B/s (%s), "
-		  "tx %llu B/s (%s)", label, rq.n, full ? "full objects" : "names", kept, n_failed,
-		  n_unfit, rule.on ? "on" : "off", (unsigned long long)asks.ingress_bps,
+		  "the fit rule %s; %zu held by the rebalancer); pod asks rx %llu b/s, tx %llu b/s; "
+		  "moves rx %llu B/s (%s), tx %llu B/s (%s)", label, rq.n, full ? "full objects" : "names", kept, n_failed,
+		  n_unfit, rule.on ? "on" : "off", n_held, (unsigned long long)asks.ingress_bps,
 		  (unsigned long long)asks.egress_bps, (unsigned long long)rule.demand.rx,
 		  podweight_source_name(rx_from), (unsigned long long)rule.demand.tx,
 		  podweight_source_name(tx_from));

@@ -23,6 +23,9 @@
 #include "httpguard.h"
 #include "log.h"
 #include "serve/metrics.h"
+#include "serve/movesroute.h"
+#include "serve/pressure.h"
+#include "pods/moves.h"
 #include "serve/reply.h"
 #include "scorer.h"
 #include "scratch.h"
@@ -136,12 +139,21 @@ enum route {
 	ROUTE_METRICS,
 	ROUTE_NODES,
 	ROUTE_WORKLOADS,
+	ROUTE_PRESSURE,		/* GET, extender listener only (pressure.h) */
+	ROUTE_MOVES,		/* GET or POST, extender listener only (movesroute.h) */
 };
+
+/* The longest hot= of /v1/pressure kept; a longer one is refused whole. */
+#define HTTP_HOT_ARG_MAX 23u
 
 /* One request, from its headers to its reply; MHD keeps it as con_cls. */
 struct request {
 	enum route route;
 	bool method_ok;
+	bool post;		/* a POST (what /v1/moves does depends on it) */
+	char hot[HTTP_HOT_ARG_MAX + 2];	/* /v1/pressure's hot=, truncated past the max */
+	bool hot_given;
+	size_t max;		/* the body's limit: max_body_bytes, or the route's own */
 	struct buf body;
 	size_t declared;	/* its Content-Length; 0: none (chunked) */
 	size_t charged;		/* bytes of h->buffered this request holds */
@@ -183,6 +195,10 @@ static enum route route_of(const char *url)
 		return ROUTE_NODES;
 	if (!strcmp(url, "/v1/workloads"))
 		return ROUTE_WORKLOADS;
+	if (!strcmp(url, "/v1/pressure"))
+		return ROUTE_PRESSURE;
+	if (!strcmp(url, "/v1/moves"))
+		return ROUTE_MOVES;
 	if (ends_with(url, n, "/filter"))
 		return ROUTE_FILTER;
 	if (ends_with(url, n, "/prioritize"))
@@ -314,6 +330,19 @@ static bool is_post_route(enum route route)
 	return route == ROUTE_FILTER || route == ROUTE_PRIORITIZE || route == ROUTE_PREEMPT;
 }
 
+/* The rebalancer's routes: on the extender listener only, behind its TLS
+ * and client-certificate checks (what is read there decides evictions). */
+static bool is_rebalancer_route(enum route route)
+{
+	return route == ROUTE_PRESSURE || route == ROUTE_MOVES;
+}
+
+/* Whether the request's body is read (the others' are refused unread). */
+static bool takes_body(const struct request *rq)
+{
+	return is_post_route(rq->route) || (rq->route == ROUTE_MOVES && rq->post);
+}
+
 /* The replies rendered once and shared (statusreply.h). */
 static bool is_shared_route(enum route route)
 {
@@ -342,6 +371,12 @@ static void run_verb(struct http_server *h, struct request *rq, struct reply *re
 
 	if (rq->route == ROUTE_FILTER)
 		ext_filter(h->s, body, rq->body.len, reply);
+	else if (rq->route == ROUTE_PRESSURE)
+		pressure_reply(h->s, rq->hot_given ? rq->hot : NULL, reply);
+	else if (rq->route == ROUTE_MOVES && rq->post)
+		movesroute_post(h->s, body, rq->body.len, reply);
+	else if (rq->route == ROUTE_MOVES)
+		movesroute_list(h->s, reply);
 	else if (rq->route == ROUTE_PRIORITIZE)
 		ext_prioritize(h->s, body, rq->body.len, reply);
 	else
@@ -512,6 +547,39 @@ static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connectio
 	return respond_error(h, conn, 500, NULL, NULL, "out of memory for the reply");
 }
 
+/* /v1/pressure and /v1/moves. The listings and the pressure view are
+ * rendered on the big-request thread (5,000 nodes take milliseconds the
+ * scheduler's threads should not wait for); a move, one short body, is
+ * judged here. */
+static enum MHD_Result answer_rebalancer(struct http_server *h, struct MHD_Connection *conn,
+					 struct request *rq)
+{
+	struct reply reply;
+
+	if (!rq->method_ok)
+		return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW,
+				     rq->route == ROUTE_MOVES ? "GET, HEAD, POST" : "GET, HEAD",
+				     "method not allowed here; use %s",
+				     rq->route == ROUTE_MOVES ? "GET or POST" : "GET");
+	if (rq->too_large) {
+		movesroute_too_large(h->s);
+		atomic_fetch_add(&h->s->counters.requests_bad, 1);
+		return respond_error(h, conn, 413, NULL, NULL, "body over the limit of %zu bytes "
+				     "for a move", rq->max);
+	}
+	if (rq->over_budget)
+		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
+				     "too many large requests in flight; retry");
+	if (buf_failed(&rq->body))
+		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
+	if (rq->done)
+		return respond(conn, &rq->reply, NULL, NULL);
+	if (!rq->post && bigq_push(&h->big, conn, rq))
+		return MHD_YES;
+	run_verb(h, rq, &reply);
+	return respond(conn, &reply, NULL, NULL);
+}
+
 /* Every answer, once the request is complete or as soon as it is known to be
  * an error. */
 static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn,
@@ -530,12 +598,14 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 					     "/v1/workloads");
 		if (!h->serves_status)
 			return respond_error(h, conn, 404, NULL, NULL, "no such path here; this port "
-					     "serves POST .../filter, .../prioritize, .../preempt and GET "
-					     "/healthz, /readyz: /metrics, /v1/nodes and /v1/workloads "
-					     "are on the --health-listen port");
+					     "serves POST .../filter, .../prioritize, .../preempt, GET "
+					     "/healthz, /readyz, /v1/pressure and GET or POST /v1/moves: "
+					     "/metrics, /v1/nodes and /v1/workloads are on the "
+					     "--health-listen port");
 		return respond_error(h, conn, 404, NULL, NULL,
 				     "no such path; try POST .../filter, .../prioritize, .../preempt, "
-				     "GET /healthz, /readyz, /metrics, /v1/nodes or /v1/workloads");
+				     "GET /healthz, /readyz, /metrics, /v1/nodes, /v1/workloads, "
+				     "/v1/pressure, or GET or POST /v1/moves");
 	case ROUTE_HEALTHZ:
 	case ROUTE_READYZ:
 	case ROUTE_METRICS:
@@ -553,6 +623,9 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 			return respond(conn, &reply, NULL, NULL);
 		}
 		return answer_shared(h, conn, rq);
+	case ROUTE_PRESSURE:
+	case ROUTE_MOVES:
+		return answer_rebalancer(h, conn, rq);
 	case ROUTE_FILTER:
 	case ROUTE_PRIORITIZE:
 	case ROUTE_PREEMPT:
@@ -599,14 +672,26 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 		return MHD_NO;
 	rq->asked_ns = clock_mono_ns();
 	rq->route = route_of(url);
-	if ((!h->serves_verbs && is_post_route(rq->route)) ||
+	if ((!h->serves_verbs && (is_post_route(rq->route) || is_rebalancer_route(rq->route))) ||
 	    (!h->serves_status && is_shared_route(rq->route)))
 		rq->route = ROUTE_NONE;
+	rq->post = !strcmp(method, MHD_HTTP_METHOD_POST);
 	if (is_post_route(rq->route))
-		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_POST);
+		rq->method_ok = rq->post;
 	else
 		rq->method_ok = !strcmp(method, MHD_HTTP_METHOD_GET) ||
-				!strcmp(method, MHD_HTTP_METHOD_HEAD);
+				!strcmp(method, MHD_HTTP_METHOD_HEAD) ||
+				(rq->route == ROUTE_MOVES && rq->post);
+	if (rq->route == ROUTE_MOVES)
+		max = MOVEREQ_BODY_MAX;
+	if (rq->route == ROUTE_PRESSURE) {
+		const char *hot = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "hot");
+
+		rq->hot_given = hot != NULL;
+		if (hot)
+			snprintf(rq->hot, sizeof(rq->hot), "%s", hot);
+	}
+	rq->max = max;
 	buf_init(&rq->body, max);
 	*con_cls = rq;
 	has_length = content_length(conn, &declared) == 0;
@@ -615,7 +700,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 					       MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL;
 	/* The whole request's deadline: only a body we will read counts
 	 * (chunked: the largest allowed); any other is answered at once. */
-	httpguard_headers_done(conn, !is_post_route(rq->route) || !rq->method_ok || !has_body ? 0 :
+	httpguard_headers_done(conn, !takes_body(rq) || !rq->method_ok || !has_body ? 0 :
 				     has_length && declared < max ? declared : max);
 
 	if (h->tls && h->tls->client_ca[0]) {
@@ -634,7 +719,7 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
 		httpguard_proven(conn);
 	}
 
-	if (is_post_route(rq->route) && rq->method_ok) {
+	if (takes_body(rq) && rq->method_ok) {
 		rq->declared = has_length && declared <= max ? (size_t)declared : 0;
 		if (has_length && declared > max) {
 			rq->too_large = true;
@@ -652,9 +737,9 @@ static enum MHD_Result begin(struct http_server *h, struct MHD_Connection *conn,
  * oversized one is discarded as it comes and answered at its end. */
 static void receive(struct http_server *h, struct request *rq, const char *data, size_t n)
 {
-	size_t max = h->s->limits.max_body_bytes, len = rq->body.len;
+	size_t max = rq->max, len = rq->body.len;
 
-	if (!is_post_route(rq->route) || !rq->method_ok || rq->too_large || rq->over_budget)
+	if (!takes_body(rq) || !rq->method_ok || rq->too_large || rq->over_budget)
 		return;
 	if (n > max - len) {
 		rq->too_large = true;

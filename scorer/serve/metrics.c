@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "counters/registry.h"
 #include "pods/inflight.h"
+#include "pods/moves.h"
 #include "log.h"
 #include "serve/podstatus.h"
 #include "kube/podwatch.h"
@@ -180,6 +181,37 @@ static void node_series(struct buf *b, struct scorer *s)
 	free(rows);
 }
 
+/* The rebalancer's moves (moves.h, movesroute.h). */
+static void moves_metrics(struct buf *b, struct scorer *s)
+{
+	static const char *const why[REGISTRY_MOVE_REFUSALS] = {
+		"malformed", "too_large", "hold_out_of_range", "unknown_node", "same_node",
+		"absurd_rate", "table_full",
+	};
+	struct registry *c = &s->counters;
+	struct moves_stats st;
+
+	moves_stats(s->view.moves, s->now_ns(), &st);
+	buf_puts(b, "# HELP netsched_scorer_moves_total Moves the rebalancer announced (POST /v1/moves): accepted, and refused by why (nothing changed).\n"
+		    "# TYPE netsched_scorer_moves_total counter\n");
+	buf_printf(b, "netsched_scorer_moves_total{result=\"accepted\"} %lu\n", get(&c->moves_accepted));
+	for (size_t i = 0; i < REGISTRY_MOVE_REFUSALS; i++)
+		buf_printf(b, "netsched_scorer_moves_total{result=\"%s\"} %lu\n", why[i],
+			   get(&c->moves_refused[i]));
+	buf_printf(b, "# HELP netsched_scorer_moves_landed_total Reservations ended by a pod of the moved workload bound to the destination.\n"
+		      "# TYPE netsched_scorer_moves_landed_total counter\n"
+		      "netsched_scorer_moves_landed_total %llu\n", (unsigned long long)st.landed);
+	buf_printf(b, "# HELP netsched_scorer_moves_active Moves held now: holds (each keeps its workload off its source node) and, of them, reservations not yet landed; and the table's size (--moves-max).\n"
+		      "# TYPE netsched_scorer_moves_active gauge\n"
+		      "netsched_scorer_moves_active{kind=\"holds\"} %zu\n"
+		      "netsched_scorer_moves_active{kind=\"reservations\"} %zu\n"
+		      "netsched_scorer_moves_active{kind=\"capacity\"} %zu\n",
+		   st.holds, st.reservations, st.max);
+	buf_printf(b, "# HELP netsched_scorer_pressure_replies_total GET /v1/pressure answered with the view.\n"
+		      "# TYPE netsched_scorer_pressure_replies_total counter\n"
+		      "netsched_scorer_pressure_replies_total %lu\n", get(&c->pressure_replies));
+}
+
 void metrics_render(struct scorer *s, struct reply *out)
 {
 	struct registry *c = &s->counters;
@@ -281,6 +313,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	inflight_metrics(&b, s);
 	podwatch_metrics(&b, s);
 	podstatus_metrics(&b, s);
+	moves_metrics(&b, s);
 	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
 		       "# TYPE netsched_scorer_ready gauge\n"
 		       "netsched_scorer_ready %d\n", view_ready(&s->view, s->now_ns(), &fresh) ? 1 : 0);

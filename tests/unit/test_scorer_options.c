@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "scorer/options.h"
+#include "scorer/pods/moves.h"
 #include "scorer/scorer.h"
 
 static int parse(struct scorer_options *o, char *err, size_t len, ...)
@@ -59,6 +60,7 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.inflight_penalty_pct, 10);
 	assert_int_equal(o.max_pods, 150000);
 	assert_int_equal(o.max_workloads, 10000);
+	assert_int_equal(o.moves_max, MOVES_DEFAULT_MAX);
 	assert_int_equal(o.workload_half_life_ms, 600000);
 	assert_false(o.learned_filter);
 	assert_int_equal(o.inflight_hold_ms, 70000);
@@ -71,7 +73,8 @@ static void test_options_defaults(void **state)
 	assert_int_equal(o.inflight_hold_ms, 0);
 	assert_int_equal(parse(&o, err, sizeof(err), "--inflight-penalty", "25%", "--max-workloads",
 			       "5", "--workload-half-life", "1m", "--learned-filter", "on",
-			       "--max-pods", "600000", NULL), 0);
+			       "--max-pods", "600000", "--moves-max", "65536", NULL), 0);
+	assert_int_equal(o.moves_max, MOVES_MAX_MAX);
 	assert_int_equal(o.inflight_penalty_pct, 25);
 	assert_int_equal(o.max_workloads, 5);
 	assert_int_equal(o.workload_half_life_ms, 60000);
@@ -129,6 +132,8 @@ static const struct bad_flag bad_flags[] = {
 	{ "--inflight-penalty", "101%", "--inflight-penalty 101%: expected a share" },
 	{ "--max-workloads", "0", "--max-workloads 0: expected a count from 1" },
 	{ "--max-pods", "0", "--max-pods 0: expected a count from 1" },
+	{ "--moves-max", "0", "--moves-max 0: expected a count from 1 to 65536" },
+	{ "--moves-max", "65537", "--moves-max 65537: expected a count from 1 to 65536" },
 	{ "--workload-half-life", "10ms", "--workload-half-life 10ms: expected a duration from 1000ms" },
 	{ "--learned-filter", "maybe", "--learned-filter maybe: expected on" },
 	{ "--inflight-hold", "70", "--inflight-hold 70: expected a duration" },
