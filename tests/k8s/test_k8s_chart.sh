@@ -3,7 +3,7 @@
 # (kustomize v5.6.0) from tests/k8s/tools.sh, and the real v1.20.2 apiserver
 # and scheduler of tests/k8s/lib.sh:
 #  1. tools.sh refuses a tarball whose checksum is not the pinned one;
-#  2. `helm lint --strict` passes with the default values and with a values
+#  2. `helm lint --strict` passes (and the chart's README lists every value) with the default values and with a values
 #     file that turns every switch (cert-manager, way (b) with a fixed
 #     ClusterIP and no second scheduler, monitoring, prioritize only, v1beta3,
 #     the report key and the namespace made by the chart, no NetworkPolicy);
@@ -77,6 +77,21 @@ EOF
 out=$(helm lint --strict "$CHART" 2>&1) || fail "helm lint --strict: $out"
 out=$(helm lint --strict "$CHART" -f "$WORK/switches.yaml" 2>&1) || fail "helm lint --strict with the switches: $out"
 echo "ok: helm lint --strict passes, with the defaults and with every switch turned"
+python3 - "$CHART" <<'PY' || fail "the chart's README does not list every value"
+import sys, yaml
+d = sys.argv[1]
+v = yaml.safe_load(open(d + "/values.yaml"))
+readme = open(d + "/README.md").read()
+def leaves(m, p=""):
+    for k, x in m.items():
+        q = p + "." + k if p else k
+        if isinstance(x, dict) and x and k not in ("resources", "nodeSelector", "ruleLabels"):
+            yield from leaves(x, q)
+        else:
+            yield q
+missing = [q for q in leaves(v) if "| `%s` |" % q not in readme]
+sys.exit("not in README.md's table: " + ", ".join(missing) if missing else None)
+PY
 helm template netsched "$CHART" -n netsched >"$WORK/chart.yaml" || fail "helm template with the defaults"
 helm template netsched "$CHART" -n netsched -f "$WORK/switches.yaml" >"$WORK/switches-out.yaml" ||
 	fail "helm template with the switches"
