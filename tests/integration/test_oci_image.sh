@@ -15,7 +15,9 @@
 #  5. when containerd and ctr are installed (Debian's containerd), a
 #     containerd started here in a scratch directory imports the archive with
 #     `ctr images import` and lists it under its name, and its content store
-#     holds the manifest's digests.
+#     holds the manifest's digests; runc (Debian's) runs the image's CMD, and
+#     the scorer from it on the host network with a read-only root, as UID
+#     65532, answering /healthz.
 # The binaries come from bin/ (make), staged by deploy/container/build.sh.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -146,4 +148,24 @@ got=$(ctr_ -n k8s.io images ls | awk -v n="$IMAGE" '$1 == n { print $3 }')
 ctr_ -n k8s.io images check 2>&1 | grep -F "$IMAGE" | grep -q 'complete' ||
 	fail "ctr images check: $(ctr_ -n k8s.io images check 2>&1)"
 echo "ok: a containerd $(ctr_ version | awk '/Server:/ { s = 1 } s && /Version:/ { print $2; exit }') started here imports it: $IMAGE, $want, complete"
+# Run it: the image's own CMD (the scorer's usage), then the scorer serving,
+# detached, on the host's network, with a read-only root, as the config's user.
+out=$(timeout 60 ctr --address "$C/containerd.sock" -n k8s.io run --rm "$IMAGE" netsched-cmd 2>&1) || fail "ctr run $IMAGE (its CMD): $out"
+[[ $out == "usage: netsched-scorer"* ]] || fail "the image's CMD did not print the scorer's usage: $out"
+echo "ok: runc runs the image's CMD in a container: $(head -n 1 <<<"$out")"
+P1=$(free_port) P2=$(free_port) P3=$(free_port)
+# Whatever happens, the container's processes and its rootfs mount go.
+CLEANUP_HOOKS+=('[ -n "${TASK_PID:-}" ] && kill -9 "$TASK_PID" 2>/dev/null; sleep 0.2; grep -o "$C/[^ ]*rootfs" /proc/mounts | xargs -r umount -l')
+ctr_ -n k8s.io run -d --net-host --read-only "$IMAGE" netsched-scorer /usr/local/bin/netsched-scorer \
+	--listen "tcp://127.0.0.1:$P1" --http "127.0.0.1:$P2" --health-listen "127.0.0.1:$P3" >/dev/null 2>&1 ||
+	fail "ctr run -d the scorer"
+TASK_PID=$(ctr_ -n k8s.io task ls | awk '$1 == "netsched-scorer" { print $2 }')
+wait_for 20 "the containerised scorer's /healthz on 127.0.0.1:$P3" curl -sf "http://127.0.0.1:$P3/healthz"
+uid=$(awk '/^Uid:/ { print $2 }' "/proc/$TASK_PID/status")
+[ "$uid" = 65532 ] || fail "the containerised scorer runs as UID $uid, not the image's 65532"
+ctr_ -n k8s.io task kill netsched-scorer >/dev/null 2>&1
+wait_for 20 "the containerised scorer to stop" sh -c "! kill -0 $TASK_PID 2>/dev/null"
+ctr_ -n k8s.io task rm netsched-scorer >/dev/null 2>&1
+ctr_ -n k8s.io containers rm netsched-scorer >/dev/null 2>&1 || fail "ctr containers rm"
+echo "ok: the scorer runs in a container of the image (read-only root, UID $uid) and answers /healthz"
 echo "PASS: test_oci_image"
