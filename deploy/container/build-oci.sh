@@ -56,7 +56,7 @@ chmod 1777 "$base/tmp"
 cp /usr/share/doc/libc6/copyright "$base/usr/share/doc/libc6/copyright"
 # /etc/passwd and /etc/group name the image's user, for tools that look it up.
 echo "root:x:0:0:root:/root:/sbin/nologin" >"$base/etc/passwd"
-echo "nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin" >>"$base/etc/passwd"
+echo "nonroot:x:65532:65532:nonroot:/nonexistent:/sbin/nologin" >>"$base/etc/passwd"
 printf 'root:x:0:\nnonroot:x:65532:\n' >"$base/etc/group"
 
 oci=$out/oci
