@@ -11,6 +11,7 @@
 #include "pods/inflight.h"
 #include "log.h"
 #include "report.h"
+#include "slotindex.h"
 #include "units.h"
 
 #define NONE (-1)
@@ -44,14 +45,11 @@ struct islot {
 };
 
 struct xpod {
-	int32_t next;			/* uid chain, or the free list */
 	int32_t ip_next[KUBEPOD_MAX_IPS];	/* global address chains (IPREF) */
-	uint32_t hash;
 	uint32_t gen;			/* bumped on reuse */
 	uint32_t epoch;			/* the list that last named it */
 	int32_t node;
 	uint32_t member;		/* its index in its node's members */
-	bool used;
 	uint8_t uid_len;
 	uint8_t n_ips;
 	char uid[POD_UID_MAX];
@@ -66,8 +64,6 @@ struct top {
 };
 
 struct xnode {
-	int32_t next;			/* name chain, or the free list */
-	uint32_t hash;
 	uint32_t gen;			/* bumped on reuse: a workload sample's node (workload.h) */
 	uint16_t len;
 	char name[NODENAME_MAX_LEN + 1];
@@ -92,17 +88,11 @@ struct podindex {
 	struct podindex_config cfg;
 	struct workload *wl;
 	struct xpod *pods;
-	int32_t *pod_buckets;
-	uint32_t pod_mask;
-	int32_t pod_free;
-	size_t pod_high;		/* slots ever used; the rest untouched */
+	struct slotindex pod_ix;	/* by uid */
 	int32_t *ip_buckets;
 	uint32_t ip_mask;
 	struct xnode *nodes;
-	int32_t *node_buckets;
-	uint32_t node_mask;
-	int32_t node_free;
-	size_t node_high;
+	struct slotindex node_ix;	/* by name; a slot's arrays stay when freed */
 	uint32_t epoch;
 	bool listing;
 	uint64_t link_ceiling;		/* the cluster's fastest known link (set) */
@@ -154,28 +144,24 @@ struct podindex *podindex_create(const struct podindex_config *cfg, struct workl
 		return NULL;
 	x->cfg = *cfg;
 	x->wl = wl;
-	x->pod_mask = buckets_for(cfg->max_pods) - 1;
 	x->ip_mask = buckets_for(cfg->max_pods * KUBEPOD_MAX_IPS) - 1;
-	x->node_mask = buckets_for(cfg->max_nodes) - 1;
 	/* calloc'd: a slot's pages are touched when it is first used. */
 	x->pods = calloc(cfg->max_pods, sizeof(*x->pods));
 	x->nodes = calloc(cfg->max_nodes, sizeof(*x->nodes));
-	x->pod_buckets = heads((size_t)x->pod_mask + 1);
 	x->ip_buckets = heads((size_t)x->ip_mask + 1);
-	x->node_buckets = heads((size_t)x->node_mask + 1);
 	x->per_pod = malloc(cfg->max_nodes * 2 * sizeof(*x->per_pod));
-	if (!x->pods || !x->nodes || !x->pod_buckets || !x->ip_buckets || !x->node_buckets ||
-	    !x->per_pod || pthread_mutex_init(&x->lock, NULL)) {
+	if (!x->pods || !x->nodes || !x->ip_buckets || !x->per_pod ||
+	    slotindex_init(&x->pod_ix, cfg->max_pods, 0) ||
+	    slotindex_init(&x->node_ix, cfg->max_nodes, 0) || pthread_mutex_init(&x->lock, NULL)) {
 		free(x->per_pod);
 		free(x->pods);
 		free(x->nodes);
-		free(x->pod_buckets);
+		slotindex_fini(&x->pod_ix);
 		free(x->ip_buckets);
-		free(x->node_buckets);
+		slotindex_fini(&x->node_ix);
 		free(x);
 		return NULL;
 	}
-	x->pod_free = x->node_free = NONE;
 	return x;
 }
 
@@ -183,7 +169,7 @@ void podindex_destroy(struct podindex *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->node_high; i++) {
+	for (size_t i = 0; i < x->node_ix.high; i++) {
 		free(x->nodes[i].m);
 		free(x->nodes[i].tab);
 	}
@@ -191,34 +177,21 @@ void podindex_destroy(struct podindex *x)
 	free(x->per_pod);
 	free(x->pods);
 	free(x->nodes);
-	free(x->pod_buckets);
+	slotindex_fini(&x->pod_ix);
 	free(x->ip_buckets);
-	free(x->node_buckets);
+	slotindex_fini(&x->node_ix);
 	free(x);
-}
-
-/* A slot from a free list (head, and next: the slot after it), else the
- * first never used below max (*high); NONE when there is none. Slots are
- * touched only when first taken. */
-static int32_t take_slot(int32_t *head, int32_t next, size_t *high, size_t max)
-{
-	int32_t i = *head;
-
-	if (i != NONE) {
-		*head = next;
-		return i;
-	}
-	return *high < max ? (int32_t)(*high)++ : NONE;
 }
 
 /* ---------------------------------------------------------------- nodes */
 
 static int32_t find_node(const struct podindex *x, const char *name, size_t len, uint32_t h)
 {
-	for (int32_t i = x->node_buckets[h & x->node_mask]; i != NONE; i = x->nodes[i].next) {
+	for (int32_t i = slotindex_first(&x->node_ix, h); i != NONE;
+	     i = slotindex_next(&x->node_ix, i)) {
 		const struct xnode *n = &x->nodes[i];
 
-		if (n->hash == h && n->len == len && memcmp(n->name, name, len) == 0)
+		if (n->len == len && memcmp(n->name, name, len) == 0)
 			return i;
 	}
 	return NONE;
@@ -237,8 +210,7 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 
 	if (i != NONE)
 		return i;
-	i = take_slot(&x->node_free, x->node_free != NONE ? x->nodes[x->node_free].next : NONE,
-		      &x->node_high, x->cfg.max_nodes);
+	i = slotindex_take(&x->node_ix, h);
 	if (i == NONE)
 		return NONE;
 	n = &x->nodes[i];
@@ -256,9 +228,6 @@ static int32_t node_get(struct podindex *x, const char *name, size_t len)
 	n->dirty = true;
 	memcpy(n->name, name, len);
 	n->len = (uint16_t)len;
-	n->hash = h;
-	n->next = x->node_buckets[h & x->node_mask];
-	x->node_buckets[h & x->node_mask] = i;
 	x->st.nodes++;
 	return i;
 }
@@ -269,14 +238,7 @@ static void node_put(struct podindex *x, int32_t i)
 
 	if (n->pods)
 		return;
-	for (int32_t *at = &x->node_buckets[n->hash & x->node_mask]; *at != NONE;
-	     at = &x->nodes[*at].next)
-		if (*at == i) {
-			*at = n->next;
-			break;
-		}
-	n->next = x->node_free;
-	x->node_free = i;
+	slotindex_put(&x->node_ix, i);
 	x->st.nodes--;
 }
 
@@ -317,10 +279,11 @@ static int node_table(struct xnode *n)
 
 static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, uint32_t h)
 {
-	for (int32_t i = x->pod_buckets[h & x->pod_mask]; i != NONE; i = x->pods[i].next) {
+	for (int32_t i = slotindex_first(&x->pod_ix, h); i != NONE;
+	     i = slotindex_next(&x->pod_ix, i)) {
 		const struct xpod *p = &x->pods[i];
 
-		if (p->hash == h && p->uid_len == len && memcmp(p->uid, uid, len) == 0)
+		if (p->uid_len == len && memcmp(p->uid, uid, len) == 0)
 			return i;
 	}
 	return NONE;
@@ -427,19 +390,9 @@ static bool node_attach(struct podindex *x, int32_t i, int32_t node)
 
 static void pod_free(struct podindex *x, int32_t i, uint64_t now)
 {
-	struct xpod *p = &x->pods[i];
-
 	ips_unlink(x, i);
 	node_detach(x, i, now);
-	for (int32_t *at = &x->pod_buckets[p->hash & x->pod_mask]; *at != NONE;
-	     at = &x->pods[*at].next)
-		if (*at == i) {
-			*at = p->next;
-			break;
-		}
-	p->used = false;
-	p->next = x->pod_free;
-	x->pod_free = i;
+	slotindex_put(&x->pod_ix, i);
 	x->st.pods--;
 }
 
@@ -449,21 +402,16 @@ static int32_t pod_alloc(struct podindex *x, const char *uid, size_t len, uint32
 	struct xpod *p;
 	uint32_t gen;
 
-	i = take_slot(&x->pod_free, x->pod_free != NONE ? x->pods[x->pod_free].next : NONE,
-		      &x->pod_high, x->cfg.max_pods);
+	i = slotindex_take(&x->pod_ix, h);
 	if (i == NONE)
 		return NONE;
 	p = &x->pods[i];
 	gen = p->gen + 1;
 	memset(p, 0, sizeof(*p));
 	p->gen = gen;
-	p->used = true;
-	p->hash = h;
 	p->uid_len = (uint8_t)len;
 	memcpy(p->uid, uid, len);
 	p->node = NONE;
-	p->next = x->pod_buckets[h & x->pod_mask];
-	x->pod_buckets[h & x->pod_mask] = i;
 	x->st.pods++;
 	return i;
 }
@@ -615,8 +563,8 @@ void podindex_list_begin(struct podindex *x)
 void podindex_list_end(struct podindex *x, uint64_t now_ns)
 {
 	pthread_mutex_lock(&x->lock);
-	for (size_t i = 0; x->listing && i < x->pod_high; i++)
-		if (x->pods[i].used && x->pods[i].epoch != x->epoch)
+	for (size_t i = 0; x->listing && i < x->pod_ix.high; i++)
+		if (slotindex_used(&x->pod_ix, (int32_t)i) && x->pods[i].epoch != x->epoch)
 			pod_free(x, (int32_t)i, now_ns);
 	x->listing = false;
 	pthread_mutex_unlock(&x->lock);
@@ -971,7 +919,7 @@ void podindex_tick(struct podindex *x, uint64_t now_ns)
 	size_t pods = 0, nodes = 0;
 
 	pthread_mutex_lock(&x->lock);
-	for (size_t i = 0; i < x->node_high; i++) {
+	for (size_t i = 0; i < x->node_ix.high; i++) {
 		const struct xnode *n = &x->nodes[i];
 
 		if (!n->pods || !n->reported_ns || !n->pods_seen || now_ns < n->reported_ns ||
@@ -1027,7 +975,7 @@ bool podindex_node_name(struct podindex *x, struct workload_node node, char *out
 	if (!x || node.id < 0 || !cap)
 		return false;
 	pthread_mutex_lock(&x->lock);
-	if ((size_t)node.id < x->node_high && x->nodes[node.id].gen == node.gen &&
+	if ((size_t)node.id < x->node_ix.high && x->nodes[node.id].gen == node.gen &&
 	    x->nodes[node.id].pods) {
 		snprintf(out, cap, "%.*s", (int)x->nodes[node.id].len, x->nodes[node.id].name);
 		ok = true;
@@ -1052,7 +1000,7 @@ size_t podindex_node_top(struct podindex *x, const char *name, size_t len,
 		int32_t wl;
 
 		/* Gone since, or the slot reused: not that pod any more. */
-		if (!p->used || p->gen != t->gen || p->node != node)
+		if (!slotindex_used(&x->pod_ix, t->pod) || p->gen != t->gen || p->node != node)
 			continue;
 		memcpy(out[k].pod, p->label, sizeof(out[k].pod));
 		wl = x->nodes[node].m[p->member].workload;
