@@ -6,7 +6,7 @@
  * podindex_list_begin()/end()); each pod carries its node, whether it
  * runs and since when, its addresses and its workload (workload.h).
  *
- * The join (podindex_join(), by ingest, off every request): an
+ * The join (podindex_join(), by ingest, off every request; podjoin.c): an
  * agent's report lists its busiest pod interfaces (proto/report.h: their
  * addresses, the bytes the pod received and sent over the window), sums
  * the rest and says how many it measured. An entry matches the pod that
