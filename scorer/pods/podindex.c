@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "parse/podlabel.h"
 #include "pods/podindex_int.h"
 #include "report.h"
 
@@ -314,12 +315,12 @@ static int32_t pod_alloc(struct podindex *x, const char *uid, size_t len, uint32
 
 static void say(struct podindex *x, uint64_t now, const struct kubepod *p, const char *what)
 {
-	char ns[64], name[128];
+	char pod[PODLABEL_MAX + 1];
 
 	log_limited(&x->log, now, NS_PER_SEC, LOG_LVL_WARN, "podindex",
-		    "pod %s/%s: %s: not indexed (its traffic is not joined, its workload not learned)",
-		    log_printable(p->ns.s, p->ns.len, ns, sizeof(ns)),
-		    log_printable(p->name.s, p->name.len, name, sizeof(name)), what);
+		    "pod %s: %s: not indexed (its traffic is not joined, its workload not learned)",
+		    podlabel_format(p->ns.s, p->ns.len, p->name.s, p->name.len, pod, sizeof(pod)),
+		    what);
 }
 
 /* The monotonic time the pod started: its start time if it is a
@@ -335,16 +336,15 @@ static uint64_t started_at(const struct kubepod *p, uint64_t now, uint64_t unix_
 	return ago < now ? now - ago : 1;
 }
 
-/* The member's workload from the pod's owner; owners can change (an
- * orphan adopted), so it is asked again every event. */
-static void set_workload(struct podindex *x, struct member *m, const struct kubepod *p,
+/* The member's workload (key NULL: none); owners can change (an orphan
+ * adopted), so it is asked again every event. */
+static void set_workload(struct podindex *x, struct member *m, const struct workload_key *key,
 			 uint64_t now)
 {
-	struct workload_key key;
 	int32_t id = NONE;
 
-	if (!workload_key_of(&p->ns, &p->owner, &p->name, &key)) {
-		id = workload_ref(x->wl, &key, now);
+	if (key) {
+		id = workload_ref(x->wl, key, now);
 		if (id < 0)
 			id = NONE;
 	}
@@ -355,6 +355,15 @@ static void set_workload(struct podindex *x, struct member *m, const struct kube
 
 void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_ns,
 		     uint64_t unix_ms)
+{
+	struct workload_key key;
+	bool has = !workload_key_of(&p->ns, &p->owner, &p->name, &key);
+
+	podindex_update_keyed(x, p, has ? &key : NULL, now_ns, unix_ms);
+}
+
+void podindex_update_keyed(struct podindex *x, const struct kubepod *p,
+			   const struct workload_key *key, uint64_t now_ns, uint64_t unix_ms)
 {
 	struct member *m;
 	struct xnode *n;
@@ -416,15 +425,10 @@ void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_n
 		m->n_ips = q->n_ips;
 		n->dirty = true;
 	}
-	set_workload(x, m, p, now_ns);
-	if (!q->label[0]) {
-		char ns[64], name[PODINDEX_LABEL_MAX + 1];
-
-		/* Printable ASCII: it goes into JSON and metric labels as is. */
-		snprintf(q->label, sizeof(q->label), "%s/%s",
-			 log_printable(p->ns.s, p->ns.len, ns, sizeof(ns)),
-			 log_printable(p->name.s, p->name.len, name, sizeof(name)));
-	}
+	set_workload(x, m, key, now_ns);
+	if (!q->label[0])
+		podlabel_format(p->ns.s, p->ns.len, p->name.s, p->name.len, q->label,
+				sizeof(q->label));
 out:
 	pthread_mutex_unlock(&x->lock);
 }

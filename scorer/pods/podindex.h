@@ -140,6 +140,12 @@ void podindex_destroy(struct podindex *x);
 void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_ns,
 		     uint64_t unix_ms);
 
+/* podindex_update() with p's workload key already worked out (NULL: it
+ * has none, workload_key_of() refused it): the watch works it out once per
+ * event, for the index and for the pod's weight (podweight.h). */
+void podindex_update_keyed(struct podindex *x, const struct kubepod *p,
+			   const struct workload_key *key, uint64_t now_ns, uint64_t unix_ms);
+
 /* The watch: pod uid was deleted or finished. Unknown uids are ignored. */
 void podindex_remove(struct podindex *x, const char *uid, size_t uid_len, uint64_t now_ns);
 
