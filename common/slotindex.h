@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SLOTINDEX_NONE (-1)
 /* At most this many slots (slot numbers and bucket counts stay in range). */
@@ -93,6 +94,24 @@ static inline int32_t slotindex_first(const struct slotindex *ix, uint32_t hash)
 static inline int32_t slotindex_next(const struct slotindex *ix, int32_t i)
 {
 	return slotindex_skip(ix, ix->slot[i].next, ix->slot[i].hash);
+}
+
+/* For records keyed on bytes: the slot under hash whose key (key_of(ctx,
+ * slot, &its length)) is key[0..len); SLOTINDEX_NONE when none. Inline,
+ * so a constant key_of costs no call. */
+static inline int32_t slotindex_find(const struct slotindex *ix, uint32_t hash, const void *key,
+				     size_t len,
+				     const void *(*key_of)(const void *ctx, int32_t slot, size_t *len),
+				     const void *ctx)
+{
+	for (int32_t i = slotindex_first(ix, hash); i != SLOTINDEX_NONE; i = slotindex_next(ix, i)) {
+		size_t n;
+		const void *k = key_of(ctx, i, &n);
+
+		if (n == len && memcmp(k, key, len) == 0)
+			return i;
+	}
+	return SLOTINDEX_NONE;
 }
 
 /* The queue, oldest first. Slot i (used) joins it as the newest, moving

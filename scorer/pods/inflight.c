@@ -81,6 +81,17 @@ static uint32_t hash(const char *s, size_t len)
 	return (uint32_t)hash_fnv1a(s, len);
 }
 
+/* What in holds, whole or as far as inflight_create() got (calloc'd). */
+static void free_parts(struct inflight *in)
+{
+	free(in->pods);
+	free(in->live);
+	free(in->nodes);
+	slotindex_fini(&in->pod_ix);
+	slotindex_fini(&in->node_ix);
+	free(in);
+}
+
 struct inflight *inflight_create(const struct inflight_config *cfg)
 {
 	struct inflight *in;
@@ -109,12 +120,7 @@ struct inflight *inflight_create(const struct inflight_config *cfg)
 	return in;
 
 out_free:
-	free(in->pods);
-	free(in->live);
-	free(in->nodes);
-	slotindex_fini(&in->pod_ix);
-	slotindex_fini(&in->node_ix);
-	free(in);
+	free_parts(in);
 	return NULL;
 }
 
@@ -123,38 +129,31 @@ void inflight_destroy(struct inflight *in)
 	if (!in)
 		return;
 	pthread_rwlock_destroy(&in->lock);
-	free(in->pods);
-	free(in->live);
-	free(in->nodes);
-	slotindex_fini(&in->pod_ix);
-	slotindex_fini(&in->node_ix);
-	free(in);
+	free_parts(in);
 }
 
 /* ------------------------------------------------------------ the indexes */
 
+static const void *pod_uid(const void *in, int32_t i, size_t *len)
+{
+	*len = ((const struct inflight *)in)->pods[i].uid_len;
+	return ((const struct inflight *)in)->pods[i].uid;
+}
+
+static const void *node_name(const void *in, int32_t i, size_t *len)
+{
+	*len = ((const struct inflight *)in)->nodes[i].len;
+	return ((const struct inflight *)in)->nodes[i].name;
+}
+
 static int32_t find_pod(const struct inflight *in, const char *uid, size_t len, uint32_t h)
 {
-	for (int32_t i = slotindex_first(&in->pod_ix, h); i != NONE;
-	     i = slotindex_next(&in->pod_ix, i)) {
-		const struct ipod *p = &in->pods[i];
-
-		if (p->uid_len == len && memcmp(p->uid, uid, len) == 0)
-			return i;
-	}
-	return NONE;
+	return slotindex_find(&in->pod_ix, h, uid, len, pod_uid, in);
 }
 
 static int32_t find_node(const struct inflight *in, const char *name, size_t len, uint32_t h)
 {
-	for (int32_t i = slotindex_first(&in->node_ix, h); i != NONE;
-	     i = slotindex_next(&in->node_ix, i)) {
-		const struct inode *n = &in->nodes[i];
-
-		if (n->len == len && memcmp(n->name, name, len) == 0)
-			return i;
-	}
-	return NONE;
+	return slotindex_find(&in->node_ix, h, name, len, node_name, in);
 }
 
 static void pod_free(struct inflight *in, int32_t i);
@@ -277,39 +276,41 @@ static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 	return l;
 }
 
-static void load_add(struct inflight_load *sum, const struct inflight_load *l)
+/* a + b (saturating), or a - b: the exact inverse for b that was added,
+ * a saturated sum staying where it is rather than wrap, never below 0. */
+static uint64_t rate_op(uint64_t a, uint64_t b, bool add)
 {
-	sum->rx_bytes_per_second = units_add_sat(sum->rx_bytes_per_second, l->rx_bytes_per_second);
-	sum->tx_bytes_per_second = units_add_sat(sum->tx_bytes_per_second, l->tx_bytes_per_second);
-	sum->reserved_rx_bytes_per_second =
-		units_add_sat(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
-	sum->reserved_tx_bytes_per_second =
-		units_add_sat(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
-	sum->milli_pods += l->milli_pods;
-	sum->unknown_rx_milli += l->unknown_rx_milli;
-	sum->unknown_tx_milli += l->unknown_tx_milli;
+	return add ? units_add_sat(a, b) : a > b ? a - b : 0;
 }
 
-/* Exact inverse of load_add() for a share that was added (a saturated sum
- * stays where it is rather than wrap). */
-static uint64_t sub_floor(uint64_t a, uint64_t b)
+/* The same for the counts, which do not saturate. */
+static uint32_t count_op(uint32_t a, uint32_t b, bool add)
 {
-	return a > b ? a - b : 0;
+	return add ? a + b : b < a ? a - b : 0;
+}
+
+/* Adds l to sum, or takes it out again. */
+static inline void load_apply(struct inflight_load *sum, const struct inflight_load *l, bool add)
+{
+	sum->rx_bytes_per_second = rate_op(sum->rx_bytes_per_second, l->rx_bytes_per_second, add);
+	sum->tx_bytes_per_second = rate_op(sum->tx_bytes_per_second, l->tx_bytes_per_second, add);
+	sum->reserved_rx_bytes_per_second =
+		rate_op(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second, add);
+	sum->reserved_tx_bytes_per_second =
+		rate_op(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second, add);
+	sum->milli_pods = count_op(sum->milli_pods, l->milli_pods, add);
+	sum->unknown_rx_milli = count_op(sum->unknown_rx_milli, l->unknown_rx_milli, add);
+	sum->unknown_tx_milli = count_op(sum->unknown_tx_milli, l->unknown_tx_milli, add);
+}
+
+static void load_add(struct inflight_load *sum, const struct inflight_load *l)
+{
+	load_apply(sum, l, true);
 }
 
 static void load_sub(struct inflight_load *sum, const struct inflight_load *l)
 {
-	sum->rx_bytes_per_second = sub_floor(sum->rx_bytes_per_second, l->rx_bytes_per_second);
-	sum->tx_bytes_per_second = sub_floor(sum->tx_bytes_per_second, l->tx_bytes_per_second);
-	sum->reserved_rx_bytes_per_second =
-		sub_floor(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
-	sum->reserved_tx_bytes_per_second =
-		sub_floor(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
-	sum->milli_pods = l->milli_pods < sum->milli_pods ? sum->milli_pods - l->milli_pods : 0;
-	sum->unknown_rx_milli = l->unknown_rx_milli < sum->unknown_rx_milli ?
-					sum->unknown_rx_milli - l->unknown_rx_milli : 0;
-	sum->unknown_tx_milli = l->unknown_tx_milli < sum->unknown_tx_milli ?
-					sum->unknown_tx_milli - l->unknown_tx_milli : 0;
+	load_apply(sum, l, false);
 }
 
 /* Sets p's share to what it weighs at factor f, on every node it is on. */

@@ -29,6 +29,22 @@ static int32_t *heads(size_t n)
 	return h;
 }
 
+/* What x holds, whole or as far as podindex_create() got (calloc'd). */
+static void free_parts(struct podindex *x)
+{
+	for (size_t i = 0; x->nodes && i < x->node_ix.high; i++) {
+		free(x->nodes[i].m);
+		free(x->nodes[i].tab);
+	}
+	free(x->per_pod);
+	free(x->pods);
+	free(x->nodes);
+	slotindex_fini(&x->pod_ix);
+	free(x->ip_buckets);
+	slotindex_fini(&x->node_ix);
+	free(x);
+}
+
 struct podindex *podindex_create(const struct podindex_config *cfg, struct workload *wl)
 {
 	struct podindex *x;
@@ -50,13 +66,7 @@ struct podindex *podindex_create(const struct podindex_config *cfg, struct workl
 	if (!x->pods || !x->nodes || !x->ip_buckets || !x->per_pod ||
 	    slotindex_init(&x->pod_ix, cfg->max_pods, 0) ||
 	    slotindex_init(&x->node_ix, cfg->max_nodes, 0) || pthread_mutex_init(&x->lock, NULL)) {
-		free(x->per_pod);
-		free(x->pods);
-		free(x->nodes);
-		slotindex_fini(&x->pod_ix);
-		free(x->ip_buckets);
-		slotindex_fini(&x->node_ix);
-		free(x);
+		free_parts(x);
 		return NULL;
 	}
 	return x;
@@ -66,32 +76,21 @@ void podindex_destroy(struct podindex *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->node_ix.high; i++) {
-		free(x->nodes[i].m);
-		free(x->nodes[i].tab);
-	}
 	pthread_mutex_destroy(&x->lock);
-	free(x->per_pod);
-	free(x->pods);
-	free(x->nodes);
-	slotindex_fini(&x->pod_ix);
-	free(x->ip_buckets);
-	slotindex_fini(&x->node_ix);
-	free(x);
+	free_parts(x);
 }
 
 /* ---------------------------------------------------------------- nodes */
 
+static const void *node_name(const void *x, int32_t i, size_t *len)
+{
+	*len = ((const struct podindex *)x)->nodes[i].len;
+	return ((const struct podindex *)x)->nodes[i].name;
+}
+
 int32_t podindex_find_node(const struct podindex *x, const char *name, size_t len, uint32_t h)
 {
-	for (int32_t i = slotindex_first(&x->node_ix, h); i != NONE;
-	     i = slotindex_next(&x->node_ix, i)) {
-		const struct xnode *n = &x->nodes[i];
-
-		if (n->len == len && memcmp(n->name, name, len) == 0)
-			return i;
-	}
-	return NONE;
+	return slotindex_find(&x->node_ix, h, name, len, node_name, x);
 }
 
 /* Node name's slot, made if new; NONE when the slots are all taken. A
@@ -174,16 +173,15 @@ int podindex_node_table(struct xnode *n)
 
 /* ----------------------------------------------------------------- pods */
 
+static const void *pod_uid(const void *x, int32_t i, size_t *len)
+{
+	*len = ((const struct podindex *)x)->pods[i].uid_len;
+	return ((const struct podindex *)x)->pods[i].uid;
+}
+
 static int32_t find_pod(const struct podindex *x, const char *uid, size_t len, uint32_t h)
 {
-	for (int32_t i = slotindex_first(&x->pod_ix, h); i != NONE;
-	     i = slotindex_next(&x->pod_ix, i)) {
-		const struct xpod *p = &x->pods[i];
-
-		if (p->uid_len == len && memcmp(p->uid, uid, len) == 0)
-			return i;
-	}
-	return NONE;
+	return slotindex_find(&x->pod_ix, h, uid, len, pod_uid, x);
 }
 
 static struct member *member_of(struct podindex *x, const struct xpod *p)
