@@ -24,6 +24,7 @@
 #include "reportjson.h"
 #include "sampler.h"
 #include "sender.h"
+#include "sigblock.h"
 
 #define EXIT_USAGE 2
 /* A CA bundle: a few certificates, a few KB; the system bundle is 200 KB. */
@@ -357,11 +358,7 @@ int main(int argc, char **argv)
 
 	/* NNG's and libmicrohttpd's threads inherit this mask, so the signals
 	 * reach the main thread and interrupt its sleep; unblocked right after. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigblock_stops(&sigs);
 	for (size_t i = 0; i < o.n_scorers; i++)
 		urls[i] = o.scorers[i];
 	snd = sender_create(urls, o.n_scorers, o.scorer_ca[0] ? o.scorer_ca : NULL, err,

@@ -28,6 +28,7 @@
 #include "prom/prom.h"
 #include "scorer.h"
 #include "scratch.h"
+#include "sigblock.h"
 #include "nodekey.h"
 #include "serve/tls.h"
 #include "nodes/table.h"
@@ -307,12 +308,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Threads inherit this mask, so only sigwait() below sees the signals. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	/* SIGHUP's default action would end the scorer without a word. */
-	sigaddset(&sigs, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	sigblock_stops(&sigs);
 	signal(SIGPIPE, SIG_IGN);
 
 	if (s.view.inflight) {

@@ -15,6 +15,7 @@
 #include "parse/json.h"
 #include "log.h"
 #include "pods/moves.h"
+#include "parse/podlabel.h"
 #include "pods/podindex.h"
 #include "pods/podweight.h"
 #include "units.h"
@@ -224,6 +225,8 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 	struct inflight_binding b;
 	struct inflight_pod pod;
 	struct podweight_pod pw;
+	struct workload_key key;
+	bool has_key;
 	uint64_t now;
 
 	if (!p->uid.len)
@@ -237,14 +240,15 @@ static void apply(struct podinformer *pi, enum kubepod_event_type type, const st
 	}
 	if (!p->node.s || !p->node.len)
 		return;
+	/* Its workload, once for the index and for its weight. */
+	has_key = !workload_key_of(&p->ns, &p->owner, &p->name, &key);
 	if (pi->index)
-		podindex_update(pi->index, p, now, pi->unix_ms());
-	snprintf(label, sizeof(label), "%.*s/%.*s", (int)p->ns.len, p->ns.s ? p->ns.s : "",
-		 (int)p->name.len, p->name.s ? p->name.s : "");
+		podindex_update_keyed(pi->index, p, has_key ? &key : NULL, now, pi->unix_ms());
+	podlabel_format(p->ns.s, p->ns.len, p->name.s, p->name.len, label, sizeof(label));
 	pw = (struct podweight_pod){ declared(&p->ingress, p->ingress_key),
 				     declared(&p->egress, p->egress_key), &p->ns, &p->name,
 				     &p->owner, label };
-	podweight_of(pi->weights, &pw, &pod, NULL, NULL);
+	podweight_of_keyed(pi->weights, &pw, has_key ? &key : NULL, &pod, NULL, NULL);
 	/* Whether it can run, and what its node's link lets it weigh
 	 * (inflight.h: "never starts"). */
 	copy_printable(waiting, sizeof(waiting), &p->waiting);

@@ -238,14 +238,20 @@ static enum table_result order(const struct table *t, const struct table_node *n
 	return same && r->seq <= n->seq ? TABLE_DUPLICATE : TABLE_OUTDATED;
 }
 
-uint64_t table_evictions(struct table *t)
+/* The evictions, or the count, read under the lock. */
+static uint64_t read_locked(struct table *t, bool evictions)
 {
 	uint64_t n;
 
 	pthread_rwlock_rdlock(&t->lock);
-	n = t->evictions;
+	n = evictions ? t->evictions : t->count;
 	pthread_rwlock_unlock(&t->lock);
 	return n;
+}
+
+uint64_t table_evictions(struct table *t)
+{
+	return read_locked(t, true);
 }
 
 /* Removes the node at position pos. Its index entry is emptied and later
@@ -439,12 +445,7 @@ void table_each(struct table *t, void (*fn)(const struct table_node *n, void *ct
 
 size_t table_count(struct table *t)
 {
-	size_t n;
-
-	pthread_rwlock_rdlock(&t->lock);
-	n = t->count;
-	pthread_rwlock_unlock(&t->lock);
-	return n;
+	return (size_t)read_locked(t, false);
 }
 
 uint64_t table_node_age_ns(const struct table_node *n, uint64_t now_ns)

@@ -8,24 +8,19 @@
 
 #include "hash.h"
 #include "log.h"
+#include "slotindex.h"
 #include "units.h"
 
 /* A weight's share of itself while it fades, in 1/65536ths. */
 #define FULL 65536u
 #define NONE (-1)
 
-/* Pods and nodes sit in fixed arrays allocated at creation, chained into
- * power-of-two hash buckets by index (NONE ends a chain); free slots form a
- * list through the same link. Nothing grows after inflight_create(). */
+/* Pods and nodes sit in fixed arrays allocated at creation, found by
+ * their slot indexes (slotindex.h): by uid and by name. The pods' queue
+ * holds the unconfirmed assumptions, oldest first: the ones that give way
+ * when the slots are full. Nothing grows after inflight_create(). */
 struct ipod {
-	int32_t next;			/* bucket chain, or the free list */
-	/* Unconfirmed assumptions, oldest first: the ones that give way
-	 * when the slots are full (NONE ends it; both NONE and not first:
-	 * not in it). */
-	int32_t older, newer;
 	int32_t live_at;		/* its place in inflight.live, while used */
-	uint32_t hash;
-	bool used;
 	bool bound;
 	uint8_t uid_len;
 	uint8_t n;			/* nodes it is counted on */
@@ -51,8 +46,6 @@ struct ipod {
 };
 
 struct inode {
-	int32_t next;
-	uint32_t hash;
 	uint32_t refs;			/* pods counted on it; 0 = free slot */
 	uint16_t len;
 	char name[NODENAME_MAX_LEN + 1];
@@ -69,15 +62,9 @@ struct inflight {
 	 * 105-110 us every INFLIGHT_TICK_NS whether 0 or 1,000 pods were in
 	 * flight; over the live ones, 1 and 20 us. */
 	int32_t *live;
-	int32_t *pod_buckets;
-	uint32_t pod_mask;
-	int32_t pod_free;
+	struct slotindex pod_ix;	/* by uid; queued: the unconfirmed assumptions */
 	struct inode *nodes;
-	int32_t *node_buckets;
-	uint32_t node_mask;
-	int32_t node_free;
-	size_t n_nodes;
-	int32_t oldest, newest;		/* the unconfirmed assumptions */
+	struct slotindex node_ix;	/* by name */
 	struct inflight_stats st;	/* counters and pods; nodes, confirming filled on read */
 	atomic_size_t tracked;		/* st.pods, read without the lock */
 	_Atomic uint64_t ceiling;	/* the fastest known link; 0: none */
@@ -94,13 +81,15 @@ static uint32_t hash(const char *s, size_t len)
 	return (uint32_t)hash_fnv1a(s, len);
 }
 
-static uint32_t buckets_for(size_t n)
+/* What in holds, whole or as far as inflight_create() got (calloc'd). */
+static void free_parts(struct inflight *in)
 {
-	uint32_t b = 16;
-
-	while (b < n * 2)
-		b *= 2;
-	return b;
+	free(in->pods);
+	free(in->live);
+	free(in->nodes);
+	slotindex_fini(&in->pod_ix);
+	slotindex_fini(&in->node_ix);
+	free(in);
 }
 
 struct inflight *inflight_create(const struct inflight_config *cfg)
@@ -114,37 +103,24 @@ struct inflight *inflight_create(const struct inflight_config *cfg)
 	if (!in)
 		return NULL;
 	in->cfg = *cfg;
-	in->pod_mask = buckets_for(cfg->max_pods) - 1;
-	in->node_mask = buckets_for(cfg->max_nodes) - 1;
 	in->pods = calloc(cfg->max_pods, sizeof(*in->pods));
 	in->live = malloc(cfg->max_pods * sizeof(*in->live));
 	in->nodes = calloc(cfg->max_nodes, sizeof(*in->nodes));
-	in->pod_buckets = malloc(((size_t)in->pod_mask + 1) * sizeof(*in->pod_buckets));
-	in->node_buckets = malloc(((size_t)in->node_mask + 1) * sizeof(*in->node_buckets));
-	if (!in->pods || !in->live || !in->nodes || !in->pod_buckets || !in->node_buckets)
+	if (!in->pods || !in->live || !in->nodes ||
+	    slotindex_init(&in->pod_ix, cfg->max_pods, SLOTINDEX_TOUCH) ||
+	    slotindex_init(&in->node_ix, cfg->max_nodes, SLOTINDEX_TOUCH))
 		goto out_free;
 	if (pthread_rwlock_init(&in->lock, NULL))
 		goto out_free;
-	for (uint32_t i = 0; i <= in->pod_mask; i++)
-		in->pod_buckets[i] = NONE;
-	for (uint32_t i = 0; i <= in->node_mask; i++)
-		in->node_buckets[i] = NONE;
-	for (size_t i = 0; i < cfg->max_pods; i++)
-		in->pods[i].next = i + 1 < cfg->max_pods ? (int32_t)(i + 1) : NONE;
-	for (size_t i = 0; i < cfg->max_nodes; i++)
-		in->nodes[i].next = i + 1 < cfg->max_nodes ? (int32_t)(i + 1) : NONE;
-	in->pod_free = 0;
-	in->node_free = 0;
-	in->oldest = in->newest = NONE;
+	/* Every page touched now, not by the first burst's assumptions on
+	 * the request path: a first touch costs prioritize twice the time
+	 * (bench/inflight_cost.c). */
+	memset(in->pods, 0, cfg->max_pods * sizeof(*in->pods));
+	memset(in->nodes, 0, cfg->max_nodes * sizeof(*in->nodes));
 	return in;
 
 out_free:
-	free(in->pods);
-	free(in->live);
-	free(in->nodes);
-	free(in->pod_buckets);
-	free(in->node_buckets);
-	free(in);
+	free_parts(in);
 	return NULL;
 }
 
@@ -153,94 +129,31 @@ void inflight_destroy(struct inflight *in)
 	if (!in)
 		return;
 	pthread_rwlock_destroy(&in->lock);
-	free(in->pods);
-	free(in->live);
-	free(in->nodes);
-	free(in->pod_buckets);
-	free(in->node_buckets);
-	free(in);
+	free_parts(in);
 }
 
 /* ------------------------------------------------------------ the indexes */
 
+static const void *pod_uid(const void *in, int32_t i, size_t *len)
+{
+	*len = ((const struct inflight *)in)->pods[i].uid_len;
+	return ((const struct inflight *)in)->pods[i].uid;
+}
+
+static const void *node_name(const void *in, int32_t i, size_t *len)
+{
+	*len = ((const struct inflight *)in)->nodes[i].len;
+	return ((const struct inflight *)in)->nodes[i].name;
+}
+
 static int32_t find_pod(const struct inflight *in, const char *uid, size_t len, uint32_t h)
 {
-	for (int32_t i = in->pod_buckets[h & in->pod_mask]; i != NONE; i = in->pods[i].next) {
-		const struct ipod *p = &in->pods[i];
-
-		if (p->hash == h && p->uid_len == len && memcmp(p->uid, uid, len) == 0)
-			return i;
-	}
-	return NONE;
+	return slotindex_find(&in->pod_ix, h, uid, len, pod_uid, in);
 }
 
 static int32_t find_node(const struct inflight *in, const char *name, size_t len, uint32_t h)
 {
-	for (int32_t i = in->node_buckets[h & in->node_mask]; i != NONE; i = in->nodes[i].next) {
-		const struct inode *n = &in->nodes[i];
-
-		if (n->hash == h && n->len == len && memcmp(n->name, name, len) == 0)
-			return i;
-	}
-	return NONE;
-}
-
-/* Unlinks slot i from the chain starting at *head. */
-static void unlink_slot(int32_t *head, int32_t i, int32_t *(*next_of)(struct inflight *, int32_t),
-			struct inflight *in)
-{
-	for (int32_t *at = head; *at != NONE; at = next_of(in, *at)) {
-		if (*at == i) {
-			*at = *next_of(in, i);
-			return;
-		}
-	}
-}
-
-static int32_t *pod_next(struct inflight *in, int32_t i)
-{
-	return &in->pods[i].next;
-}
-
-static int32_t *node_next(struct inflight *in, int32_t i)
-{
-	return &in->nodes[i].next;
-}
-
-/* The unconfirmed assumptions, oldest first. */
-static bool in_queue(const struct inflight *in, int32_t i)
-{
-	return in->oldest == i || in->pods[i].older != NONE;
-}
-
-static void dequeue(struct inflight *in, int32_t i)
-{
-	struct ipod *p = &in->pods[i];
-
-	if (!in_queue(in, i))
-		return;
-	if (p->older != NONE)
-		in->pods[p->older].newer = p->newer;
-	else
-		in->oldest = p->newer;
-	if (p->newer != NONE)
-		in->pods[p->newer].older = p->older;
-	else
-		in->newest = p->older;
-	p->older = p->newer = NONE;
-}
-
-static void enqueue_newest(struct inflight *in, int32_t i)
-{
-	struct ipod *p = &in->pods[i];
-
-	p->older = in->newest;
-	p->newer = NONE;
-	if (in->newest != NONE)
-		in->pods[in->newest].newer = i;
-	else
-		in->oldest = i;
-	in->newest = i;
+	return slotindex_find(&in->node_ix, h, name, len, node_name, in);
 }
 
 static void pod_free(struct inflight *in, int32_t i);
@@ -251,7 +164,7 @@ static void pod_free(struct inflight *in, int32_t i);
  * when there is none. */
 static bool displace_oldest(struct inflight *in)
 {
-	int32_t i = in->oldest;
+	int32_t i = slotindex_oldest(&in->pod_ix);
 
 	if (i == NONE)
 		return false;
@@ -270,19 +183,14 @@ static int32_t node_ref(struct inflight *in, const char *name, size_t len)
 
 	if (i == NONE) {
 		/* A displaced pod may take the last reference to a node. */
-		while (in->node_free == NONE)
+		while (slotindex_full(&in->node_ix))
 			if (!displace_oldest(in))
 				return NONE;
-		i = in->node_free;
+		i = slotindex_take(&in->node_ix, h);
 		n = &in->nodes[i];
-		in->node_free = n->next;
 		memset(n, 0, sizeof(*n));
 		memcpy(n->name, name, len);
 		n->len = (uint16_t)len;
-		n->hash = h;
-		n->next = in->node_buckets[h & in->node_mask];
-		in->node_buckets[h & in->node_mask] = i;
-		in->n_nodes++;
 	}
 	in->nodes[i].refs++;
 	return i;
@@ -294,10 +202,7 @@ static void node_unref(struct inflight *in, int32_t i)
 
 	if (--n->refs)
 		return;
-	unlink_slot(&in->node_buckets[n->hash & in->node_mask], i, node_next, in);
-	n->next = in->node_free;
-	in->node_free = i;
-	in->n_nodes--;
+	slotindex_put(&in->node_ix, i);
 }
 
 /* --------------------------------------------------------------- weights */
@@ -371,39 +276,41 @@ static struct inflight_load share_at(const struct ipod *p, uint32_t f)
 	return l;
 }
 
-static void load_add(struct inflight_load *sum, const struct inflight_load *l)
+/* a + b (saturating), or a - b: the exact inverse for b that was added,
+ * a saturated sum staying where it is rather than wrap, never below 0. */
+static uint64_t rate_op(uint64_t a, uint64_t b, bool add)
 {
-	sum->rx_bytes_per_second = units_add_sat(sum->rx_bytes_per_second, l->rx_bytes_per_second);
-	sum->tx_bytes_per_second = units_add_sat(sum->tx_bytes_per_second, l->tx_bytes_per_second);
-	sum->reserved_rx_bytes_per_second =
-		units_add_sat(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
-	sum->reserved_tx_bytes_per_second =
-		units_add_sat(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
-	sum->milli_pods += l->milli_pods;
-	sum->unknown_rx_milli += l->unknown_rx_milli;
-	sum->unknown_tx_milli += l->unknown_tx_milli;
+	return add ? units_add_sat(a, b) : a > b ? a - b : 0;
 }
 
-/* Exact inverse of load_add() for a share that was added (a saturated sum
- * stays where it is rather than wrap). */
-static uint64_t sub_floor(uint64_t a, uint64_t b)
+/* The same for the counts, which do not saturate. */
+static uint32_t count_op(uint32_t a, uint32_t b, bool add)
 {
-	return a > b ? a - b : 0;
+	return add ? a + b : b < a ? a - b : 0;
+}
+
+/* Adds l to sum, or takes it out again. */
+static inline void load_apply(struct inflight_load *sum, const struct inflight_load *l, bool add)
+{
+	sum->rx_bytes_per_second = rate_op(sum->rx_bytes_per_second, l->rx_bytes_per_second, add);
+	sum->tx_bytes_per_second = rate_op(sum->tx_bytes_per_second, l->tx_bytes_per_second, add);
+	sum->reserved_rx_bytes_per_second =
+		rate_op(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second, add);
+	sum->reserved_tx_bytes_per_second =
+		rate_op(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second, add);
+	sum->milli_pods = count_op(sum->milli_pods, l->milli_pods, add);
+	sum->unknown_rx_milli = count_op(sum->unknown_rx_milli, l->unknown_rx_milli, add);
+	sum->unknown_tx_milli = count_op(sum->unknown_tx_milli, l->unknown_tx_milli, add);
+}
+
+static void load_add(struct inflight_load *sum, const struct inflight_load *l)
+{
+	load_apply(sum, l, true);
 }
 
 static void load_sub(struct inflight_load *sum, const struct inflight_load *l)
 {
-	sum->rx_bytes_per_second = sub_floor(sum->rx_bytes_per_second, l->rx_bytes_per_second);
-	sum->tx_bytes_per_second = sub_floor(sum->tx_bytes_per_second, l->tx_bytes_per_second);
-	sum->reserved_rx_bytes_per_second =
-		sub_floor(sum->reserved_rx_bytes_per_second, l->reserved_rx_bytes_per_second);
-	sum->reserved_tx_bytes_per_second =
-		sub_floor(sum->reserved_tx_bytes_per_second, l->reserved_tx_bytes_per_second);
-	sum->milli_pods = l->milli_pods < sum->milli_pods ? sum->milli_pods - l->milli_pods : 0;
-	sum->unknown_rx_milli = l->unknown_rx_milli < sum->unknown_rx_milli ?
-					sum->unknown_rx_milli - l->unknown_rx_milli : 0;
-	sum->unknown_tx_milli = l->unknown_tx_milli < sum->unknown_tx_milli ?
-					sum->unknown_tx_milli - l->unknown_tx_milli : 0;
+	load_apply(sum, l, false);
 }
 
 /* Sets p's share to what it weighs at factor f, on every node it is on. */
@@ -519,20 +426,14 @@ static int32_t pod_alloc(struct inflight *in, const char *uid, size_t len, uint3
 	int32_t i;
 	struct ipod *p;
 
-	if (in->pod_free == NONE && !displace_oldest(in))
+	if (slotindex_full(&in->pod_ix) && !displace_oldest(in))
 		return NONE;
-	i = in->pod_free;
+	i = slotindex_take(&in->pod_ix, h);
 	p = &in->pods[i];
-	in->pod_free = p->next;
 	memset(p, 0, sizeof(*p));
-	p->older = p->newer = NONE;
 	p->measured_f = FULL;
-	p->used = true;
-	p->hash = h;
 	p->uid_len = (uint8_t)len;
 	memcpy(p->uid, uid, len);
-	p->next = in->pod_buckets[h & in->pod_mask];
-	in->pod_buckets[h & in->pod_mask] = i;
 	p->live_at = (int32_t)in->st.pods;
 	in->live[in->st.pods] = i;
 	in->st.pods++;
@@ -544,12 +445,8 @@ static void pod_free(struct inflight *in, int32_t i)
 {
 	struct ipod *p = &in->pods[i];
 
-	dequeue(in, i);
 	pod_detach(in, p);
-	unlink_slot(&in->pod_buckets[p->hash & in->pod_mask], i, pod_next, in);
-	p->used = false;
-	p->next = in->pod_free;
-	in->pod_free = i;
+	slotindex_put(&in->pod_ix, i);
 	in->st.pods--;
 	/* The last live slot takes its place. */
 	in->live[p->live_at] = in->live[in->st.pods];
@@ -694,7 +591,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 	}
 	/* Out of the queue while it attaches, so it never gives way to
 	 * itself; back in as the newest. */
-	dequeue(in, i);
+	slotindex_dequeue(&in->pod_ix, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
 	pod_weights(p, pod, widest_link(nodes, n));
@@ -707,7 +604,7 @@ int inflight_assume(struct inflight *in, const char *uid, size_t uid_len,
 		rc = -ENOSPC;
 		goto out;
 	}
-	enqueue_newest(in, i);
+	slotindex_enqueue(&in->pod_ix, i);
 	in->st.assumed++;
 out:
 	pthread_rwlock_unlock(&in->lock);
@@ -785,7 +682,7 @@ int inflight_bound_run(struct inflight *in, const struct inflight_binding *b,
 		else
 			in->st.moved++;
 	}
-	dequeue(in, i);
+	slotindex_dequeue(&in->pod_ix, i);
 	p = &in->pods[i];
 	pod_detach(in, p);
 	/* What it declares counts at most its node's link (and, unknown, the
@@ -946,7 +843,7 @@ void inflight_stats(struct inflight *in, struct inflight_stats *out)
 {
 	pthread_rwlock_rdlock(&in->lock);
 	*out = in->st;
-	out->nodes = in->n_nodes;
+	out->nodes = in->node_ix.used;
 	pthread_rwlock_unlock(&in->lock);
 	out->confirming = atomic_load(&in->confirming);
 }

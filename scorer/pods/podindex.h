@@ -6,7 +6,7 @@
  * podindex_list_begin()/end()); each pod carries its node, whether it
  * runs and since when, its addresses and its workload (workload.h).
  *
- * The join (podindex_join(), by ingest, off every request): an
+ * The join (podindex_join(), by ingest, off every request; podjoin.c): an
  * agent's report lists its busiest pod interfaces (proto/report.h: their
  * addresses, the bytes the pod received and sent over the window), sums
  * the rest and says how many it measured. An entry matches the pod that
@@ -139,6 +139,12 @@ void podindex_destroy(struct podindex *x);
  * now_ns; unix_ms is the wall clock for its start time. */
 void podindex_update(struct podindex *x, const struct kubepod *p, uint64_t now_ns,
 		     uint64_t unix_ms);
+
+/* podindex_update() with p's workload key already worked out (NULL: it
+ * has none, workload_key_of() refused it): the watch works it out once per
+ * event, for the index and for the pod's weight (podweight.h). */
+void podindex_update_keyed(struct podindex *x, const struct kubepod *p,
+			   const struct workload_key *key, uint64_t now_ns, uint64_t unix_ms);
 
 /* The watch: pod uid was deleted or finished. Unknown uids are ignored. */
 void podindex_remove(struct podindex *x, const char *uid, size_t uid_len, uint64_t now_ns);

@@ -6,18 +6,22 @@
 #include "pods/podindex.h"
 #include "pods/workload.h"
 
-/* The pod's workload's demand; false when it has none or none is known. */
+/* The pod's workload's demand: of key when keyed (NULL: none), else from
+ * the pod's names; false when it has none or none is known. */
 static bool learned(const struct podweight *w, const struct podweight_pod *pod,
-		    struct workload_demand *d)
+		    const struct workload_key *key, bool keyed, struct workload_demand *d)
 {
 	static const struct kubepod_owner none;
-	struct workload_key key;
+	struct workload_key own;
 
-	if (!w || !w->workloads || !pod->ns || !pod->name)
+	if (!w || !w->workloads)
 		return false;
-	if (workload_key_of(pod->ns, pod->owner ? pod->owner : &none, pod->name, &key))
+	if (keyed)
+		return key && workload_demand_of(w->workloads, key, d);
+	if (!pod->ns || !pod->name ||
+	    workload_key_of(pod->ns, pod->owner ? pod->owner : &none, pod->name, &own))
 		return false;
-	return workload_demand_of(w->workloads, &key, d);
+	return workload_demand_of(w->workloads, &own, d);
 }
 
 /* The fallback's weight, per direction. */
@@ -37,9 +41,9 @@ static void fallback(const struct podweight *w, uint64_t *rx, uint64_t *tx)
 	*tx = st.avg_tx_bytes_per_second;
 }
 
-void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
-		  struct inflight_pod *out, enum podweight_source *rx_from,
-		  enum podweight_source *tx_from)
+static void weigh(const struct podweight *w, const struct podweight_pod *pod,
+		  const struct workload_key *key, bool keyed, struct inflight_pod *out,
+		  enum podweight_source *rx_from, enum podweight_source *tx_from)
 {
 	struct workload_demand d;
 	bool known = false, avg_done = false;
@@ -49,7 +53,7 @@ void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
 	memset(out, 0, sizeof(*out));
 	out->label = pod->label;
 	if (!pod->ingress_bps || !pod->egress_bps)
-		known = learned(w, pod, &d);
+		known = learned(w, pod, key, keyed, &d);
 	if (pod->ingress_bps) {
 		rs = PODWEIGHT_DECLARED;
 		out->rx_bytes_per_second = out->reserve_rx_bytes_per_second = pod->ingress_bps / 8;
@@ -89,6 +93,20 @@ void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
 		*tx_from = ts;
 }
 
+void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
+		  struct inflight_pod *out, enum podweight_source *rx_from,
+		  enum podweight_source *tx_from)
+{
+	weigh(w, pod, NULL, false, out, rx_from, tx_from);
+}
+
+void podweight_of_keyed(const struct podweight *w, const struct podweight_pod *pod,
+			const struct workload_key *key, struct inflight_pod *out,
+			enum podweight_source *rx_from, enum podweight_source *tx_from)
+{
+	weigh(w, pod, key, true, out, rx_from, tx_from);
+}
+
 void podweight_filter(const struct podweight *w, const struct podweight_pod *pod,
 		      struct filter_pod *out)
 {
@@ -98,7 +116,7 @@ void podweight_filter(const struct podweight *w, const struct podweight_pod *pod
 	out->ingress_bps = pod->ingress_bps;
 	out->egress_bps = pod->egress_bps;
 	if (!w || !w->cfg.learned_filter || (pod->ingress_bps && pod->egress_bps) ||
-	    !learned(w, pod, &d))
+	    !learned(w, pod, NULL, false, &d))
 		return;
 	if (!pod->ingress_bps && d.rx_bytes_per_second) {
 		out->ingress_bps = d.rx_bytes_per_second * 8;

@@ -39,6 +39,7 @@
 #include "parse/kubepod.h"
 
 struct workload;
+struct workload_key;
 struct podindex;
 
 struct podweight_config {
@@ -80,6 +81,12 @@ enum podweight_source {
 void podweight_of(const struct podweight *w, const struct podweight_pod *pod,
 		  struct inflight_pod *out, enum podweight_source *rx_from,
 		  enum podweight_source *tx_from);
+
+/* podweight_of() with the pod's workload already worked out by the caller
+ * (workload_key_of(); NULL: it has none), not again from pod's names. */
+void podweight_of_keyed(const struct podweight *w, const struct podweight_pod *pod,
+			const struct workload_key *key, struct inflight_pod *out,
+			enum podweight_source *rx_from, enum podweight_source *tx_from);
 
 /* What the bandwidth filter holds pod to: what it declares, and with
  * learned_filter its learned demand where it declares nothing. */

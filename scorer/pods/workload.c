@@ -9,6 +9,7 @@
 
 #include "hash.h"
 #include "nodename.h"
+#include "slotindex.h"
 
 #define NONE (-1)
 /* A CronJob's Jobs are <cronjob>-<scheduled time>: minutes since 1970 (8
@@ -104,14 +105,10 @@ struct sample {
 	struct workload_node node;	/* whose agent measured it */
 };
 
-/* Slots sit in one array allocated at creation, chained into power-of-two
- * hash buckets by index; idle ones are also on a list, least recently
+/* Workloads sit in one array allocated at creation, found by their slot
+ * index (slotindex.h), whose queue holds the idle ones, least recently
  * seen first. */
 struct wl {
-	int32_t next;			/* bucket chain, or the free list */
-	int32_t idle_prev, idle_next;	/* the idle list; NONE at its ends */
-	uint32_t hash;
-	bool used;
 	bool dirty;			/* sampled since the last tick */
 	bool learned;
 	uint32_t refs;			/* pods in the index */
@@ -132,11 +129,7 @@ struct workload {
 	pthread_mutex_t lock;
 	struct workload_config cfg;
 	struct wl *w;
-	int32_t *buckets;
-	uint32_t mask;
-	int32_t free_list;		/* slots freed */
-	size_t high;			/* slots ever used: the rest are free, untouched */
-	int32_t idle_head, idle_tail;
+	struct slotindex ix;		/* by key; queued: the idle ones */
 	/* Per node id (max_nodes of them; NULL: none): the generation of
 	 * the node that last vouched, and when. */
 	struct vouch {
@@ -163,7 +156,6 @@ static bool key_eq(const struct workload_key *a, const struct workload_key *b)
 struct workload *workload_create(const struct workload_config *cfg)
 {
 	struct workload *w;
-	uint32_t b = 16;
 
 	if (!cfg->max_workloads || cfg->max_workloads > (1u << 22) || !cfg->half_life_ns ||
 	    cfg->max_nodes > (1u << 24))
@@ -172,24 +164,17 @@ struct workload *workload_create(const struct workload_config *cfg)
 	if (!w)
 		return NULL;
 	w->cfg = *cfg;
-	while (b < cfg->max_workloads * 2)
-		b *= 2;
-	w->mask = b - 1;
 	/* calloc'd: pages are touched only as slots are used. */
 	w->w = calloc(cfg->max_workloads, sizeof(*w->w));
-	w->buckets = malloc((size_t)b * sizeof(*w->buckets));
 	w->vouch = cfg->max_nodes ? calloc(cfg->max_nodes, sizeof(*w->vouch)) : NULL;
-	if (!w->w || !w->buckets || (cfg->max_nodes && !w->vouch) ||
-	    pthread_mutex_init(&w->lock, NULL)) {
+	if (!w->w || (cfg->max_nodes && !w->vouch) ||
+	    slotindex_init(&w->ix, cfg->max_workloads, 0) || pthread_mutex_init(&w->lock, NULL)) {
 		free(w->w);
-		free(w->buckets);
+		slotindex_fini(&w->ix);
 		free(w->vouch);
 		free(w);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < b; i++)
-		w->buckets[i] = NONE;
-	w->free_list = w->idle_head = w->idle_tail = NONE;
 	return w;
 }
 
@@ -199,86 +184,39 @@ void workload_destroy(struct workload *w)
 		return;
 	pthread_mutex_destroy(&w->lock);
 	free(w->w);
-	free(w->buckets);
+	slotindex_fini(&w->ix);
 	free(w->vouch);
 	free(w);
 }
 
 static int32_t find(const struct workload *w, const struct workload_key *k, uint32_t h)
 {
-	for (int32_t i = w->buckets[h & w->mask]; i != NONE; i = w->w[i].next)
-		if (w->w[i].hash == h && key_eq(&w->w[i].key, k))
+	for (int32_t i = slotindex_first(&w->ix, h); i != NONE; i = slotindex_next(&w->ix, i))
+		if (key_eq(&w->w[i].key, k))
 			return i;
 	return NONE;
-}
-
-static void idle_push(struct workload *w, int32_t i)
-{
-	struct wl *x = &w->w[i];
-
-	x->idle_next = NONE;
-	x->idle_prev = w->idle_tail;
-	if (w->idle_tail != NONE)
-		w->w[w->idle_tail].idle_next = i;
-	else
-		w->idle_head = i;
-	w->idle_tail = i;
-}
-
-static void idle_remove(struct workload *w, int32_t i)
-{
-	struct wl *x = &w->w[i];
-
-	if (x->idle_prev != NONE)
-		w->w[x->idle_prev].idle_next = x->idle_next;
-	else
-		w->idle_head = x->idle_next;
-	if (x->idle_next != NONE)
-		w->w[x->idle_next].idle_prev = x->idle_prev;
-	else
-		w->idle_tail = x->idle_prev;
-	x->idle_prev = x->idle_next = NONE;
 }
 
 /* Frees idle slot i. */
 static void release(struct workload *w, int32_t i)
 {
-	struct wl *x = &w->w[i];
-
-	idle_remove(w, i);
-	for (int32_t *at = &w->buckets[x->hash & w->mask]; *at != NONE; at = &w->w[*at].next)
-		if (*at == i) {
-			*at = x->next;
-			break;
-		}
-	if (x->learned)
+	if (w->w[i].learned)
 		w->st.learned--;
-	x->used = false;
-	x->next = w->free_list;
-	w->free_list = i;
+	slotindex_put(&w->ix, i);
 	w->st.tracked--;
 }
 
-/* A slot for a new workload: a free one, or the idle one seen least
- * recently; NONE when every slot holds a live workload. */
-static int32_t take_slot(struct workload *w)
+/* A slot for a new workload of hash h: a free one, or the idle one seen
+ * least recently; NONE when every slot holds a live workload. */
+static int32_t take_slot(struct workload *w, uint32_t h)
 {
-	int32_t i;
+	int32_t i = slotindex_take(&w->ix, h);
 
-	if (w->free_list != NONE) {
-		i = w->free_list;
-		w->free_list = w->w[i].next;
+	if (i != NONE || slotindex_oldest(&w->ix) == NONE)
 		return i;
-	}
-	if (w->high < w->cfg.max_workloads)
-		return (int32_t)w->high++;
-	if (w->idle_head == NONE)
-		return NONE;
-	i = w->idle_head;
-	release(w, i);
+	release(w, slotindex_oldest(&w->ix));
 	w->st.evicted++;
-	w->free_list = w->w[i].next;
-	return i;
+	return slotindex_take(&w->ix, h);
 }
 
 int32_t workload_ref(struct workload *w, const struct workload_key *k, uint64_t now_ns)
@@ -290,7 +228,7 @@ int32_t workload_ref(struct workload *w, const struct workload_key *k, uint64_t 
 	pthread_mutex_lock(&w->lock);
 	i = find(w, k, h);
 	if (i == NONE) {
-		i = take_slot(w);
+		i = take_slot(w, h);
 		if (i == NONE) {
 			w->st.refused++;
 			pthread_mutex_unlock(&w->lock);
@@ -298,15 +236,10 @@ int32_t workload_ref(struct workload *w, const struct workload_key *k, uint64_t 
 		}
 		x = &w->w[i];
 		memset(x, 0, sizeof(*x));
-		x->used = true;
-		x->hash = h;
 		x->key = *k;
-		x->idle_prev = x->idle_next = NONE;
-		x->next = w->buckets[h & w->mask];
-		w->buckets[h & w->mask] = i;
 		w->st.tracked++;
 	} else if (w->w[i].refs == 0) {
-		idle_remove(w, i);
+		slotindex_dequeue(&w->ix, i);
 	}
 	x = &w->w[i];
 	if (x->refs++ == 0)
@@ -318,7 +251,7 @@ int32_t workload_ref(struct workload *w, const struct workload_key *k, uint64_t 
 
 static bool valid_id(const struct workload *w, int32_t id)
 {
-	return id >= 0 && (size_t)id < w->high && w->w[id].used;
+	return slotindex_used(&w->ix, id);
 }
 
 void workload_unref(struct workload *w, int32_t id, uint64_t now_ns)
@@ -330,7 +263,7 @@ void workload_unref(struct workload *w, int32_t id, uint64_t now_ns)
 		x->seen_ns = now_ns;
 		if (--x->refs == 0) {
 			w->st.live--;
-			idle_push(w, id);
+			slotindex_enqueue(&w->ix, id);
 		}
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -561,19 +494,21 @@ static void learn(struct workload *w, struct wl *x, uint64_t now)
 void workload_tick(struct workload *w, uint64_t now_ns)
 {
 	uint64_t forget = w->cfg.half_life_ns * WORKLOAD_FORGET_HALF_LIVES;
+	int32_t idle;
 
 	pthread_mutex_lock(&w->lock);
-	for (size_t i = 0; i < w->high; i++) {
+	for (size_t i = 0; i < w->ix.high; i++) {
 		struct wl *x = &w->w[i];
 
-		if (x->used && (x->dirty || (x->recheck_ns && now_ns >= x->recheck_ns)))
+		if (slotindex_used(&w->ix, (int32_t)i) &&
+		    (x->dirty || (x->recheck_ns && now_ns >= x->recheck_ns)))
 			learn(w, x, now_ns);
 	}
 	/* The idle list is in the order they went idle; seen_ns only moves
 	 * for live ones, so its head is the one unseen longest. */
-	while (w->idle_head != NONE && now_ns > w->w[w->idle_head].seen_ns &&
-	       now_ns - w->w[w->idle_head].seen_ns >= forget) {
-		release(w, w->idle_head);
+	while ((idle = slotindex_oldest(&w->ix)) != NONE && now_ns > w->w[idle].seen_ns &&
+	       now_ns - w->w[idle].seen_ns >= forget) {
+		release(w, idle);
 		w->st.forgotten++;
 	}
 	pthread_mutex_unlock(&w->lock);
@@ -639,10 +574,10 @@ long workload_list(struct workload *w, uint64_t now_ns, struct workload_entry **
 		pthread_mutex_unlock(&w->lock);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < w->high && n < w->st.tracked; i++) {
+	for (size_t i = 0; i < w->ix.high && n < w->st.tracked; i++) {
 		const struct wl *x = &w->w[i];
 
-		if (!x->used)
+		if (!slotindex_used(&w->ix, (int32_t)i))
 			continue;
 		e[n].key = x->key;
 		e[n].pods = x->refs;

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "parse/extreq.h"
 #include "parse/bwannot.h"
+#include "parse/podlabel.h"
 #include "rules/filter.h"
 #include "rules/fit.h"
 #include "pods/inflight.h"
@@ -83,14 +84,11 @@ static const char *printable(const struct extreq_str *v, char *out, size_t cap)
 	return log_printable(v->s, v->len, out, cap);
 }
 
-/* "namespace/name" of the pod, for logs. */
+/* "namespace/name" of the pod (podlabel.h). */
 static const char *pod_id(const struct extreq *rq, char *out, size_t cap)
 {
-	char ns[64], name[128];
-
-	snprintf(out, cap, "%s/%s", printable(&rq->pod_namespace, ns, sizeof(ns)),
-		 printable(&rq->pod_name, name, sizeof(name)));
-	return out;
+	return podlabel_format(rq->pod_namespace.s, rq->pod_namespace.len, rq->pod_name.s,
+			       rq->pod_name.len, out, cap);
 }
 
 /* The view of a requested node for this pod (view.h: never its own

@@ -1,5 +1,6 @@
 #include "serve/metrics.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,12 +9,19 @@
 #include "pods/inflight.h"
 #include "pods/moves.h"
 #include "log.h"
+#include "serve/metricrows.h"
 #include "serve/podstatus.h"
 #include "kube/podwatch.h"
 #include "serve/reply.h"
 #include "nodes/table.h"
 #include "scorer.h"
 #include "nodes/view.h"
+
+#define ATOMIC METRICROWS_ATOMIC
+#define U64 METRICROWS_U64
+#define SIZE METRICROWS_SIZE
+#define BOOL METRICROWS_BOOL
+#define NS_SECONDS METRICROWS_NS_SECONDS
 
 static unsigned long get(atomic_ulong *v)
 {
@@ -38,86 +46,136 @@ static void histogram(struct buf *b, const char *name, const char *labels, struc
 	buf_printf(b, "%s_count{%s} %lu\n", name, labels, get(&h->count));
 }
 
+/* The registry's counters of reports, connections and requests. */
+#define AT(f) offsetof(struct registry, f)
+static const struct metricfamily registry_rows[] = {
+	{ "reports_total", "counter", "Agent reports received, by what became of them.",
+	  "result", "accepted duplicate malformed wrong_version absurd table_full unsigned "
+	  "forged impersonated replayed unconfirmed outdated oversize "
+	  "pods_oversize pods_duplicate pods_over_link",
+	  ATOMIC, { AT(reports_accepted), AT(reports_duplicate), AT(reports_malformed),
+	    AT(reports_version), AT(reports_absurd), AT(reports_table_full),
+	    AT(reports_unsigned), AT(reports_forged), AT(reports_impersonated),
+	    AT(reports_replayed), AT(reports_unconfirmed), AT(reports_outdated),
+	    AT(reports_oversize), AT(reports_pods_oversize), AT(reports_pods_duplicate),
+	    AT(reports_pods_over_link) } },
+	{ "reports_shared_key_total", "counter", "Accepted reports signed with a shared key, which any node holding it could have signed as any other (weaker than per-node keys: docs/security.md).", NULL, NULL, ATOMIC, { AT(reports_shared_key) } },
+	{ "report_connections", "gauge", "Report connections open.", NULL, NULL, ATOMIC, { AT(report_conns) } },
+	{ "report_connections_capacity", "gauge", "The most report connections kept open.", NULL, NULL, ATOMIC, { AT(report_conns_max) } },
+	{ "report_connections_closed_total", "counter", "Report connections the scorer closed: no report within --stale-after (10-120 s), or to make room (one of the address holding the most).",
+	  "reason", "silent busiest_address",
+	  ATOMIC, { AT(report_conns_closed_silent), AT(report_conns_closed_busiest) } },
+	{ "report_accept_pauses_total", "counter", "Times the report port stopped accepting because open files ran short (kept for HTTP).", NULL, NULL, ATOMIC, { AT(report_accept_pauses) } },
+	{ "requests_total", "counter", "Extender requests answered, by verb.",
+	  "verb", "filter prioritize preempt",
+	  ATOMIC, { AT(requests_filter), AT(requests_prioritize), AT(requests_preempt) } },
+	{ "bad_requests_total", "counter", "Requests answered with a 4xx status.", NULL, NULL, ATOMIC, { AT(requests_bad) } },
+	{ "http_busy_total", "counter", "Requests answered 503: bodies and their tokens in flight had used the request memory budget.", NULL, NULL, ATOMIC, { AT(http_busy) } },
+	{ "http_deadline_closes_total", "counter", "Connections closed for not finishing in time: request headers within 5 s, a body or reply at under 1 MiB/s, or idle 120 s.", NULL, NULL, ATOMIC, { AT(http_deadline_closes) } },
+	{ "http_connections_reclaimed_total", "counter", "Connections closed to make room for a new one, every slot taken or its address over --connections-per-client: an idle or silent one, or a busy one.",
+	  "reason", "idle busiest_address",
+	  ATOMIC, { AT(http_reclaimed_idle), AT(http_reclaimed_busiest) } },
+	{ "http_replies_busy_total", "counter", "Status replies (/v1/nodes, /metrics) answered 503: the replies held for slow readers had used their memory budget (32 MiB).", NULL, NULL, ATOMIC, { AT(http_replies_busy) } },
+};
+
+static const struct metricfamily prometheus_rows[] = {
+	{ "prometheus_refreshes_total", "counter", "Fallback queries to Prometheus, by result.",
+	  "result", "ok failed",
+	  ATOMIC, { AT(prom_refreshes), AT(prom_failures) } },
+	{ "prometheus_values_dropped_total", "counter", "Fallback values dropped: NaN, Inf, negative, absurd or without a node name.", NULL, NULL, ATOMIC, { AT(prom_values_dropped) } },
+};
+#undef AT
+
+/* Renders of each status reply: those that worked, those that failed. */
+static void status_renders(struct buf *b, struct registry *c)
+{
+	static const char *const paths[] = { "/v1/nodes", "/metrics", "/v1/workloads" };
+
+	buf_puts(b, "# HELP netsched_scorer_status_renders_total " "Status replies rendered (each shared by every request within its hold: a big one at most once a second), and renders that failed (over the size limit, or no memory: the error is then answered for 10 s without rendering)." "\n"
+		    "# TYPE netsched_scorer_status_renders_total counter\n");
+	for (size_t i = 0; i < 3; i++) {
+		buf_printf(b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"ok\"} %lu\n",
+			   paths[i], get(&c->status_renders[i]) - get(&c->status_render_failures[i]));
+		buf_printf(b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"failed\"} %lu\n",
+			   paths[i], get(&c->status_render_failures[i]));
+	}
+}
+
 static void inflight_metrics(struct buf *b, struct scorer *s)
 {
+#define AT(f) offsetof(struct inflight_stats, f)
+	static const struct metricfamily rows[] = {
+		{ "inflight_total", "counter", "Pods just placed, by what became of their assumption.",
+		  "event", "assumed confirmed moved observed dropped expired faded displaced "
+		  "measured unstarted",
+		  U64, { AT(assumed), AT(confirmed), AT(moved), AT(observed), AT(dropped),
+		    AT(expired), AT(faded), AT(displaced), AT(measured), AT(unstarted) } },
+		{ "inflight_cap_hits_total", "counter", "Pods not counted in flight: --inflight-max-pods or --max-nodes reached, every slot holding a bound pod.", NULL, NULL, U64, { AT(cap_hits) } },
+		{ "inflight_pods", "gauge", "Pods counted in flight now.", NULL, NULL, SIZE, { AT(pods) } },
+		{ "inflight_nodes", "gauge", "Nodes with pods in flight now.", NULL, NULL, SIZE, { AT(nodes) } },
+	};
+#undef AT
 	struct inflight_stats st;
 
 	if (!s->view.inflight)
 		return;
 	inflight_stats(s->view.inflight, &st);
-	buf_puts(b, "# HELP netsched_scorer_inflight_total Pods just placed, by what became of their assumption.\n"
-		    "# TYPE netsched_scorer_inflight_total counter\n");
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"assumed\"} %llu\n", (unsigned long long)st.assumed);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"confirmed\"} %llu\n", (unsigned long long)st.confirmed);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"moved\"} %llu\n", (unsigned long long)st.moved);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"observed\"} %llu\n", (unsigned long long)st.observed);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"dropped\"} %llu\n", (unsigned long long)st.dropped);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"expired\"} %llu\n", (unsigned long long)st.expired);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"faded\"} %llu\n", (unsigned long long)st.faded);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"displaced\"} %llu\n", (unsigned long long)st.displaced);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"measured\"} %llu\n", (unsigned long long)st.measured);
-	buf_printf(b, "netsched_scorer_inflight_total{event=\"unstarted\"} %llu\n", (unsigned long long)st.unstarted);
-	buf_printf(b, "# HELP netsched_scorer_inflight_cap_hits_total Pods not counted in flight: --inflight-max-pods or --max-nodes reached, every slot holding a bound pod.\n"
-		      "# TYPE netsched_scorer_inflight_cap_hits_total counter\n"
-		      "netsched_scorer_inflight_cap_hits_total %llu\n", (unsigned long long)st.cap_hits);
-	buf_printf(b, "# HELP netsched_scorer_inflight_pods Pods counted in flight now.\n"
-		      "# TYPE netsched_scorer_inflight_pods gauge\n"
-		      "netsched_scorer_inflight_pods %zu\n", st.pods);
-	buf_printf(b, "# HELP netsched_scorer_inflight_nodes Nodes with pods in flight now.\n"
-		      "# TYPE netsched_scorer_inflight_nodes gauge\n"
-		      "netsched_scorer_inflight_nodes %zu\n", st.nodes);
+	metricrows_put(b, rows, METRICROWS_N(rows), &st);
 }
 
 /* The pod watch's health. Present whenever in-flight pods are counted, so
  * "no watch" (enabled 0) is a value an alert can see, not a missing series. */
 static void podwatch_metrics(struct buf *b, struct scorer *s)
 {
-	struct podinformer_stats st;
+	struct watch_snapshot {
+		bool enabled;
+		struct podinformer_stats st;
+	} w;
+#define AT(f) offsetof(struct watch_snapshot, f)
+	static const struct metricfamily rows[] = {
+		{ "pod_watch_enabled", "gauge", "Whether the scorer has apiserver access to confirm in-flight pods.", NULL, NULL, BOOL, { AT(enabled) } },
+		{ "pod_watch_synced", "gauge", "Whether the pod watch has listed the pods and is connected.", NULL, NULL, BOOL, { AT(st.synced) } },
+		{ "pod_watch_total", "counter", "Pod watch activity: complete lists, watch connections, events applied, 410 re-lists, failures, events over the size limit.",
+		  "what", "lists watches events expired errors skipped",
+		  U64, { AT(st.lists), AT(st.watches), AT(st.events), AT(st.expired),
+		    AT(st.errors), AT(st.skipped) } },
+	};
+#undef AT
 
 	if (!s->view.inflight)
 		return;
-	podwatch_stats(s->podwatch, &st);
-	buf_printf(b, "# HELP netsched_scorer_pod_watch_enabled Whether the scorer has apiserver access to confirm in-flight pods.\n"
-		      "# TYPE netsched_scorer_pod_watch_enabled gauge\n"
-		      "netsched_scorer_pod_watch_enabled %d\n", s->podwatch ? 1 : 0);
-	buf_printf(b, "# HELP netsched_scorer_pod_watch_synced Whether the pod watch has listed the pods and is connected.\n"
-		      "# TYPE netsched_scorer_pod_watch_synced gauge\n"
-		      "netsched_scorer_pod_watch_synced %d\n", st.synced ? 1 : 0);
-	buf_puts(b, "# HELP netsched_scorer_pod_watch_total Pod watch activity: complete lists, watch connections, events applied, 410 re-lists, failures, events over the size limit.\n"
-		    "# TYPE netsched_scorer_pod_watch_total counter\n");
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"lists\"} %llu\n", (unsigned long long)st.lists);
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"watches\"} %llu\n", (unsigned long long)st.watches);
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"events\"} %llu\n", (unsigned long long)st.events);
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"expired\"} %llu\n", (unsigned long long)st.expired);
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"errors\"} %llu\n", (unsigned long long)st.errors);
-	buf_printf(b, "netsched_scorer_pod_watch_total{what=\"skipped\"} %llu\n", (unsigned long long)st.skipped);
+	podwatch_stats(s->podwatch, &w.st);
+	w.enabled = s->podwatch != NULL;
+	metricrows_put(b, rows, METRICROWS_N(rows), &w);
 }
 
 static void node_gauges(struct buf *b, struct scorer *s)
 {
-	struct view_counts vc;
+	struct nodes_snapshot {
+		struct view_counts vc;
+		uint64_t evicted;
+		size_t capacity;
+	} n;
+#define AT(f) offsetof(struct nodes_snapshot, f)
+	static const struct metricfamily rows[] = {
+		{ "nodes", "gauge", "Tracked nodes by where their data comes from.",
+		  "source", "agent prometheus none",
+		  SIZE, { AT(vc.agent), AT(vc.prometheus), AT(vc.none) } },
+		{ "nodes_stale", "gauge", "Tracked nodes whose latest report is older than --stale-after.", NULL, NULL, SIZE, { AT(vc.stale) } },
+		{ "nodes_evicted_total", "counter", "Stale nodes evicted to make room for new ones (table full).", NULL, NULL, U64, { AT(evicted) } },
+		{ "nodes_capacity", "gauge", "Nodes the table can track (--max-nodes).", NULL, NULL, SIZE, { AT(capacity) } },
+	};
+#undef AT
 
 	/* A scrape without the counts (out of memory) fails as a whole
 	 * rather than report every node gone. */
-	if (view_count(&s->view, s->now_ns(), &vc)) {
+	if (view_count(&s->view, s->now_ns(), &n.vc)) {
 		b->failed = true;
 		return;
 	}
-	buf_puts(b, "# HELP netsched_scorer_nodes Tracked nodes by where their data comes from.\n"
-		    "# TYPE netsched_scorer_nodes gauge\n");
-	buf_printf(b, "netsched_scorer_nodes{source=\"agent\"} %zu\n", vc.agent);
-	buf_printf(b, "netsched_scorer_nodes{source=\"prometheus\"} %zu\n", vc.prometheus);
-	buf_printf(b, "netsched_scorer_nodes{source=\"none\"} %zu\n", vc.none);
-	buf_puts(b, "# HELP netsched_scorer_nodes_stale Tracked nodes whose latest report is older than --stale-after.\n"
-		    "# TYPE netsched_scorer_nodes_stale gauge\n");
-	buf_printf(b, "netsched_scorer_nodes_stale %zu\n", vc.stale);
-	buf_printf(b, "# HELP netsched_scorer_nodes_evicted_total Stale nodes evicted to make room for new ones (table full).\n"
-		      "# TYPE netsched_scorer_nodes_evicted_total counter\n"
-		      "netsched_scorer_nodes_evicted_total %llu\n",
-		   (unsigned long long)table_evictions(s->view.table));
-	buf_printf(b, "# HELP netsched_scorer_nodes_capacity Nodes the table can track (--max-nodes).\n"
-		      "# TYPE netsched_scorer_nodes_capacity gauge\n"
-		      "netsched_scorer_nodes_capacity %zu\n", table_capacity(s->view.table));
+	n.evicted = table_evictions(s->view.table);
+	n.capacity = table_capacity(s->view.table);
+	metricrows_put(b, rows, METRICROWS_N(rows), &n);
 }
 
 /* Per node: what /v1/nodes shows, for dashboards: the traffic figures that
@@ -181,130 +239,83 @@ static void node_series(struct buf *b, struct scorer *s)
 	free(rows);
 }
 
-/* The rebalancer's moves (moves.h, movesroute.h). */
+/* The rebalancer's moves (moves.h, movesroute.h); result's values in
+ * registry.h's order of refusals, after "accepted". */
 static void moves_metrics(struct buf *b, struct scorer *s)
 {
-	static const char *const why[REGISTRY_MOVE_REFUSALS] = {
-		"malformed", "too_large", "hold_out_of_range", "unknown_node", "same_node",
-		"absurd_rate", "table_full",
+	struct moves_snapshot {
+		uint64_t result[1 + REGISTRY_MOVE_REFUSALS];
+		uint64_t landed, pressure_replies;
+		size_t holds, reservations, capacity;
+	} m;
+#define AT(f) offsetof(struct moves_snapshot, f)
+	static const struct metricfamily rows[] = {
+		{ "moves_total", "counter", "Moves the rebalancer announced (POST /v1/moves): accepted, and refused by why (nothing changed).",
+		  "result", "accepted malformed too_large hold_out_of_range unknown_node same_node absurd_rate table_full", U64,
+		  { AT(result[0]), AT(result[1]), AT(result[2]), AT(result[3]), AT(result[4]), AT(result[5]), AT(result[6]), AT(result[7]) } },
+		{ "moves_landed_total", "counter", "Reservations ended by a pod of the moved workload bound to the destination.", NULL, NULL, U64, { AT(landed) } },
+		{ "moves_active", "gauge", "Moves held now: holds (each keeps its workload off its source node) and, of them, reservations not yet landed; and the table's size (--moves-max).",
+		  "kind", "holds reservations capacity", SIZE, { AT(holds), AT(reservations), AT(capacity) } },
+		{ "pressure_replies_total", "counter", "GET /v1/pressure answered with the view.", NULL, NULL, U64, { AT(pressure_replies) } },
 	};
+#undef AT
+	_Static_assert(REGISTRY_MOVE_REFUSALS == 7, "moves_total's values name every refusal");
 	struct registry *c = &s->counters;
 	struct moves_stats st;
 
 	moves_stats(s->view.moves, s->now_ns(), &st);
-	buf_puts(b, "# HELP netsched_scorer_moves_total Moves the rebalancer announced (POST /v1/moves): accepted, and refused by why (nothing changed).\n"
-		    "# TYPE netsched_scorer_moves_total counter\n");
-	buf_printf(b, "netsched_scorer_moves_total{result=\"accepted\"} %lu\n", get(&c->moves_accepted));
+	m.result[0] = get(&c->moves_accepted);
 	for (size_t i = 0; i < REGISTRY_MOVE_REFUSALS; i++)
-		buf_printf(b, "netsched_scorer_moves_total{result=\"%s\"} %lu\n", why[i],
-			   get(&c->moves_refused[i]));
-	buf_printf(b, "# HELP netsched_scorer_moves_landed_total Reservations ended by a pod of the moved workload bound to the destination.\n"
-		      "# TYPE netsched_scorer_moves_landed_total counter\n"
-		      "netsched_scorer_moves_landed_total %llu\n", (unsigned long long)st.landed);
-	buf_printf(b, "# HELP netsched_scorer_moves_active Moves held now: holds (each keeps its workload off its source node) and, of them, reservations not yet landed; and the table's size (--moves-max).\n"
-		      "# TYPE netsched_scorer_moves_active gauge\n"
-		      "netsched_scorer_moves_active{kind=\"holds\"} %zu\n"
-		      "netsched_scorer_moves_active{kind=\"reservations\"} %zu\n"
-		      "netsched_scorer_moves_active{kind=\"capacity\"} %zu\n",
-		   st.holds, st.reservations, st.max);
-	buf_printf(b, "# HELP netsched_scorer_pressure_replies_total GET /v1/pressure answered with the view.\n"
-		      "# TYPE netsched_scorer_pressure_replies_total counter\n"
-		      "netsched_scorer_pressure_replies_total %lu\n", get(&c->pressure_replies));
+		m.result[1 + i] = get(&c->moves_refused[i]);
+	m.landed = st.landed;
+	m.pressure_replies = get(&c->pressure_replies);
+	m.holds = st.holds;
+	m.reservations = st.reservations;
+	m.capacity = st.max;
+	metricrows_put(b, rows, METRICROWS_N(rows), &m);
+}
+
+/* The scorer itself: readiness, logs, uptime. */
+static void scorer_metrics(struct buf *b, struct scorer *s)
+{
+	struct self_snapshot {
+		bool ready;
+		uint64_t log_dropped;
+		uint64_t uptime_ns;
+	} me;
+#define AT(f) offsetof(struct self_snapshot, f)
+	static const struct metricfamily rows[] = {
+		{ "ready", "gauge", "1 when /readyz answers 200: fresh agent data, or the warm-up has passed.", NULL, NULL, BOOL, { AT(ready) } },
+		{ "log_lines_dropped_total", "counter", "Log lines dropped because stderr's reader was not keeping up.", NULL, NULL, U64, { AT(log_dropped) } },
+		{ "uptime_seconds", "gauge", "Seconds since the scorer started.", NULL, NULL, NS_SECONDS, { AT(uptime_ns) } },
+	};
+#undef AT
+	size_t fresh;
+
+	me.ready = view_ready(&s->view, s->now_ns(), &fresh);
+	me.log_dropped = log_dropped_total();
+	me.uptime_ns = s->now_ns() - s->view.started_mono_ns;
+	metricrows_put(b, rows, METRICROWS_N(rows), &me);
 }
 
 void metrics_render(struct scorer *s, struct reply *out)
 {
 	struct registry *c = &s->counters;
-	size_t fresh;
 	struct buf b;
 
 	/* Grows as needed; the per-node series of a full table fit with room. */
 	buf_init(&b, 16u << 20);
-	buf_puts(&b, "# HELP netsched_scorer_reports_total Agent reports received, by what became of them.\n"
-		     "# TYPE netsched_scorer_reports_total counter\n");
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"accepted\"} %lu\n", get(&c->reports_accepted));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"duplicate\"} %lu\n", get(&c->reports_duplicate));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"malformed\"} %lu\n", get(&c->reports_malformed));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"wrong_version\"} %lu\n", get(&c->reports_version));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"absurd\"} %lu\n", get(&c->reports_absurd));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"table_full\"} %lu\n", get(&c->reports_table_full));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"unsigned\"} %lu\n", get(&c->reports_unsigned));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"forged\"} %lu\n", get(&c->reports_forged));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"impersonated\"} %lu\n", get(&c->reports_impersonated));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"replayed\"} %lu\n", get(&c->reports_replayed));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"unconfirmed\"} %lu\n", get(&c->reports_unconfirmed));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"outdated\"} %lu\n", get(&c->reports_outdated));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"oversize\"} %lu\n", get(&c->reports_oversize));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_oversize\"} %lu\n", get(&c->reports_pods_oversize));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_duplicate\"} %lu\n", get(&c->reports_pods_duplicate));
-	buf_printf(&b, "netsched_scorer_reports_total{result=\"pods_over_link\"} %lu\n", get(&c->reports_pods_over_link));
-	buf_puts(&b, "# HELP netsched_scorer_reports_shared_key_total Accepted reports signed with a shared key, which any node holding it could have signed as any other (weaker than per-node keys: docs/security.md).\n"
-		     "# TYPE netsched_scorer_reports_shared_key_total counter\n");
-	buf_printf(&b, "netsched_scorer_reports_shared_key_total %lu\n", get(&c->reports_shared_key));
-	buf_puts(&b, "# HELP netsched_scorer_report_connections Report connections open.\n"
-		     "# TYPE netsched_scorer_report_connections gauge\n");
-	buf_printf(&b, "netsched_scorer_report_connections %lu\n", get(&c->report_conns));
-	buf_printf(&b, "# HELP netsched_scorer_report_connections_capacity The most report connections kept open.\n"
-		       "# TYPE netsched_scorer_report_connections_capacity gauge\n"
-		       "netsched_scorer_report_connections_capacity %lu\n", get(&c->report_conns_max));
-	buf_puts(&b, "# HELP netsched_scorer_report_connections_closed_total Report connections the scorer closed: no report within --stale-after (10-120 s), or to make room (one of the address holding the most).\n"
-		     "# TYPE netsched_scorer_report_connections_closed_total counter\n");
-	buf_printf(&b, "netsched_scorer_report_connections_closed_total{reason=\"silent\"} %lu\n", get(&c->report_conns_closed_silent));
-	buf_printf(&b, "netsched_scorer_report_connections_closed_total{reason=\"busiest_address\"} %lu\n", get(&c->report_conns_closed_busiest));
-	buf_puts(&b, "# HELP netsched_scorer_report_accept_pauses_total Times the report port stopped accepting because open files ran short (kept for HTTP).\n"
-		     "# TYPE netsched_scorer_report_accept_pauses_total counter\n");
-	buf_printf(&b, "netsched_scorer_report_accept_pauses_total %lu\n", get(&c->report_accept_pauses));
-
-	buf_puts(&b, "# HELP netsched_scorer_requests_total Extender requests answered, by verb.\n"
-		     "# TYPE netsched_scorer_requests_total counter\n");
-	buf_printf(&b, "netsched_scorer_requests_total{verb=\"filter\"} %lu\n", get(&c->requests_filter));
-	buf_printf(&b, "netsched_scorer_requests_total{verb=\"prioritize\"} %lu\n", get(&c->requests_prioritize));
-	buf_printf(&b, "netsched_scorer_requests_total{verb=\"preempt\"} %lu\n", get(&c->requests_preempt));
-	buf_puts(&b, "# HELP netsched_scorer_bad_requests_total Requests answered with a 4xx status.\n"
-		     "# TYPE netsched_scorer_bad_requests_total counter\n");
-	buf_printf(&b, "netsched_scorer_bad_requests_total %lu\n", get(&c->requests_bad));
-	buf_puts(&b, "# HELP netsched_scorer_http_busy_total Requests answered 503: bodies and their tokens in flight had used the request memory budget.\n"
-		     "# TYPE netsched_scorer_http_busy_total counter\n");
-	buf_printf(&b, "netsched_scorer_http_busy_total %lu\n", get(&c->http_busy));
-	buf_puts(&b, "# HELP netsched_scorer_http_deadline_closes_total Connections closed for not finishing in time: request headers within 5 s, a body or reply at under 1 MiB/s, or idle 120 s.\n"
-		     "# TYPE netsched_scorer_http_deadline_closes_total counter\n");
-	buf_printf(&b, "netsched_scorer_http_deadline_closes_total %lu\n", get(&c->http_deadline_closes));
-	buf_puts(&b, "# HELP netsched_scorer_http_connections_reclaimed_total Connections closed to make room for a new one, every slot taken or its address over --connections-per-client: an idle or silent one, or a busy one.\n"
-		     "# TYPE netsched_scorer_http_connections_reclaimed_total counter\n");
-	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"idle\"} %lu\n", get(&c->http_reclaimed_idle));
-	buf_printf(&b, "netsched_scorer_http_connections_reclaimed_total{reason=\"busiest_address\"} %lu\n", get(&c->http_reclaimed_busiest));
-	buf_puts(&b, "# HELP netsched_scorer_http_replies_busy_total Status replies (/v1/nodes, /metrics) answered 503: the replies held for slow readers had used their memory budget (32 MiB).\n"
-		     "# TYPE netsched_scorer_http_replies_busy_total counter\n");
-	buf_printf(&b, "netsched_scorer_http_replies_busy_total %lu\n", get(&c->http_replies_busy));
-	buf_puts(&b, "# HELP netsched_scorer_status_renders_total Status replies rendered (each shared by every request within its hold: a big one at most once a second), and renders that failed (over the size limit, or no memory: the error is then answered for 10 s without rendering).\n"
-		     "# TYPE netsched_scorer_status_renders_total counter\n");
-	{
-		static const char *const paths[] = { "/v1/nodes", "/metrics", "/v1/workloads" };
-
-		for (size_t i = 0; i < 3; i++) {
-			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"ok\"} %lu\n",
-				   paths[i], get(&c->status_renders[i]) - get(&c->status_render_failures[i]));
-			buf_printf(&b, "netsched_scorer_status_renders_total{path=\"%s\",result=\"failed\"} %lu\n",
-				   paths[i], get(&c->status_render_failures[i]));
-		}
-	}
-
-	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds Time to answer an extender request, body received to reply ready.\n"
+	metricrows_put(&b, registry_rows, METRICROWS_N(registry_rows), c);
+	status_renders(&b, c);
+	buf_puts(&b, "# HELP netsched_scorer_request_duration_seconds " "Time to answer an extender request, body received to reply ready." "\n"
 		     "# TYPE netsched_scorer_request_duration_seconds histogram\n");
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"filter\"", &c->latency_filter);
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"prioritize\"",
 		  &c->latency_prioritize);
 	histogram(&b, "netsched_scorer_request_duration_seconds", "verb=\"preempt\"",
 		  &c->latency_preempt);
-
-	buf_puts(&b, "# HELP netsched_scorer_prometheus_refreshes_total Fallback queries to Prometheus, by result.\n"
-		     "# TYPE netsched_scorer_prometheus_refreshes_total counter\n");
-	buf_printf(&b, "netsched_scorer_prometheus_refreshes_total{result=\"ok\"} %lu\n", get(&c->prom_refreshes));
-	buf_printf(&b, "netsched_scorer_prometheus_refreshes_total{result=\"failed\"} %lu\n", get(&c->prom_failures));
-	buf_puts(&b, "# HELP netsched_scorer_prometheus_values_dropped_total Fallback values dropped: NaN, Inf, negative, absurd or without a node name.\n"
-		     "# TYPE netsched_scorer_prometheus_values_dropped_total counter\n");
-	buf_printf(&b, "netsched_scorer_prometheus_values_dropped_total %lu\n", get(&c->prom_values_dropped));
-	buf_puts(&b, "# HELP netsched_scorer_prometheus_query_duration_seconds Time of each fallback query, failed ones included.\n"
+	metricrows_put(&b, prometheus_rows, METRICROWS_N(prometheus_rows), c);
+	buf_puts(&b, "# HELP netsched_scorer_prometheus_query_duration_seconds " "Time of each fallback query, failed ones included." "\n"
 		     "# TYPE netsched_scorer_prometheus_query_duration_seconds histogram\n");
 	histogram(&b, "netsched_scorer_prometheus_query_duration_seconds", "", &c->latency_prometheus);
 
@@ -314,17 +325,7 @@ void metrics_render(struct scorer *s, struct reply *out)
 	podwatch_metrics(&b, s);
 	podstatus_metrics(&b, s);
 	moves_metrics(&b, s);
-	buf_printf(&b, "# HELP netsched_scorer_ready 1 when /readyz answers 200: fresh agent data, or the warm-up has passed.\n"
-		       "# TYPE netsched_scorer_ready gauge\n"
-		       "netsched_scorer_ready %d\n", view_ready(&s->view, s->now_ns(), &fresh) ? 1 : 0);
-	buf_printf(&b, "# HELP netsched_scorer_log_lines_dropped_total Log lines dropped because stderr's reader was not keeping up.\n"
-		       "# TYPE netsched_scorer_log_lines_dropped_total counter\n"
-		       "netsched_scorer_log_lines_dropped_total %llu\n",
-		   (unsigned long long)log_dropped_total());
-	buf_printf(&b, "# HELP netsched_scorer_uptime_seconds Seconds since the scorer started.\n"
-		       "# TYPE netsched_scorer_uptime_seconds gauge\n"
-		       "netsched_scorer_uptime_seconds %.3f\n",
-		   (double)(s->now_ns() - s->view.started_mono_ns) / 1e9);
+	scorer_metrics(&b, s);
 
 	reply_take(&b, out);
 	if (out->body)

@@ -6,6 +6,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "pods/podindex.h"
+#include "serve/metricrows.h"
 #include "serve/reply.h"
 #include "scorer.h"
 #include "nodes/view.h"
@@ -154,49 +155,39 @@ static void top_series(struct buf *b, struct scorer *s)
 
 void podstatus_metrics(struct buf *b, struct scorer *s)
 {
-	struct podindex_stats ps;
-	struct workload_stats ws;
+	struct pods_snapshot {
+		struct podindex_stats ps;
+		struct workload_stats ws;
+	} p;
+#define AT(f) offsetof(struct pods_snapshot, f)
+	static const struct metricfamily rows[] = {
+		{ "pod_traffic_total", "counter", "Pod entries of agents' reports, by what the join made of them: matched to a running pod bound to the node, or not (an unknown address, one of pods on other nodes, one of pods that do not run).",
+		  "result", "matched unknown_ip wrong_node not_running",
+		  METRICROWS_U64, { AT(ps.matched), AT(ps.unknown_ip), AT(ps.wrong_node),
+		    AT(ps.not_running) } },
+		{ "pods_indexed", "gauge", "Bound pods the pod index holds, and how many of them run.",
+		  "state", "bound running",
+		  METRICROWS_SIZE, { AT(ps.pods), AT(ps.running) } },
+		{ "pods_not_indexed_total", "counter", "Pods left out of the index: absurd addresses or owner references, or the index full (--max-pods).",
+		  "reason", "absurd full",
+		  METRICROWS_U64, { AT(ps.ignored), AT(ps.full) } },
+		{ "pod_average_bytes_per_second", "gauge", "The cluster's average traffic per measured pod: what a pod nothing is known of weighs.",
+		  "direction", "rx tx",
+		  METRICROWS_U64, { AT(ps.avg_rx_bytes_per_second), AT(ps.avg_tx_bytes_per_second) } },
+		{ "workloads", "gauge", "Workloads tracked (--max-workloads), with a pod in the index (live), with a learned demand.",
+		  "state", "tracked live learned",
+		  METRICROWS_SIZE, { AT(ws.tracked), AT(ws.live), AT(ws.learned) } },
+		{ "workloads_total", "counter", "Workloads let go: idle ones evicted for a new one, new ones refused (all live), idle ones forgotten.",
+		  "event", "evicted refused forgotten",
+		  METRICROWS_U64, { AT(ws.evicted), AT(ws.refused), AT(ws.forgotten) } },
+		{ "workload_samples_total", "counter", "Pod measurements the workloads learned from.", NULL, NULL, METRICROWS_U64, { AT(ws.samples) } },
+	};
+#undef AT
 
 	if (!s->view.weights.pods)
 		return;
-	podindex_stats(s->view.weights.pods, &ps);
-	workload_stats(s->view.weights.workloads, &ws);
-	buf_puts(b, "# HELP netsched_scorer_pod_traffic_total Pod entries of agents' reports, by what the join made of them: matched to a running pod bound to the node, or not (an unknown address, one of pods on other nodes, one of pods that do not run).\n"
-		    "# TYPE netsched_scorer_pod_traffic_total counter\n");
-	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"matched\"} %llu\n", (unsigned long long)ps.matched);
-	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"unknown_ip\"} %llu\n", (unsigned long long)ps.unknown_ip);
-	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"wrong_node\"} %llu\n", (unsigned long long)ps.wrong_node);
-	buf_printf(b, "netsched_scorer_pod_traffic_total{result=\"not_running\"} %llu\n", (unsigned long long)ps.not_running);
-	buf_printf(b, "# HELP netsched_scorer_pods_indexed Bound pods the pod index holds, and how many of them run.\n"
-		      "# TYPE netsched_scorer_pods_indexed gauge\n"
-		      "netsched_scorer_pods_indexed{state=\"bound\"} %zu\n"
-		      "netsched_scorer_pods_indexed{state=\"running\"} %zu\n", ps.pods, ps.running);
-	buf_printf(b, "# HELP netsched_scorer_pods_not_indexed_total Pods left out of the index: absurd addresses or owner references, or the index full (--max-pods).\n"
-		      "# TYPE netsched_scorer_pods_not_indexed_total counter\n"
-		      "netsched_scorer_pods_not_indexed_total{reason=\"absurd\"} %llu\n"
-		      "netsched_scorer_pods_not_indexed_total{reason=\"full\"} %llu\n",
-		   (unsigned long long)ps.ignored, (unsigned long long)ps.full);
-	buf_printf(b, "# HELP netsched_scorer_pod_average_bytes_per_second The cluster's average traffic per measured pod: what a pod nothing is known of weighs.\n"
-		      "# TYPE netsched_scorer_pod_average_bytes_per_second gauge\n"
-		      "netsched_scorer_pod_average_bytes_per_second{direction=\"rx\"} %llu\n"
-		      "netsched_scorer_pod_average_bytes_per_second{direction=\"tx\"} %llu\n",
-		   (unsigned long long)ps.avg_rx_bytes_per_second,
-		   (unsigned long long)ps.avg_tx_bytes_per_second);
-	buf_printf(b, "# HELP netsched_scorer_workloads Workloads tracked (--max-workloads), with a pod in the index (live), with a learned demand.\n"
-		      "# TYPE netsched_scorer_workloads gauge\n"
-		      "netsched_scorer_workloads{state=\"tracked\"} %zu\n"
-		      "netsched_scorer_workloads{state=\"live\"} %zu\n"
-		      "netsched_scorer_workloads{state=\"learned\"} %zu\n", ws.tracked, ws.live,
-		   ws.learned);
-	buf_printf(b, "# HELP netsched_scorer_workloads_total Workloads let go: idle ones evicted for a new one, new ones refused (all live), idle ones forgotten.\n"
-		      "# TYPE netsched_scorer_workloads_total counter\n"
-		      "netsched_scorer_workloads_total{event=\"evicted\"} %llu\n"
-		      "netsched_scorer_workloads_total{event=\"refused\"} %llu\n"
-		      "netsched_scorer_workloads_total{event=\"forgotten\"} %llu\n",
-		   (unsigned long long)ws.evicted, (unsigned long long)ws.refused,
-		   (unsigned long long)ws.forgotten);
-	buf_printf(b, "# HELP netsched_scorer_workload_samples_total Pod measurements the workloads learned from.\n"
-		      "# TYPE netsched_scorer_workload_samples_total counter\n"
-		      "netsched_scorer_workload_samples_total %llu\n", (unsigned long long)ws.samples);
+	podindex_stats(s->view.weights.pods, &p.ps);
+	workload_stats(s->view.weights.workloads, &p.ws);
+	metricrows_put(b, rows, METRICROWS_N(rows), &p);
 	top_series(b, s);
 }
