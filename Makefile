@@ -46,12 +46,14 @@ CPPFLAGS += -I. -Icommon -Iproto -Iscorer -I$(GEN)
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c) $(GEN)/netsched.pb-c.c
 AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
 SCORER_SRC := $(filter-out scorer/main.c,$(wildcard scorer/*.c scorer/*/*.c))
+REBAL_SRC := $(filter-out rebalancer/main.c,$(wildcard rebalancer/*.c))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 COMMON_OBJ := $(call obj,$(COMMON_SRC))
 AGENT_OBJ := $(call obj,$(AGENT_SRC))
 SCORER_OBJ := $(call obj,$(SCORER_SRC))
+REBAL_OBJ := $(call obj,$(REBAL_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
@@ -91,6 +93,9 @@ $(BUILD)/libagent.a: $(AGENT_OBJ)
 $(BUILD)/libscorer.a: $(SCORER_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/librebalancer.a: $(REBAL_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BINDIR)/netsched-agent: $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -103,7 +108,7 @@ $(BINDIR)/netsched-scorer: $(BUILD)/scorer/main.o $(BUILD)/libscorer.a $(BUILD)/
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # Every unit test links the module archives; the linker takes what it needs.
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/librebalancer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
