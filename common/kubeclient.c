@@ -1,4 +1,4 @@
-#include "kube/kubeclient.h"
+#include "kubeclient.h"
 
 #include <errno.h>
 #include <stdatomic.h>
