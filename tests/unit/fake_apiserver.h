@@ -41,6 +41,13 @@ struct fake_apiserver {
 	atomic_uint lists, watches;
 	char authorization[256];	/* of the last request */
 	char path[1024];		/* of the last request, with its query */
+	/* Any other path: this answer (status 0: 404), and what the last
+	 * request carried: its method, Content-Type and body (POST, PUT). */
+	struct fake_answer other;
+	char method[8];
+	char content_type[64];
+	char upload[8192];
+	size_t upload_len;
 };
 
 struct fake_stream {
@@ -104,16 +111,44 @@ static enum MHD_Result fake_apiserver_answer(void *cls, struct MHD_Connection *c
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	(void)method, (void)version, (void)upload, (void)upload_size, (void)con_cls;
+	(void)version;
+	if (strcmp(method, "GET") != 0) {
+		/* A body arrives in pieces: gather it, answer after the last. */
+		static int started;
+		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+
+		if (!*con_cls) {
+			*con_cls = &started;
+			pthread_mutex_lock(&fa->lock);
+			fa->upload_len = 0;
+			snprintf(fa->content_type, sizeof(fa->content_type), "%s", ct ? ct : "");
+			pthread_mutex_unlock(&fa->lock);
+			return MHD_YES;
+		}
+		if (*upload_size) {
+			pthread_mutex_lock(&fa->lock);
+			if (fa->upload_len + *upload_size < sizeof(fa->upload)) {
+				memcpy(fa->upload + fa->upload_len, upload, *upload_size);
+				fa->upload_len += *upload_size;
+			}
+			pthread_mutex_unlock(&fa->lock);
+			*upload_size = 0;
+			return MHD_YES;
+		}
+	}
 	if (!st)
 		return MHD_NO;
 	pthread_mutex_lock(&fa->lock);
+	snprintf(fa->method, sizeof(fa->method), "%s", method);
+	fa->upload[fa->upload_len < sizeof(fa->upload) ? fa->upload_len : 0] = '\0';
+	if (strcmp(method, "GET") == 0)
+		fa->upload_len = 0, fa->upload[0] = '\0';
 	snprintf(fa->authorization, sizeof(fa->authorization), "%s", auth ? auth : "");
 	snprintf(fa->path, sizeof(fa->path), "%s", url);
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fake_apiserver_arg, fa);
 	a = watch ? fa->watch : fa->list;
 	if (strcmp(url, "/api/v1/pods"))
-		a = (struct fake_answer){ 404, NULL };
+		a = fa->other.status ? fa->other : (struct fake_answer){ 404, NULL };
 	st->fa = fa;
 	st->watch = watch != NULL;
 	st->body = strdup(a.body ? a.body : "");
@@ -150,6 +185,30 @@ static inline void fake_apiserver_set(struct fake_apiserver *fa, bool watch, uns
 	pthread_mutex_unlock(&fa->lock);
 }
 
+/* What requests to any other path get from now on (body copied). */
+static inline void fake_apiserver_set_other(struct fake_apiserver *fa, unsigned status,
+					    const char *body)
+{
+	char *copy = strdup(body);
+
+	pthread_mutex_lock(&fa->lock);
+	free(fa->other.body);
+	fa->other.body = copy;
+	fa->other.status = status;
+	pthread_mutex_unlock(&fa->lock);
+}
+
+/* The last request's method, Content-Type and body. */
+static inline void fake_apiserver_last_upload(struct fake_apiserver *fa, char *method, size_t mlen,
+					      char *ctype, size_t clen, char *body, size_t blen)
+{
+	pthread_mutex_lock(&fa->lock);
+	snprintf(method, mlen, "%s", fa->method);
+	snprintf(ctype, clen, "%s", fa->content_type);
+	snprintf(body, blen, "%s", fa->upload);
+	pthread_mutex_unlock(&fa->lock);
+}
+
 /* A copy of what the last request carried. */
 static inline void fake_apiserver_last(struct fake_apiserver *fa, char *path, size_t plen,
 				       char *auth, size_t alen)
@@ -170,6 +229,7 @@ static inline void fake_apiserver_stop(struct fake_apiserver *fa)
 	pthread_mutex_destroy(&fa->lock);
 	free(fa->list.body);
 	free(fa->watch.body);
+	free(fa->other.body);
 	free(fa->cert);
 	free(fa->key);
 	free(fa);
