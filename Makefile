@@ -59,7 +59,7 @@ TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s bench-podwatch bench-k8s-hostile clean \
 	fuzz fuzz-smoke fuzz-ci load coverage bench-placement demo-cluster
-all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
+all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer $(BINDIR)/netsched-rebalancer
 
 deps:
 	$(Q).ci/deps build
@@ -103,6 +103,11 @@ $(BINDIR)/netsched-agent: $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/lib
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 $(BINDIR)/netsched-scorer: $(BUILD)/scorer/main.o $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BINDIR)/netsched-rebalancer: $(BUILD)/rebalancer/main.o $(BUILD)/librebalancer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)

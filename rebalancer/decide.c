@@ -620,6 +620,19 @@ static void plan_node(const struct decide_config *cfg, const struct decide_memor
 		say(o->sentence, sizeof(o->sentence), " (nor any of its %zu other pods)", n_idx - 1);
 }
 
+bool decide_wants_facts(const struct decide_config *cfg, const struct decide_memory *m,
+			const struct decide_node *n)
+{
+	const struct decide_node_memory *nm = memory_node(m, n->name);
+
+	if (!nm || !n->fresh || n->link == 0 || n->n_pods == 0)
+		return false;
+	for (int d = 0; d < 2; d++)
+		if (over(n->rate[d], n->link, cfg->hot) && nm->over[d] >= cfg->debounce)
+			return true;
+	return false;
+}
+
 size_t decide_plan(const struct decide_config *cfg, const struct decide_memory *m,
 		   const struct decide_snapshot *s, struct decide_outcome *out, size_t cap)
 {

@@ -207,6 +207,12 @@ void decide_snapshot_free(struct decide_snapshot *s);
 int decide_observe(struct decide_memory *m, const struct decide_config *cfg,
 		   const struct decide_snapshot *s);
 
+/* Whether node n (of the snapshot last observed) is fresh and hot, over
+ * cfg->hot for cfg->debounce reports in a direction: the nodes whose pods'
+ * Kubernetes facts the plan needs (the others' are never read). */
+bool decide_wants_facts(const struct decide_config *cfg, const struct decide_memory *m,
+			const struct decide_node *n);
+
 /* The plan for this cycle: one outcome per node over cfg->hot in some
  * direction, in snapshot order, at most cap (out may be NULL with cap 0 to
  * count). Changes nothing. Returns how many outcomes there are. */
