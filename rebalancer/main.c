@@ -142,9 +142,9 @@ static void read_facts(struct rebal *r, struct decide_snapshot *s)
 	}
 }
 
-/* POST /v1/moves for o: 0 when the scorer accepted it. */
+/* POST /v1/moves for o, held hold_s: 0 when the scorer accepted it. */
 static int post_move(struct rebal *r, const struct decide_snapshot *s,
-		     const struct decide_outcome *o)
+		     const struct decide_outcome *o, uint64_t hold_s)
 {
 	const struct decide_node *n = &s->nodes[o->node];
 	const struct decide_pod *p = &n->pods[o->pod];
@@ -170,7 +170,7 @@ static int post_move(struct rebal *r, const struct decide_snapshot *s,
 	buf_json_cstr(&body, s->nodes[o->dest].name);
 	buf_printf(&body, ",\"rxBytesPerSecond\":%llu,\"txBytesPerSecond\":%llu,\"holdSeconds\":%llu}",
 		   (unsigned long long)p->rx, (unsigned long long)p->tx,
-		   (unsigned long long)(r->o.hold_ms / 1000));
+		   (unsigned long long)hold_s);
 	if (buf_failed(&body)) {
 		log_warn(MOD, "%s: the move of %s/%s does not fit the contract's 4 KiB body", n->name,
 			 p->namespace, p->name);
@@ -212,8 +212,10 @@ static bool act(struct rebal *r, struct decide_snapshot *s, const struct decide_
 		log_debug(MOD, "%s", o->sentence);
 		return false;
 	case DECIDE_DRY_RUN:
+		/* Not remembered as a move: nothing moved, so no cool-down
+		 * or limit may say it did; the plan is said again each cycle
+		 * (an Event only when it changes). */
 		log_info(MOD, "%s", o->sentence);
-		decide_record_move(&r->mem, s, o, s->now_s);
 		if (news(r, n, o, s->now_s))
 			events(r, n, p, "Normal", "NetschedWouldMove", o->sentence);
 		return false;
@@ -225,9 +227,15 @@ static bool act(struct rebal *r, struct decide_snapshot *s, const struct decide_
 			events(r, n, p, "Warning", "NetschedMoveRefused", o->sentence);
 		return false;
 	}
-	if (post_move(r, s, o))
+	if (post_move(r, s, o, r->o.hold_ms / 1000))
 		return false;
 	ev = kubeops_evict(&r->ko, p->namespace, p->name, p->uid, &code, why, sizeof(why));
+	if (ev != KUBEOPS_EVICTED)
+		/* The pod stays: the same move again, held one second,
+		 * replaces the hold and the reservation (the contract: a
+		 * second move for a UID replaces the first), so neither the
+		 * source nor the destination is held for a move not made. */
+		post_move(r, s, o, 1);
 	switch (ev) {
 	case KUBEOPS_EVICTED:
 		atomic_fetch_add(&r->metrics.evictions, 1);
