@@ -16,6 +16,9 @@
 #  - the leader is killed: the other replica takes the Lease over and acts
 #    (cycles as leader), and still evicts nothing else: what is left on
 #    n-hot is protected (DaemonSet, bare, PDB, web-1 being deleted).
+# The rebalancers run as deploy/rebalancer.yaml's ServiceAccount, with its
+# RBAC as shipped (the apiserver authorizes with RBAC): what it grants is
+# enough for all of the above.
 # The scorer's side is tests/k8s/fake_pressure.py (the contract's JSON and
 # POST /v1/moves), so the hot node is exact. No controller-manager runs:
 # the PDB's status keeps disruptionsAllowed 0 and the apiserver answers
@@ -30,10 +33,25 @@ cd "$ROOT" || exit 1
 [ -x "$BIN/netsched-rebalancer" ] || fail "no $BIN/netsched-rebalancer (run make)"
 command -v etcd >/dev/null || { echo "SKIP: etcd not installed"; exit 77; }
 k8s_init
+# The rebalancer's ServiceAccount, as the apiserver will know it: a static token
+# for its user name (no controller-manager mints ServiceAccount tokens here).
+RB_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+echo "$RB_TOKEN,system:serviceaccount:netsched:netsched-rebalancer,2000,system:serviceaccounts" >>"$WORK/pki/tokens.csv"
+K8S_AUTHZ=RBAC
 k8s_ports
 k8s_up_api
 k8s_nodes n-hot n-cool
 kc create namespace netsched >/dev/null || fail "cannot create namespace netsched"
+python3 - deploy/rebalancer.yaml "$WORK/rbac.yaml" <<'PY' || fail "cannot read deploy/rebalancer.yaml"
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+keep = ("ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+yaml.safe_dump_all([d for d in docs if d["kind"] in keep], open(sys.argv[2], "w"))
+PY
+kc create -f "$WORK/rbac.yaml" >/dev/null || fail "cannot create the rebalancer's RBAC from deploy/"
+sed "s|token: $K8S_TOKEN|token: $RB_TOKEN|" "$WORK/kubeconfig" >"$WORK/rebalancer.kubeconfig"
+[ "$(kc auth can-i delete pods --as system:serviceaccount:netsched:netsched-rebalancer)" = no ] ||
+	fail "deploy/'s RBAC lets the rebalancer delete pods"
 
 # The owners, then their pods with ownerReferences to them (nothing would
 # create the pods: no controller-manager).
@@ -138,7 +156,7 @@ logged() { grep -q -- "$2" "$WORK/$1.log"; }
 rebalancer() { # NAME ARGS...
 	local name=$1
 	shift
-	start "$name" "$BIN/netsched-rebalancer" --kubeconfig "$WORK/kubeconfig" \
+	start "$name" "$BIN/netsched-rebalancer" --kubeconfig "$WORK/rebalancer.kubeconfig" \
 		--scorer "http://127.0.0.1:$SP" --interval 1s --min-age 0 \
 		--lease-namespace netsched --lease-duration 3s --identity "$name" "$@"
 }
