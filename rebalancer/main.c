@@ -121,7 +121,7 @@ static void read_facts(struct rebal *r, struct decide_snapshot *s)
 {
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		struct decide_node *n = &s->nodes[i];
-		char why[512];
+		char why[512] = "";
 		long code = 0;
 
 		if (!decide_wants_facts(&r->o.decide, &r->mem, n))
@@ -130,8 +130,12 @@ static void read_facts(struct rebal *r, struct decide_snapshot *s)
 				      sizeof(why)) ||
 		    code != 200) {
 			atomic_fetch_add(&r->metrics.apiserver_errors, 1);
-			log_warn(MOD, "%s: cannot list its pods (%s%ld): none of them moves this cycle",
-				 n->name, why[0] && code == 0 ? why : "status ", code);
+			if (code == 0)
+				log_warn(MOD, "%s: cannot list its pods (%s): none of them moves this "
+					 "cycle", n->name, why);
+			else
+				log_warn(MOD, "%s: cannot list its pods (the apiserver answered %ld): "
+					 "none of them moves this cycle", n->name, code);
 			continue;
 		}
 		if (podfacts_join(r->body.data, r->body.len, n, why, sizeof(why))) {

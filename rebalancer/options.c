@@ -34,8 +34,8 @@ static int set_scorer(void *ctx, const char *v, char *why, size_t len)
 		}
 		memcpy(list[n], p, l);
 		list[n][l] = '\0';
-		while (l > 0 && list[n][l - 1] == '/')
-			list[n][--l] = '\0';	/* paths are appended */
+		for (size_t t = l; t > 0 && list[n][t - 1] == '/'; t--)
+			list[n][t - 1] = '\0';	/* paths are appended */
 		n++;
 		p += l + (p[l] == ',');
 		if (p[-1] == ',' && !*p) {

@@ -226,5 +226,6 @@ wait_for 30 "$follower acting as the leader for 5 cycles" leading
 [ "$(terminating)" = "web-1 " ] || fail "after the takeover, evicted: '$(terminating)', want only web-1"
 logged "$follower" "not moving default/" || fail "$follower says nothing about n-hot"
 echo "ok: $follower took the Lease over from $leader and acts; what is left on n-hot is protected: $(grep -m1 'not moving' "$WORK/$follower.log" | sed 's/.*rebalancer: //')"
+stop_pids "$P1" "$P2"
 k8s_down
 echo "PASS: k8s rebalance"
