@@ -106,7 +106,7 @@ static enum MHD_Result fake_apiserver_answer(void *cls, struct MHD_Connection *c
 	struct fake_apiserver *fa = cls;
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	const char *watch = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch");
-	struct fake_stream *st = calloc(1, sizeof(*st));
+	struct fake_stream *st;
 	struct fake_answer a;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
@@ -136,6 +136,7 @@ static enum MHD_Result fake_apiserver_answer(void *cls, struct MHD_Connection *c
 			return MHD_YES;
 		}
 	}
+	st = calloc(1, sizeof(*st));
 	if (!st)
 		return MHD_NO;
 	pthread_mutex_lock(&fa->lock);
