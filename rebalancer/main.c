@@ -146,20 +146,21 @@ static void read_facts(struct rebal *r, struct decide_snapshot *s)
 	}
 }
 
-/* POST /v1/moves for o, held hold_s: 0 when the scorer accepted it. */
+/* POST /v1/moves for o, held hold_s, to every scorer replica (a move lives
+ * in each replica's memory, and the scheduler may ask any of them). 0 when
+ * every replica that answered took it and one at least did; *accepted says
+ * how many took it, whatever the result. */
 static int post_move(struct rebal *r, const struct decide_snapshot *s,
-		     const struct decide_outcome *o, uint64_t hold_s)
+		     const struct decide_outcome *o, uint64_t hold_s, unsigned *accepted)
 {
 	const struct decide_node *n = &s->nodes[o->node];
 	const struct decide_pod *p = &n->pods[o->pod];
-	struct buf body, reply;
-	const char *url = "";
-	char why[1024];
-	long code = 0;
+	struct scorerclient_all all;
+	struct buf body;
 	int rc;
 
+	*accepted = 0;
 	buf_init(&body, 4096);
-	buf_init(&reply, 4096);
 	buf_puts(&body, "{\"namespace\":");
 	buf_json_cstr(&body, p->namespace);
 	buf_puts(&body, ",\"pod\":");
@@ -181,22 +182,24 @@ static int post_move(struct rebal *r, const struct decide_snapshot *s,
 		rc = -E2BIG;
 		goto cleanup;
 	}
-	rc = scorerclient_post(r->sc, "/v1/moves", body.data, body.len, 4096, &reply, &code, &url,
-			       why, sizeof(why));
-	if (rc == 0 && code != 200) {
-		log_warn(MOD, "%s: the scorer %s refused the move of %s/%s (%ld %.*s): not evicting",
-			 n->name, url, p->namespace, p->name, code, (int)(reply.len < 300 ? reply.len : 300),
-			 reply.data ? reply.data : "");
+	rc = scorerclient_post_all(r->sc, r->o.scorer_replicas, "/v1/moves", body.data, body.len,
+				   &all);
+	*accepted = all.accepted;
+	if (rc || all.accepted == 0 || all.refused > 0) {
+		log_warn(MOD, "%s: the move of %s/%s (held %llu s): %u of %u scorer replicas took it, "
+			 "%u refused, %u did not answer (%s)%s", n->name, p->namespace, p->name,
+			 (unsigned long long)hold_s, all.accepted, all.replicas, all.refused,
+			 all.unreachable, all.why, hold_s > 1 ? ": not evicting" : "");
 		rc = -EIO;
-	} else if (rc) {
-		log_warn(MOD, "%s: no scorer took the move of %s/%s (%s): not evicting", n->name,
-			 p->namespace, p->name, why);
+	} else if (all.unreachable) {
+		log_warn(MOD, "%s: the move of %s/%s: %u of %u scorer replicas took it, %u did not "
+			 "answer (%s)", n->name, p->namespace, p->name, all.accepted, all.replicas,
+			 all.unreachable, all.why);
 	}
-	if (rc)
+	if (rc || all.unreachable)
 		atomic_fetch_add(&r->metrics.scorer_errors, 1);
 cleanup:
 	buf_free(&body);
-	buf_free(&reply);
 	return rc;
 }
 
@@ -208,6 +211,7 @@ static bool act(struct rebal *r, struct decide_snapshot *s, const struct decide_
 	const struct decide_pod *p = o->pod < n->n_pods ? &n->pods[o->pod] : NULL;
 	enum kubeops_eviction ev;
 	char why[256], msg[DECIDE_SENTENCE_MAX + 384];
+	unsigned took = 0;
 	long code = 0;
 
 	atomic_fetch_add(&r->metrics.outcomes[o->reason], 1);
@@ -231,15 +235,18 @@ static bool act(struct rebal *r, struct decide_snapshot *s, const struct decide_
 			events(r, n, p, "Warning", "NetschedMoveRefused", o->sentence);
 		return false;
 	}
-	if (post_move(r, s, o, r->o.hold_ms / 1000))
+	if (post_move(r, s, o, r->o.hold_ms / 1000, &took)) {
+		if (took)
+			post_move(r, s, o, 1, &took);	/* release where it was taken */
 		return false;
+	}
 	ev = kubeops_evict(&r->ko, p->namespace, p->name, p->uid, &code, why, sizeof(why));
 	if (ev != KUBEOPS_EVICTED)
 		/* The pod stays: the same move again, held one second,
 		 * replaces the hold and the reservation (the contract: a
 		 * second move for a UID replaces the first), so neither the
 		 * source nor the destination is held for a move not made. */
-		post_move(r, s, o, 1);
+		post_move(r, s, o, 1, &took);
 	switch (ev) {
 	case KUBEOPS_EVICTED:
 		atomic_fetch_add(&r->metrics.evictions, 1);

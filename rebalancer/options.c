@@ -197,6 +197,9 @@ static int set_log_level(void *ctx, const char *v, char *why, size_t len)
 static const struct cli_opt opts[] = {
 	{ .name = "scorer", .kind = CLI_VALUE, .arg = "URL[,URL]", .set = set_scorer,
 	  .help = "the scorers' extender listener, first that answers", .def = "http://127.0.0.1:8470" },
+	{ .name = "scorer-replicas", .kind = CLI_VALUE, .arg = "NAME", .type = CLI_STRING,
+	  AT(scorer_replicas), .help = "a name resolving to every scorer replica (a headless "
+	  "Service): moves go to each, reached as the first --scorer's host (default: each --scorer)" },
 	{ .name = "scorer-ca", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING, AT(scorer_ca),
 	  .help = "CA that signed the scorer's certificate (https)" },
 	{ .name = "scorer-cert", .kind = CLI_VALUE, .arg = "FILE", .type = CLI_STRING,

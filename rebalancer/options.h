@@ -21,6 +21,9 @@ struct rebal_options {
 	/* The scorers, tried in order (--scorer URL[,URL...]). */
 	char scorer[REBAL_URLS_MAX][REBAL_URL_MAX];
 	size_t n_scorer;
+	/* A DNS name resolving to every scorer replica (a headless
+	 * Service's): moves are posted to each; "" = to each --scorer URL. */
+	char scorer_replicas[REBAL_URL_MAX];
 	char scorer_ca[REBAL_PATH_MAX];
 	char scorer_cert[REBAL_PATH_MAX];
 	char scorer_key[REBAL_PATH_MAX];

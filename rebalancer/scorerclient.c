@@ -6,6 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <curl/curl.h>
 
 struct scorerclient {
@@ -82,9 +86,10 @@ void scorerclient_destroy(struct scorerclient *sc)
 	free(sc);
 }
 
-static int request(struct scorerclient *sc, const char *path, const char *body, size_t len,
-		   size_t max, struct buf *out, long *code, const char **url, char *why,
-		   size_t whylen)
+/* Tries URLs first .. first + count - 1 in order. */
+static int request(struct scorerclient *sc, size_t first, size_t count, const char *path,
+		   const char *body, size_t len, size_t max, struct buf *out, long *code,
+		   const char **url, char *why, size_t whylen)
 {
 	struct curl_slist *hdrs = NULL;
 	size_t used = 0;
@@ -97,7 +102,7 @@ static int request(struct scorerclient *sc, const char *path, const char *body, 
 			return -ENOMEM;
 		}
 	}
-	for (size_t i = 0; i < sc->n_urls; i++) {
+	for (size_t i = first; i < first + count && i < sc->n_urls; i++) {
 		char u[256 + 1024];
 		CURLcode cc;
 
@@ -140,12 +145,135 @@ static int request(struct scorerclient *sc, const char *path, const char *body, 
 int scorerclient_get(struct scorerclient *sc, const char *path, size_t max, struct buf *out,
 		     long *code, const char **url, char *why, size_t whylen)
 {
-	return request(sc, path, NULL, 0, max, out, code, url, why, whylen);
+	return request(sc, 0, sc->n_urls, path, NULL, 0, max, out, code, url, why, whylen);
 }
 
 int scorerclient_post(struct scorerclient *sc, const char *path, const char *body, size_t len,
 		      size_t max, struct buf *out, long *code, const char **url, char *why,
 		      size_t whylen)
 {
-	return request(sc, path, body, len, max, out, code, url, why, whylen);
+	return request(sc, 0, sc->n_urls, path, body, len, max, out, code, url, why, whylen);
+}
+
+/* "host" and "port" of "scheme://host:port" (IPv6 in brackets kept). */
+static int split_url(const char *url, char *host, size_t hcap, char *port, size_t pcap)
+{
+	const char *h = strstr(url, "://"), *end, *colon;
+	bool https;
+
+	if (!h)
+		return -EINVAL;
+	https = strncmp(url, "https", 5) == 0;
+	h += 3;
+	end = h + strcspn(h, "/");
+	colon = *h == '[' ? strchr(h, ']') : h;
+	colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
+	if ((size_t)((colon ? colon : end) - h) >= hcap)
+		return -EINVAL;
+	snprintf(host, hcap, "%.*s", (int)((colon ? colon : end) - h), h);
+	snprintf(port, pcap, "%.*s", colon ? (int)(end - colon - 1) : 0, colon ? colon + 1 : "");
+	if (!port[0])
+		snprintf(port, pcap, "%s", https ? "443" : "80");
+	return 0;
+}
+
+static void tally(struct scorerclient_all *all, int rc, long code, const char *who,
+		  const char *why, const struct buf *reply)
+{
+	size_t used = strlen(all->why);
+
+	if (rc == 0 && code == 200) {
+		all->accepted++;
+		return;
+	}
+	if (rc == 0)
+		all->refused++;
+	else
+		all->unreachable++;
+	if (used == 0 && rc == 0)
+		snprintf(all->why, sizeof(all->why), "%s answered %ld: %.*s", who, code,
+			 (int)(reply->len < 200 ? reply->len : 200), reply->data ? reply->data : "");
+	else if (used == 0)
+		snprintf(all->why, sizeof(all->why), "%s", why);
+}
+
+int scorerclient_post_all(struct scorerclient *sc, const char *replicas_name, const char *path,
+			  const char *body, size_t len, struct scorerclient_all *all)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL, *ai;
+	char host[256], port[16], addrs[SCORERCLIENT_REPLICAS_MAX][INET6_ADDRSTRLEN];
+	struct buf reply;
+	size_t n = 0;
+	int rc;
+
+	memset(all, 0, sizeof(*all));
+	buf_init(&reply, 4096);
+	if (!replicas_name || !replicas_name[0]) {
+		/* Each URL is a replica. */
+		for (size_t i = 0; i < sc->n_urls; i++) {
+			char why[512];
+			const char *url = "";
+			long code = 0;
+
+			all->replicas++;
+			rc = request(sc, i, 1, path, body, len, 4096, &reply, &code, &url, why,
+				     sizeof(why));
+			tally(all, rc, code, sc->urls[i], why, &reply);
+		}
+		buf_free(&reply);
+		return 0;
+	}
+	if (sc->n_urls == 0 || split_url(sc->urls[0], host, sizeof(host), port, sizeof(port))) {
+		snprintf(all->why, sizeof(all->why), "no scorer URL to reach the replicas as");
+		buf_free(&reply);
+		return -EINVAL;
+	}
+	rc = getaddrinfo(replicas_name, NULL, &hints, &res);
+	if (rc) {
+		snprintf(all->why, sizeof(all->why), "%s does not resolve: %s", replicas_name,
+			 gai_strerror(rc));
+		buf_free(&reply);
+		return -ENOENT;
+	}
+	for (ai = res; ai && n < SCORERCLIENT_REPLICAS_MAX; ai = ai->ai_next) {
+		const void *a = ai->ai_family == AF_INET6 ?
+			(const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr :
+			(const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr;
+		char text[INET6_ADDRSTRLEN];
+		bool seen = false;
+
+		if (!inet_ntop(ai->ai_family, a, text, sizeof(text)))
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= strcmp(addrs[k], text) == 0;
+		if (!seen)
+			snprintf(addrs[n++], sizeof(addrs[0]), "%s", text);
+	}
+	freeaddrinfo(res);
+	for (size_t k = 0; k < n; k++) {
+		char to[256 + 16 + INET6_ADDRSTRLEN + 8], why[512], who[1024];
+		struct curl_slist *ct;
+		const char *url = "";
+		long code = 0;
+
+		/* The first URL's host:port, connected to this replica. */
+		snprintf(to, sizeof(to), strchr(addrs[k], ':') ? "%s:%s:[%s]:%s" : "%s:%s:%s:%s",
+			 host, port, addrs[k], port);
+		ct = curl_slist_append(NULL, to);
+		if (!ct) {
+			all->unreachable++;
+			continue;
+		}
+		curl_easy_setopt(sc->curl, CURLOPT_CONNECT_TO, ct);
+		all->replicas++;
+		rc = request(sc, 0, 1, path, body, len, 4096, &reply, &code, &url, why, sizeof(why));
+		curl_easy_setopt(sc->curl, CURLOPT_CONNECT_TO, NULL);
+		curl_slist_free_all(ct);
+		snprintf(who, sizeof(who), "%s (%s)", sc->urls[0], addrs[k]);
+		tally(all, rc, code, who, why, &reply);
+	}
+	if (n == 0)
+		snprintf(all->why, sizeof(all->why), "%s resolves to no address", replicas_name);
+	buf_free(&reply);
+	return 0;
 }

@@ -37,4 +37,25 @@ int scorerclient_post(struct scorerclient *sc, const char *path, const char *bod
 		      size_t max, struct buf *out, long *code, const char **url, char *why,
 		      size_t whylen);
 
+/* What POSTing to every replica gave. */
+struct scorerclient_all {
+	unsigned replicas;	/* addresses or URLs tried */
+	unsigned accepted;	/* answered 200 */
+	unsigned refused;	/* answered something else */
+	unsigned unreachable;	/* no answer */
+	char why[512];		/* the first refusal's or failure's words */
+};
+
+#define SCORERCLIENT_REPLICAS_MAX 16u
+
+/* POST body to path on every scorer replica: a move lives in each replica's
+ * memory, and the scheduler may ask any of them. With replicas_name (a DNS
+ * name that resolves to every replica's address, such as a headless
+ * Service's), each address it resolves to (at most
+ * SCORERCLIENT_REPLICAS_MAX) is reached as the first URL's host and port
+ * (so TLS checks the certificate against that name); otherwise each URL
+ * given. 0 with *all filled, or -errno when the name does not resolve. */
+int scorerclient_post_all(struct scorerclient *sc, const char *replicas_name, const char *path,
+			  const char *body, size_t len, struct scorerclient_all *all);
+
 #endif

@@ -476,6 +476,8 @@ check(rebal.get("command") == ["/usr/local/bin/netsched-rebalancer"], "rebalance
 rargs = args_of(rebal)
 check(flag(rargs, "--dry-run") == ["true"], "rebalancer: --dry-run true (moves nothing as shipped)")
 check(flag(rargs, "--scorer") == [url_prefix], "rebalancer: --scorer %s is the scorers' Service" % url_prefix)
+check(flag(rargs, "--scorer-replicas") == [hl_host],
+      "rebalancer: --scorer-replicas %s, every replica, for the moves" % hl_host)
 rfiles = secret_files(rtmpl, rebal, "netsched-rebalancer-tls")
 check(flag(rargs, "--scorer-cert") == [rfiles.get("tls.crt")] and
       flag(rargs, "--scorer-key") == [rfiles.get("tls.key")] and

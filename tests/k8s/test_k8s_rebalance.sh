@@ -137,16 +137,20 @@ cat >"$WORK/nodes.json" <<JSON
  {"name":"n-hot","fresh":true,"linkBytesPerSecond":$((125 * MB)),
   "rxBytesPerSecond":$((2 * MB)),"txBytesPerSecond":$((118 * MB)),
   "inflightRxBytesPerSecond":0,"inflightTxBytesPerSecond":0,"heldForWorkloads":0,
-  "pods":[$(pod_json agent-x default/agent $((60 * MB))),$(pod_json bare-1 "" $((50 * MB))),
-          $(pod_json web-1 default/web $((30 * MB))),$(pod_json guarded-1 default/guarded $((8 * MB)))]},
+  "pods":[$(pod_json agent-x default/DaemonSet/agent $((60 * MB))),$(pod_json bare-1 "" $((50 * MB))),
+          $(pod_json web-1 default/ReplicaSet/web $((30 * MB))),$(pod_json guarded-1 default/ReplicaSet/guarded $((8 * MB)))]},
  {"name":"n-cool","fresh":true,"linkBytesPerSecond":$((125 * MB)),
   "rxBytesPerSecond":$((10 * MB)),"txBytesPerSecond":$((20 * MB)),
   "inflightRxBytesPerSecond":0,"inflightTxBytesPerSecond":0,"heldForWorkloads":0}
 ]}
 JSON
+# Two scorer replicas: a move must reach both (each keeps its own holds).
 SP=$(free_port)
 start fake-scorer python3 tests/k8s/fake_pressure.py "$SP" "$WORK/nodes.json" "$WORK/moves.jsonl"
+SP2=$(free_port)
+start fake-scorer-2 python3 tests/k8s/fake_pressure.py "$SP2" "$WORK/nodes.json" "$WORK/moves-2.jsonl"
 wait_for 20 "the fake scorer" curl -sf "http://127.0.0.1:$SP/v1/pressure"
+wait_for 20 "the second fake scorer" curl -sf "http://127.0.0.1:$SP2/v1/pressure"
 
 terminating() { # the pods with a deletionTimestamp, sorted
 	kc get pods -o jsonpath='{range .items[*]}{.metadata.name} {.metadata.deletionTimestamp}{"\n"}{end}' |
@@ -157,7 +161,7 @@ rebalancer() { # NAME ARGS...
 	local name=$1
 	shift
 	start "$name" "$BIN/netsched-rebalancer" --kubeconfig "$WORK/rebalancer.kubeconfig" \
-		--scorer "http://127.0.0.1:$SP" --interval 1s --min-age 0 \
+		--scorer "http://127.0.0.1:$SP,http://127.0.0.1:$SP2" --interval 1s --min-age 0 \
 		--lease-namespace netsched --lease-duration 3s --identity "$name" "$@"
 }
 
@@ -173,7 +177,8 @@ kc get events -n default --field-selector reason=NetschedWouldMove,involvedObjec
 	-o jsonpath='{.items[*].message}' | grep -qF "$want" || fail "no Event on node n-hot says: $want"
 wait_for 20 "more dry-run cycles" sh -c "[ \$(curl -sf http://127.0.0.1:$M0/metrics | awk '/^netsched_rebalancer_cycles_total/ { print \$2 }') -ge 5 ]"
 [ -z "$(terminating)" ] || fail "the dry run evicted: $(terminating)"
-[ ! -s "$WORK/moves.jsonl" ] || fail "the dry run posted moves: $(cat "$WORK/moves.jsonl")"
+[ ! -s "$WORK/moves.jsonl" ] && [ ! -s "$WORK/moves-2.jsonl" ] ||
+	fail "the dry run posted moves: $(cat "$WORK/moves.jsonl" "$WORK/moves-2.jsonl")"
 [ "$(grep -c "dry run, would evict default/guarded-1" "$WORK/r0.log")" -ge 3 ] ||
 	fail "the dry run did not say its plan every cycle"
 curl -sf "http://127.0.0.1:$M0/metrics" | grep -q '^netsched_rebalancer_refusals_total{reason="dry_run"} [1-9]' ||
@@ -203,13 +208,15 @@ logged "$leader" "PodDisruptionBudget refused the eviction" ||
 [ "$(terminating)" = "web-1 " ] || fail "evicted: '$(terminating)', want only web-1"
 jq -e -s 'map(select(.pod == "web-1" and .from == "n-hot" and .to == "n-cool" and .txBytesPerSecond == 30000000 and .holdSeconds == 300)) | length == 1' \
 	"$WORK/moves.jsonl" >/dev/null || fail "the scorer was not told of web-1's move: $(cat "$WORK/moves.jsonl")"
+jq -e -s 'map(select(.pod == "web-1" and .workload == "default/ReplicaSet/web" and .holdSeconds == 300)) | length == 1' \
+	"$WORK/moves-2.jsonl" >/dev/null || fail "the second scorer replica was not told of web-1's move: $(cat "$WORK/moves-2.jsonl")"
 # guarded-1's move was posted before its eviction was refused, then again
 # held one second: the scorer holds nothing for a move not made.
 jq -e -s '[.[] | select(.pod == "guarded-1") | .holdSeconds] | .[0:2] == [300, 1]' "$WORK/moves.jsonl" >/dev/null ||
 	fail "guarded-1's refused move was not released: $(cat "$WORK/moves.jsonl")"
 kc get events -n default --field-selector reason=NetschedMoved,involvedObject.name=web-1 -o name | grep -q . ||
 	fail "no NetschedMoved Event on web-1"
-echo "ok: only the Lease's holder ($leader) acted: guarded-1 refused by its PDB (429), web-1 evicted for n-cool, its move posted first; agent-x and bare-1 stay"
+echo "ok: only the Lease's holder ($leader) acted: guarded-1 refused by its PDB (429), web-1 evicted for n-cool, its move posted first to both scorer replicas; agent-x and bare-1 stay"
 
 # 3. The leader dies; the other takes the Lease over and acts.
 { kill -9 "$LP"; wait "$LP"; } 2>/dev/null
