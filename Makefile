@@ -158,7 +158,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_OBJ := $(patsubst %.c,$(O)/fuzz/%.o,$(patsubst $(GEN)/%,gen/%,$(COMMON_SRC) $(SCORER_SRC)))
+FUZZ_OBJ := $(patsubst %.c,$(O)/fuzz/%.o,$(patsubst $(GEN)/%,gen/%,$(COMMON_SRC) $(SCORER_SRC) $(REBAL_SRC)))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(O)/fuzz/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)
