@@ -284,6 +284,7 @@ static void cycle(struct rebal *r)
 	bool *retry = NULL;
 	char path[64], why[1024];
 	const char *url = "";
+	unsigned long moved;
 	long code = 0;
 	size_t n, hot = 0;
 
@@ -318,6 +319,7 @@ static void cycle(struct rebal *r)
 		log_warn(MOD, "out of memory planning; nothing moves this cycle");
 		goto cleanup;
 	}
+	moved = atomic_load(&r->metrics.evictions);
 	n = decide_plan(&r->o.decide, &r->mem, &s, out, s.n_nodes);
 	for (size_t k = 0; k < n; k++) {
 		if (out[k].reason != DECIDE_NOT_DEBOUNCED && out[k].reason != DECIDE_STALE)
@@ -325,11 +327,17 @@ static void cycle(struct rebal *r)
 		retry[out[k].node] = act(r, &s, &out[k]);
 	}
 	/* A PDB refused a pod: the same nodes again, that pod now backed
-	 * off, the moves made meanwhile counted (limits, reservations). */
+	 * off, the moves made meanwhile counted (the hourly limits and
+	 * cool-downs from memory, the reservations in the snapshot, and the
+	 * per-cycle limit less what this cycle moved already). */
 	for (int t = 0; t < PDB_RETRIES; t++) {
+		struct decide_config again_cfg = r->o.decide;
+		unsigned long done = atomic_load(&r->metrics.evictions) - moved;
 		bool again = false;
 
-		n = decide_plan(&r->o.decide, &r->mem, &s, out, s.n_nodes);
+		again_cfg.max_per_cycle = done >= again_cfg.max_per_cycle ?
+			0 : again_cfg.max_per_cycle - (unsigned)done;
+		n = decide_plan(&again_cfg, &r->mem, &s, out, s.n_nodes);
 		for (size_t k = 0; k < n; k++) {
 			size_t node = out[k].node;
 
