@@ -21,6 +21,7 @@
 
 #include "common/buf.h"
 #include "common/clock.h"
+#include "common/file.h"
 #include "common/hash.h"
 #include "common/kubeaccess.h"
 #include "common/kubeclient.h"
@@ -76,6 +77,37 @@ static int access_for(const struct rebal_options *o, struct kubeaccess *a, char 
 	if (o->kubeconfig[0])
 		return kubeaccess_kubeconfig(a, o->kubeconfig, err, errlen);
 	return kubeaccess_in_cluster(a, KUBEACCESS_SA_DIR, err, errlen);
+}
+
+/* The files libcurl opens later, read now (start-up and --check-config), so
+ * a missing one, or a FIFO, is named at once; and the apiserver access. */
+static int check_files(const struct rebal_options *o, char *err, size_t errlen)
+{
+	const struct { const char *opt, *path; } f[] = {
+		{ "--scorer-ca", o->scorer_ca }, { "--scorer-cert", o->scorer_cert },
+		{ "--scorer-key", o->scorer_key },
+	};
+	struct kubeaccess a = { 0 };
+	char why[512];
+	int rc;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (!f[i].path[0])
+			continue;
+		rc = file_check_readable(f[i].path, KUBEACCESS_FILE_MAX, why, sizeof(why));
+		if (rc) {
+			snprintf(err, errlen, "%s: %s", f[i].opt, why);
+			return rc;
+		}
+	}
+	rc = access_for(o, &a, why, sizeof(why));
+	if (rc == 0)
+		rc = kubeaccess_check_files(&a, why, sizeof(why));
+	kubeaccess_free(&a);
+	if (rc)
+		snprintf(err, errlen, "%s: %s", o->kubeconfig[0] ? "--kubeconfig" : "apiserver access",
+			 why);
+	return rc;
 }
 
 /* Whether the node's outcome is news: another reason or pod than the last
@@ -409,10 +441,6 @@ static int start(struct rebal *r, char *err, size_t errlen)
 
 	if (access_for(&r->o, &access, err, errlen))
 		return -EINVAL;
-	if (kubeaccess_check_files(&access, err, errlen)) {
-		kubeaccess_free(&access);
-		return -EINVAL;
-	}
 	r->kc = kubeclient_create(&access, 2000, err, errlen);
 	kubeaccess_free(&access);
 	if (!r->kc)
@@ -462,16 +490,11 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(r.o.log_level);
+	if (check_files(&r.o, err, sizeof(err))) {
+		fprintf(stderr, "netsched-rebalancer: %s\n", err);
+		return EXIT_USAGE;
+	}
 	if (r.o.check_config) {
-		struct kubeaccess a = { 0 };
-
-		if (access_for(&r.o, &a, err, sizeof(err)) ||
-		    kubeaccess_check_files(&a, err, sizeof(err))) {
-			kubeaccess_free(&a);
-			fprintf(stderr, "netsched-rebalancer: %s\n", err);
-			return EXIT_USAGE;
-		}
-		kubeaccess_free(&a);
 		printf("configuration OK\n");
 		return 0;
 	}
