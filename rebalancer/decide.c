@@ -197,6 +197,9 @@ struct cycle {
 	const struct decide_outcome *planned;
 	size_t n;
 	const struct decide_snapshot *s;
+	/* Per node, what this cycle's plans add to it ([RX], [TX]); NULL:
+	 * summed from planned[] on each look (no memory for the table). */
+	uint64_t (*added)[2];
 };
 
 static const struct decide_pod *planned_pod(const struct cycle *c, size_t i)
@@ -439,6 +442,8 @@ static uint64_t load_on(const struct cycle *c, size_t j, int d)
 	const struct decide_node *n = &c->s->nodes[j];
 	uint64_t v = units_add_sat(n->rate[d], n->inflight[d]);
 
+	if (c->added)
+		return units_add_sat(v, c->added[j][d]);
 	for (size_t i = 0; i < c->n; i++)
 		if (c->planned[i].dest == j)
 			v = units_add_sat(v, pod_rate(planned_pod(c, i), d));
@@ -639,6 +644,11 @@ size_t decide_plan(const struct decide_config *cfg, const struct decide_memory *
 	struct cycle c = { .planned = out, .n = 0, .s = s };
 	size_t total = 0;
 
+	/* Without it every destination looked at sums every plan so far:
+	 * 250 moves among 5,000 nodes took 0.1 s. */
+	if (s->n_nodes > 0)
+		c.added = calloc(s->n_nodes, sizeof(*c.added));
+
 	for (size_t i = 0; i < s->n_nodes; i++) {
 		const struct decide_node *n = &s->nodes[i];
 		const struct decide_node_memory *nm = memory_node(m, n->name);
@@ -659,11 +669,20 @@ size_t decide_plan(const struct decide_config *cfg, const struct decide_memory *
 		    nm->over[!d] >= cfg->debounce)
 			d = !d;
 		if (total < cap) {
+			const struct decide_outcome *o = &out[total];
+
 			plan_node(cfg, m, &c, i, d, nm ? nm->over[d] : 0, &out[total]);
 			c.n = total + 1;
+			if (c.added && o->dest != SIZE_MAX) {
+				const struct decide_pod *p = &n->pods[o->pod];
+
+				c.added[o->dest][DECIDE_RX] = units_add_sat(c.added[o->dest][DECIDE_RX], p->rx);
+				c.added[o->dest][DECIDE_TX] = units_add_sat(c.added[o->dest][DECIDE_TX], p->tx);
+			}
 		}
 		total++;
 	}
+	free(c.added);
 	return total;
 }
 
