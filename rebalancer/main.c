@@ -26,8 +26,8 @@
 #include "common/kubeaccess.h"
 #include "common/kubeclient.h"
 #include "common/log.h"
+#include "common/metricsd.h"
 #include "decide.h"
-#include "httpd.h"
 #include "kubeops.h"
 #include "lease.h"
 #include "metrics.h"
@@ -69,6 +69,13 @@ static uint64_t unix_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* /metrics on the HTTP thread: the counters are atomics. */
+static void render_metrics(void *ctx, const struct metricsd_counters *c, struct buf *b)
+{
+	(void)c;
+	rebal_metrics_render(ctx, b);
 }
 
 static int access_for(const struct rebal_options *o, struct kubeaccess *a, char *err,
@@ -470,7 +477,7 @@ static int start(struct rebal *r, char *err, size_t errlen)
 int main(int argc, char **argv)
 {
 	static struct rebal r;	/* large: the options' buffers */
-	struct rebal_httpd *httpd = NULL;
+	struct metricsd *httpd = NULL;
 	sigset_t sigs;
 	char err[1024];
 	uint64_t next_cycle = 0, next_lease = 0, step_ms;
@@ -515,8 +522,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (r.o.metrics_addr[0]) {
-		httpd = rebal_httpd_start(r.o.metrics_addr, r.o.metrics_port, &r.metrics, err,
-					  sizeof(err));
+		httpd = metricsd_start(r.o.metrics_addr, r.o.metrics_port, "--metrics-listen",
+				       render_metrics, &r.metrics, err, sizeof(err));
 		if (!httpd) {
 			log_error(MOD, "%s", err);
 			goto out;
@@ -564,7 +571,7 @@ int main(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	rebal_httpd_stop(httpd);
+	metricsd_stop(httpd);
 	scorerclient_destroy(r.sc);
 	kubeclient_destroy(r.kc);
 	decide_memory_free(&r.mem);

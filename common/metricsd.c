@@ -1,6 +1,4 @@
-/* The rebalancer's /metrics and /healthz (httpd.h), served as the agent
- * serves its own (agent/httpd.c): the same guard, limits and deadlines. */
-#include "httpd.h"
+#include "metricsd.h"
 
 #include <arpa/inet.h>
 #include <stdatomic.h>
@@ -10,9 +8,8 @@
 
 #include <microhttpd.h>
 
-#include "common/buf.h"
-#include "common/httpguard.h"
-#include "metrics.h"
+#include "buf.h"
+#include "httpguard.h"
 
 /* Prometheus and the kubelet's probes need a few connections; the guard
  * shares them fairly, so hostile clients cannot hold every slot and fail
@@ -24,20 +21,32 @@
 #define HTTPD_PER_CLIENT 4u
 #define HTTPD_HEADER_TIMEOUT_S 3u
 #define HTTPD_IDLE_TIMEOUT_S 5u
-/* The page is about 3 KB: a client taking it slower than this is not a
- * scraper. */
+/* The agent's page of 32 interfaces and 64 scorers is ~30 KB: a client
+ * taking a page slower than this is not a scraper. */
 #define HTTPD_MIN_BYTES_PER_SECOND (64u * 1024u)
 #define HTTPD_MAX_PAGE (256u * 1024u)
 /* Kernel buffers each way: a page fits, a client not reading holds little. */
 #define HTTPD_SOCKET_BUFFER (32 * 1024)
 
-struct rebal_httpd {
+struct metricsd {
 	struct MHD_Daemon *daemon;
 	struct httpguard *guard;
 	uint16_t port;
 	atomic_ulong deadline_closes, reclaimed_idle, reclaimed_busiest;
-	struct rebal_metrics *metrics;	/* not owned; atomics only */
+	metricsd_render_fn render;
+	void *ctx;
 };
+
+static void render(struct metricsd *h, struct buf *b)
+{
+	struct metricsd_counters c = {
+		.deadline_closes = atomic_load(&h->deadline_closes),
+		.reclaimed_idle = atomic_load(&h->reclaimed_idle),
+		.reclaimed_busiest = atomic_load(&h->reclaimed_busiest),
+	};
+
+	h->render(h->ctx, &c, b);
+}
 
 static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type,
 			       struct buf *b)
@@ -75,7 +84,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version, const char *data,
 				  size_t *data_len, void **req)
 {
-	struct rebal_httpd *h = cls;
+	struct metricsd *h = cls;
 	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD");
 	struct buf b;
 
@@ -97,7 +106,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (strcmp(url, "/metrics") == 0) {
-		rebal_metrics_render(h->metrics, &b);
+		render(h, &b);
 		return respond(c, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", &b);
 	}
 	if (strcmp(url, "/healthz") == 0) {
@@ -115,8 +124,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req,
 	httpguard_request_done(c);
 }
 
-struct rebal_httpd *rebal_httpd_start(const char *addr, uint16_t port, struct rebal_metrics *m,
-				      char *err, size_t errlen)
+struct metricsd *metricsd_start(const char *addr, uint16_t port, const char *flag,
+				metricsd_render_fn fn, void *ctx, char *err, size_t errlen)
 {
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
@@ -125,7 +134,7 @@ struct rebal_httpd *rebal_httpd_start(const char *addr, uint16_t port, struct re
 	/* poll(), not epoll: level-triggered, so a client that closes is
 	 * forgotten at once (see scorer/serve/http.c). */
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
-	struct rebal_httpd *h;
+	struct metricsd *h;
 
 	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
@@ -135,15 +144,16 @@ struct rebal_httpd *rebal_httpd_start(const char *addr, uint16_t port, struct re
 		in6->sin6_port = htons(port);
 		flags |= MHD_USE_IPv6;
 	} else {
-		snprintf(err, errlen, "--metrics-listen %s: not an IP address", addr);
+		snprintf(err, errlen, "%s %s: not an IP address", flag, addr);
 		return NULL;
 	}
 	h = calloc(1, sizeof(*h));
 	if (!h) {
-		snprintf(err, errlen, "--metrics-listen: out of memory");
+		snprintf(err, errlen, "%s: out of memory", flag);
 		return NULL;
 	}
-	h->metrics = m;
+	h->render = fn;
+	h->ctx = ctx;
 	atomic_init(&h->deadline_closes, 0);
 	atomic_init(&h->reclaimed_idle, 0);
 	atomic_init(&h->reclaimed_busiest, 0);
@@ -172,8 +182,8 @@ struct rebal_httpd *rebal_httpd_start(const char *addr, uint16_t port, struct re
 				     MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				     MHD_OPTION_END);
 	if (!h->daemon) {
-		snprintf(err, errlen, "--metrics-listen %s:%u: cannot listen (in use? see the log above)",
-			 addr, port);
+		snprintf(err, errlen, "%s %s:%u: cannot listen (in use? see the log above)",
+			 flag, addr, port);
 		goto out_free;
 	}
 	info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
@@ -186,7 +196,7 @@ out_free:
 	return NULL;
 }
 
-void rebal_httpd_stop(struct rebal_httpd *h)
+void metricsd_stop(struct metricsd *h)
 {
 	if (!h)
 		return;
@@ -195,7 +205,7 @@ void rebal_httpd_stop(struct rebal_httpd *h)
 	free(h);
 }
 
-uint16_t rebal_httpd_port(const struct rebal_httpd *h)
+uint16_t metricsd_port(const struct metricsd *h)
 {
 	return h->port;
 }
