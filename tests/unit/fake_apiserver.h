@@ -30,6 +30,21 @@ struct fake_answer {
 	char *body;
 };
 
+/* Any path holding match, for method: this answer (before "other"). */
+#define FAKE_ROUTES 8
+struct fake_route {
+	char method[8];
+	char match[160];
+	struct fake_answer a;
+};
+
+/* Every request, in order: "METHOD /path" and what it carried. */
+#define FAKE_LOG 128
+struct fake_logged {
+	char line[200];
+	char body[1024];
+};
+
 struct fake_apiserver {
 	struct MHD_Daemon *daemon;
 	char url[64];			/* https://127.0.0.1:PORT */
@@ -48,6 +63,10 @@ struct fake_apiserver {
 	char content_type[64];
 	char upload[8192];
 	size_t upload_len;
+	struct fake_route routes[FAKE_ROUTES];
+	unsigned n_routes;
+	struct fake_logged log[FAKE_LOG];
+	unsigned n_log;
 };
 
 struct fake_stream {
@@ -150,6 +169,17 @@ static enum MHD_Result fake_apiserver_answer(void *cls, struct MHD_Connection *c
 	a = watch ? fa->watch : fa->list;
 	if (strcmp(url, "/api/v1/pods"))
 		a = fa->other.status ? fa->other : (struct fake_answer){ 404, NULL };
+	for (unsigned i = 0; i < fa->n_routes; i++)
+		if (!strcmp(fa->routes[i].method, method) && strstr(url, fa->routes[i].match)) {
+			a = fa->routes[i].a;
+			break;
+		}
+	if (fa->n_log < FAKE_LOG) {
+		struct fake_logged *l = &fa->log[fa->n_log++];
+
+		snprintf(l->line, sizeof(l->line), "%s %s", method, url);
+		snprintf(l->body, sizeof(l->body), "%.1023s", fa->upload);
+	}
 	st->fa = fa;
 	st->watch = watch != NULL;
 	st->body = strdup(a.body ? a.body : "");
@@ -194,9 +224,54 @@ static inline void fake_apiserver_set_other(struct fake_apiserver *fa, unsigned 
 
 	pthread_mutex_lock(&fa->lock);
 	free(fa->other.body);
+	for (unsigned i = 0; i < fa->n_routes; i++)
+		free(fa->routes[i].a.body);
 	fa->other.body = copy;
 	fa->other.status = status;
 	pthread_mutex_unlock(&fa->lock);
+}
+
+/* What requests with this method to a path holding match get from now on
+ * (status and body copied; the same method and match again replaces it). */
+static inline void fake_apiserver_route(struct fake_apiserver *fa, const char *method,
+					const char *match, unsigned status, const char *body)
+{
+	char *copy = strdup(body);
+	unsigned i;
+
+	pthread_mutex_lock(&fa->lock);
+	for (i = 0; i < fa->n_routes; i++)
+		if (!strcmp(fa->routes[i].method, method) && !strcmp(fa->routes[i].match, match))
+			break;
+	if (i < FAKE_ROUTES) {
+		if (i == fa->n_routes) {
+			fa->n_routes++;
+			snprintf(fa->routes[i].method, sizeof(fa->routes[i].method), "%s", method);
+			snprintf(fa->routes[i].match, sizeof(fa->routes[i].match), "%s", match);
+		} else {
+			free(fa->routes[i].a.body);
+		}
+		fa->routes[i].a = (struct fake_answer){ status, copy };
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&fa->lock);
+	free(copy);
+}
+
+/* How many logged requests hold every one of the strings in their line
+ * (and body, when body_has is not NULL). */
+static inline unsigned fake_apiserver_count(struct fake_apiserver *fa, const char *line_has,
+					    const char *body_has)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&fa->lock);
+	for (unsigned i = 0; i < fa->n_log; i++)
+		if (strstr(fa->log[i].line, line_has) &&
+		    (!body_has || strstr(fa->log[i].body, body_has)))
+			n++;
+	pthread_mutex_unlock(&fa->lock);
+	return n;
 }
 
 /* The last request's method, Content-Type and body. */
