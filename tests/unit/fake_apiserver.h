@@ -224,8 +224,6 @@ static inline void fake_apiserver_set_other(struct fake_apiserver *fa, unsigned 
 
 	pthread_mutex_lock(&fa->lock);
 	free(fa->other.body);
-	for (unsigned i = 0; i < fa->n_routes; i++)
-		free(fa->routes[i].a.body);
 	fa->other.body = copy;
 	fa->other.status = status;
 	pthread_mutex_unlock(&fa->lock);
@@ -306,6 +304,8 @@ static inline void fake_apiserver_stop(struct fake_apiserver *fa)
 	free(fa->list.body);
 	free(fa->watch.body);
 	free(fa->other.body);
+	for (unsigned i = 0; i < fa->n_routes; i++)
+		free(fa->routes[i].a.body);
 	free(fa->cert);
 	free(fa->key);
 	free(fa);
