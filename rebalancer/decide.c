@@ -156,6 +156,10 @@ int decide_observe(struct decide_memory *m, const struct decide_config *cfg,
 {
 	struct decide_node_memory *next = NULL;
 
+	/* Memory is found by name in sorted order (decide_snapshot_sort()). */
+	for (size_t i = 1; i < s->n_nodes; i++)
+		if (strcmp(s->nodes[i - 1].name, s->nodes[i].name) >= 0)
+			return -EINVAL;
 	if (s->n_nodes > 0) {
 		next = calloc(s->n_nodes, sizeof(*next));
 		if (!next)

@@ -203,7 +203,8 @@ void decide_snapshot_free(struct decide_snapshot *s);
  * reports it was over cfg->hot in each direction. A node whose counter has
  * not moved keeps its counts; stale figures, a link of 0 or a counter that
  * went backwards (the scorer restarted) start them again. Nodes gone from
- * the snapshot are forgotten. 0 or -ENOMEM (memory unchanged). */
+ * the snapshot are forgotten. 0, -EINVAL (not sorted, or a name twice) or
+ * -ENOMEM; memory is unchanged on error. */
 int decide_observe(struct decide_memory *m, const struct decide_config *cfg,
 		   const struct decide_snapshot *s);
 

@@ -644,6 +644,66 @@ static void test_decide_record_move(void **state)
 	decide_memory_free(&m);
 }
 
+/* An agent that lies (its node at 300% of its link, report after report)
+ * moves only that node's own pods, one a cycle, and no more than the
+ * per-node limit in an hour, even with no cool-down at all. */
+static void test_decide_lying_node(void **state)
+{
+	struct decide_config cfg;
+	struct decide_memory m;
+	struct decide_snapshot s = { 0 };
+	struct decide_outcome out[3];
+	unsigned moved = 0;
+
+	(void)state;
+	decide_config_defaults(&cfg);
+	cfg.dry_run = false;
+	cfg.cooldown_s = 0;
+	cfg.node_cooldown_s = 0;
+	cfg.max_per_workload = 1000;
+	cfg.max_per_namespace = 1000;
+	assert_int_equal(decide_memory_init(&m), 0);
+	s.now_s = NOW;
+	s.n_nodes = 3;
+	s.nodes = calloc(3, sizeof(*s.nodes));
+	assert_non_null(s.nodes);
+	hot_node(&s.nodes[0], "liar", 3 * LINK, NULL, 0);
+	hot_node(&s.nodes[1], "honest", 0, "victim-x", 10 * MB);	/* under hot: never a source */
+	hot_node(&s.nodes[2], "node-9", 0, NULL, 0);
+	s.nodes[0].pods = calloc(DECIDE_PODS_PER_NODE, sizeof(struct decide_pod));
+	assert_non_null(s.nodes[0].pods);
+	for (unsigned k = 0; k < DECIDE_PODS_PER_NODE; k++) {
+		char name[32];
+		struct prow pr = { name, 1 * MB, 0, DECIDE_OWNER_REPLICASET, NULL, NULL, 0, 0,
+				   false, false, false, false };
+
+		snprintf(name, sizeof(name), "p%02u-x", k);
+		fill_pod(&s.nodes[0].pods[k], &pr);
+	}
+	s.nodes[0].n_pods = DECIDE_PODS_PER_NODE;
+	/* Unsorted, its memory could not be found: refused. */
+	assert_int_equal(decide_observe(&m, &cfg, &s), -EINVAL);
+	assert_int_equal(decide_snapshot_sort(&s), 0);
+	for (unsigned cycle = 0; cycle < 20; cycle++) {
+		size_t n;
+
+		observe_times(&m, &cfg, &s, 1);
+		n = decide_plan(&cfg, &m, &s, out, 3);
+		assert_int_equal(n, 1);		/* the liar alone is over */
+		assert_string_equal(s.nodes[out[0].node].name, "liar");
+		if (out[0].reason == DECIDE_MOVE) {
+			assert_string_not_equal(s.nodes[out[0].node].pods[out[0].pod].name, "victim-x");
+			decide_record_move(&m, &s, &out[0], s.now_s);
+			moved++;
+		}
+		s.now_s += 10;
+	}
+	assert_int_equal(moved, cfg.max_per_node);
+	assert_int_equal(out[0].reason, DECIDE_LIMITS);
+	decide_snapshot_free(&s);
+	decide_memory_free(&m);
+}
+
 /* The ring of moves keeps the newest; the rate limit still sees the hour. */
 static void test_decide_ring(void **state)
 {
@@ -771,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_decide_direction),
 		cmocka_unit_test(test_decide_counts_restart),
 		cmocka_unit_test(test_decide_record_move),
+		cmocka_unit_test(test_decide_lying_node),
 		cmocka_unit_test(test_decide_ring),
 		cmocka_unit_test(test_decide_long_names),
 		cmocka_unit_test(test_decide_snapshot_sort),
