@@ -46,18 +46,20 @@ CPPFLAGS += -I. -Icommon -Iproto -Iscorer -I$(GEN)
 COMMON_SRC := $(wildcard common/*.c) $(wildcard proto/*.c) $(GEN)/netsched.pb-c.c
 AGENT_SRC := $(filter-out agent/main.c,$(wildcard agent/*.c))
 SCORER_SRC := $(filter-out scorer/main.c,$(wildcard scorer/*.c scorer/*/*.c))
+REBAL_SRC := $(filter-out rebalancer/main.c,$(wildcard rebalancer/*.c))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(BUILD)/%.o,$(patsubst $(GEN)/%,gen/%,$(1)))
 COMMON_OBJ := $(call obj,$(COMMON_SRC))
 AGENT_OBJ := $(call obj,$(AGENT_SRC))
 SCORER_OBJ := $(call obj,$(SCORER_SRC))
+REBAL_OBJ := $(call obj,$(REBAL_SRC))
 TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(TEST_SRC))
 
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench unit unit-build bench-tools test demo bench bench-k8s bench-podwatch bench-k8s-hostile clean \
 	fuzz fuzz-smoke fuzz-ci load coverage bench-placement demo-cluster
-all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer
+all: deps $(BINDIR)/netsched-agent $(BINDIR)/netsched-scorer $(BINDIR)/netsched-rebalancer
 
 deps:
 	$(Q).ci/deps build
@@ -91,6 +93,9 @@ $(BUILD)/libagent.a: $(AGENT_OBJ)
 $(BUILD)/libscorer.a: $(SCORER_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+$(BUILD)/librebalancer.a: $(REBAL_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $^
 
 $(BINDIR)/netsched-agent: $(BUILD)/agent/main.o $(BUILD)/libagent.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
@@ -102,8 +107,13 @@ $(BINDIR)/netsched-scorer: $(BUILD)/scorer/main.o $(BUILD)/libscorer.a $(BUILD)/
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
+$(BINDIR)/netsched-rebalancer: $(BUILD)/rebalancer/main.o $(BUILD)/librebalancer.a $(BUILD)/libcommon.a
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
 # Every unit test links the module archives; the linker takes what it needs.
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/librebalancer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
@@ -136,7 +146,7 @@ coverage: deps
 # Benchmark tools (bench/*.c with a main, except the hand-built JSON comparison).
 BENCH_SRC := $(filter-out bench/json_candidates.c,$(wildcard bench/*.c))
 BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
-$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/libcommon.a
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(BUILD)/libagent.a $(BUILD)/libscorer.a $(BUILD)/librebalancer.a $(BUILD)/libcommon.a
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
@@ -148,7 +158,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS = $(CFLAGS) -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link
-FUZZ_OBJ := $(patsubst %.c,$(O)/fuzz/%.o,$(patsubst $(GEN)/%,gen/%,$(COMMON_SRC) $(SCORER_SRC)))
+FUZZ_OBJ := $(patsubst %.c,$(O)/fuzz/%.o,$(patsubst $(GEN)/%,gen/%,$(COMMON_SRC) $(SCORER_SRC) $(REBAL_SRC)))
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(O)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 $(O)/fuzz/gen/%.o: $(GEN)/%.c
 	@mkdir -p $(dir $@)

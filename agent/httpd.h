@@ -1,19 +1,11 @@
 /* The agent's own HTTP endpoint (--metrics ADDR:PORT): GET /metrics
- * (agent/metrics.h renders it) and GET /healthz for the DaemonSet's probes.
+ * (agent/metrics.h renders it) and GET /healthz for the DaemonSet's probes,
+ * served by common/metricsd.h (its limits and guard).
  *
  * The sampling loop publishes a snapshot after every report with
  * agent_httpd_publish(); the HTTP thread renders only from that snapshot,
  * under a mutex, so a slow or hostile client can never touch or delay
- * sampling. Served by libmicrohttpd from one internal thread (poll()),
- * guarded like the scorer's ports (common/httpguard.h): 32 connections
- * at once and 4 per client address; over 4 from one address, its oldest
- * silent connection makes room (never the newcomer: the kubelet probes
- * from the node's address, which a hostNetwork pod shares); over 32, the
- * new connection makes room fairly (one of the address holding the most,
- * a silent or idle one first), so the kubelet's probe always gets in
- * however many addresses hold on. Headers
- * within 3 s; a request with a body is answered at once (405) and its body
- * never read; a reply taken at 64 KiB/s at least; 5 s idle at most. */
+ * sampling. */
 #ifndef NETSCHED_AGENT_HTTPD_H
 #define NETSCHED_AGENT_HTTPD_H
 

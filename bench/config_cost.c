@@ -16,7 +16,7 @@
 #include "bench/machine.h"
 #include "common/clock.h"
 #include "common/config.h"
-#include "scorer/kube/kubeaccess.h"
+#include "common/kubeaccess.h"
 
 /* A file of at most max bytes: head, then unit repeated, then tail once
  * per repetition if close is set (nesting). */

@@ -3,7 +3,7 @@
 #
 #   deploy/container/build.sh OUT [BINDIR]
 #
-#   OUT/rootfs/usr/local/bin/netsched-agent, netsched-scorer   the binaries (stripped)
+#   OUT/rootfs/usr/local/bin/netsched-agent, -scorer, -rebalancer   the binaries (stripped)
 #   OUT/rootfs/usr/local/lib/netsched/*.so.*                  every shared library they
 #                                                             load, except glibc's own
 #   OUT/rootfs/usr/local/share/netsched/libraries.txt         which library came from
@@ -46,13 +46,13 @@ if [ -z "$bindir" ]; then
 	make -C "$top" --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" \
 		O="$out/build" BINDIR="$bindir"
 fi
-for b in netsched-agent netsched-scorer; do
+for b in netsched-agent netsched-scorer netsched-rebalancer; do
 	[ -x "$bindir/$b" ] || { echo "build.sh: $bindir/$b missing" >&2; exit 1; }
 done
 
 rm -rf "$rootfs"
 mkdir -p "$rootfs/usr/local/bin" "$rootfs$libdir" "$rootfs/usr/local/share/netsched"
-for b in netsched-agent netsched-scorer; do
+for b in netsched-agent netsched-scorer netsched-rebalancer; do
 	cp "$bindir/$b" "$rootfs/usr/local/bin/$b"
 	# Debug symbols stay in the build tree; the image needs none.
 	if command -v strip >/dev/null 2>&1; then
@@ -81,7 +81,7 @@ is_glibc() {
 # loader as "/lib64/ld-linux-x86-64.so.2 (0x...)", or "libfoo.so.1 => not found".
 list=$out/libraries
 : >"$list"
-for b in netsched-agent netsched-scorer; do
+for b in netsched-agent netsched-scorer netsched-rebalancer; do
 	ldd "$bindir/$b" >"$out/ldd.$b" || { echo "build.sh: ldd $b failed" >&2; exit 1; }
 	if grep -q 'not found' "$out/ldd.$b"; then
 		echo "build.sh: $b needs a library this system lacks:" >&2

@@ -11,10 +11,14 @@
 #                             netsched-scorer.NS, .NS.svc, .NS.svc.DOMAIN
 #   scheduler.crt  scheduler.key   the scheduler's client certificate
 #                             (CN netsched-scheduler, clientAuth only)
+#   rebalancer.crt  rebalancer.key  the rebalancer's (CN netsched-rebalancer,
+#                             clientAuth only): it reads /v1/pressure, posts /v1/moves
 #   secrets.yaml              the Secrets deploy/ mounts: netsched-scorer-tls (the
 #                             scorer: --tls-cert, --tls-key; tls.crt, tls.key, ca.crt),
 #                             netsched-scheduler-tls (the scheduler's tlsConfig
-#                             certFile, keyFile, caFile) and netsched-client-ca
+#                             certFile, keyFile, caFile), netsched-rebalancer-tls
+#                             (its --scorer-cert, --scorer-key, --scorer-ca) and
+#                             netsched-client-ca
 #                             (ca.crt alone: the scorer's --tls-client-ca, the CA
 #                             whose certificates named netsched-scheduler may call)
 #   control-plane/            tls.crt, tls.key, ca.crt for way (b): copy to
@@ -22,8 +26,8 @@
 #
 # With the cert-manager Component (deploy/tls/cert-manager/), which makes only the
 # scorer's serving certificate, --client-only makes the rest: a CA for clients, kept
-# here and never in the cluster, the scheduler's certificate, and secrets.yaml with
-# netsched-scheduler-tls (its ca.crt: --server-ca FILE, the CA of cert-manager's
+# here and never in the cluster, the scheduler's and the rebalancer's certificates,
+# and secrets.yaml with netsched-rebalancer-tls, netsched-scheduler-tls (its ca.crt: --server-ca FILE, the CA of cert-manager's
 # netsched-scorer-tls) and netsched-client-ca. Any CA an Issuer in the namespace
 # holds signs whatever Certificate someone creates there, the scheduler's name
 # included: the scorer must not trust it for clients (docs/security.md).
@@ -109,9 +113,13 @@ subjectAltName=DNS:$svc,DNS:$svc.$ns,DNS:$svc.$ns.svc,DNS:$svc.$ns.svc.$domain"
 leaf scheduler "/CN=netsched-scheduler" "basicConstraints=critical,CA:FALSE
 keyUsage=critical,digitalSignature
 extendedKeyUsage=clientAuth"
+# The rebalancer's, for /v1/pressure and /v1/moves (the scorer's --client-names).
+leaf rebalancer "/CN=netsched-rebalancer" "basicConstraints=critical,CA:FALSE
+keyUsage=critical,digitalSignature
+extendedKeyUsage=clientAuth"
 rm -f "$dir/ca.srl"
 
-for who in scorer scheduler; do
+for who in scorer scheduler rebalancer; do
 	[ -n "$client_only" ] && [ "$who" = scorer ] && continue
 	openssl verify -CAfile "$dir/ca.crt" "$dir/$who.crt" >/dev/null ||
 		{ echo "make-certs.sh: $who.crt does not verify against ca.crt" >&2; exit 1; }
@@ -148,6 +156,7 @@ EOF
 	echo "# netsched mTLS Secrets, made by deploy/tls/make-certs.sh on $(date -u +%Y-%m-%d)."
 	[ -n "$client_only" ] || secret netsched-scorer-tls scorer
 	secret netsched-scheduler-tls scheduler
+	secret netsched-rebalancer-tls rebalancer
 	cat <<EOF
 ---
 # The CA of the scheduler's client certificate: the scorer's --tls-client-ca.
@@ -164,9 +173,9 @@ data:
 EOF
 } >"$dir/secrets.yaml"
 if [ -n "$client_only" ]; then
-	echo "made in $dir: ca.crt (for clients), scheduler.crt (CN netsched-scheduler), valid $days days; secrets.yaml (netsched-scheduler-tls, netsched-client-ca)"
+	echo "made in $dir: ca.crt (for clients), scheduler.crt (CN netsched-scheduler), rebalancer.crt (CN netsched-rebalancer), valid $days days; secrets.yaml (netsched-scheduler-tls, netsched-rebalancer-tls, netsched-client-ca)"
 else
-	echo "made in $dir: ca.crt, scorer.crt (DNS $svc.$ns.svc), scheduler.crt (CN netsched-scheduler), valid $days days; secrets.yaml"
+	echo "made in $dir: ca.crt, scorer.crt (DNS $svc.$ns.svc), scheduler.crt (CN netsched-scheduler), rebalancer.crt (CN netsched-rebalancer), valid $days days; secrets.yaml"
 fi
 if [ -n "$apply" ]; then
 	kubectl apply -f "$dir/secrets.yaml"

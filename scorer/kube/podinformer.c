@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "clock.h"
 #include "pods/inflight.h"
-#include "parse/json.h"
+#include "json.h"
 #include "log.h"
 #include "pods/moves.h"
 #include "parse/podlabel.h"

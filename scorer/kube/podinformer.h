@@ -1,7 +1,7 @@
 /* The pod watch's decisions, with no I/O: the Kubernetes informer protocol
  * over bytes, so that every turn of it is unit-tested and fuzzed the way
  * promquery.c is beside prom.c. scorer/kube/podwatch.c runs it on a thread with
- * an HTTP client (scorer/kube/kubeclient.h).
+ * an HTTP client (common/kubeclient.h).
  *
  * It says which request comes next and takes what the server answers:
  *  1. list the pods bound to a node and not finished, a page at a time

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "clock.h"
-#include "kube/kubeclient.h"
+#include "kubeclient.h"
 #include "worker.h"
 
 /* Out of memory for a request: the next try, in ms. */

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/kubeaccess.h"
+#include "kubeaccess.h"
 #include "kube/podinformer.h"
 
 struct inflight;

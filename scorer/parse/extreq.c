@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "errmsg.h"
-#include "parse/json.h"
+#include "json.h"
 #include "parse/kubepod.h"
 #include "nodename.h"
 #include "scratch.h"

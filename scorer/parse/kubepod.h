@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "parse/bwannot.h"
-#include "parse/json.h"
+#include "json.h"
 #include "parse/poduid.h"
 #include "report.h"
 

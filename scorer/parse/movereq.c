@@ -6,7 +6,7 @@
 
 #include "errmsg.h"
 #include "nodename.h"
-#include "parse/json.h"
+#include "json.h"
 #include "traffic.h"
 
 /* The body's tokens: the object, nine keys and nine scalar values. */

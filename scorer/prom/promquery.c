@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse/json.h"
+#include "json.h"
 #include "log.h"
 #include "nodename.h"
 

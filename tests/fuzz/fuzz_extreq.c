@@ -20,7 +20,7 @@
 #include "proto/report.h"
 #include "scorer/serve/extender.h"
 #include "scorer/parse/extreq.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/rules/policy.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"

@@ -1,4 +1,4 @@
-/* libFuzzer: the JSON layer (scorer/parse/json.h) on any bytes. Traps when a
+/* libFuzzer: the JSON layer (common/json.h) on any bytes. Traps when a
  * document that parses breaks the header's promises: tokens in document
  * order inside the text, each with an earlier parent and inside the text of
  * the container that holds it, every scalar a JSON literal or string,
@@ -27,7 +27,7 @@
 #define JSMN_STATIC
 #include <jsmn.h>
 
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "tests/unit/json_shallow.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

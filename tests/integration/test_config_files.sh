@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every file an option names, on both binaries (issue 24): a FIFO (no
+# Every file an option names, on the three binaries (issue 24): a FIFO (no
 # writer: opening it waited for ever), a device (/dev/zero never ends,
 # /dev/null), a directory and a missing file are refused at start-up and by
 # --check-config with exit 2 and one line naming the option and the file;
@@ -47,12 +47,16 @@ ok() { # BINARY ARGS...: --check-config passes
 S=netsched-scorer
 A=netsched-agent
 AG=(--interfaces lo --scorer tcp://127.0.0.1:1)
+RB=netsched-rebalancer
+RBA=(--kubeconfig "$WORK/kubeconfig" --scorer https://127.0.0.1:1)
 
 # The good files pass, so each refusal below is the one file's doing.
 ok $S --config "$WORK/good.yaml" --key-file "$WORK/report.key" --kubeconfig "$WORK/kubeconfig" \
 	--prometheus http://127.0.0.1:1 --prometheus-token-file "$WORK/token" \
 	--prometheus-ca-file "$WORK/ca.pem"
 ok $A "${AG[@]}" --config "$WORK/good.yaml" --key-file "$WORK/report.key"
+ok $RB "${RBA[@]}" --config "$WORK/good.yaml" --scorer-ca "$WORK/ca.pem" \
+	--scorer-cert "$WORK/ca.pem" --scorer-key "$WORK/ca.pem"
 
 for f in fifo /dev/zero /dev/null dir; do
 	case $f in
@@ -63,6 +67,11 @@ for f in fifo /dev/zero /dev/null dir; do
 	refused "$p: $what" $S --config "$p"
 	refused "$p: $what" $A "${AG[@]}" --config "$p"
 	refused "--key-file $p: $what" $S --key-file "$p"
+	refused "$p: $what" $RB "${RBA[@]}" --config "$p"
+	refused "--scorer-ca: $p: $what" $RB "${RBA[@]}" --scorer-ca "$p"
+	refused "--scorer-cert: $p: $what" $RB "${RBA[@]}" --scorer-cert "$p" --scorer-key "$WORK/ca.pem"
+	refused "--scorer-key: $p: $what" $RB "${RBA[@]}" --scorer-cert "$WORK/ca.pem" --scorer-key "$p"
+	refused "--kubeconfig: $p: $what" $RB --kubeconfig "$p"
 	refused "--key-file $p: $what" $A "${AG[@]}" --key-file "$p"
 	refused "--listen-cert-key $p: $what" $S --listen "tls+tcp://127.0.0.1:1" --listen-cert-key "$p"
 	refused "--scorer-ca $p: $what" $A --interfaces lo --scorer "tls+tcp://127.0.0.1:1" \
@@ -76,6 +85,7 @@ for f in fifo /dev/zero /dev/null dir; do
 	# The files a kubeconfig names.
 	kubeconfig "$p" "$WORK/token" >"$WORK/kc-ca"
 	refused "certificate authority: $p: $what" $S --kubeconfig "$WORK/kc-ca"
+	refused "certificate authority: $p: $what" $RB --kubeconfig "$WORK/kc-ca"
 	kubeconfig "$WORK/ca.pem" "$p" >"$WORK/kc-token"
 	refused "token file: $p: $what" $S --kubeconfig "$WORK/kc-token"
 done
@@ -92,4 +102,6 @@ kubeconfig "$M" "$WORK/token" >"$WORK/kc-ca"
 refused "certificate authority: $M: No such file" $S --kubeconfig "$WORK/kc-ca"
 kubeconfig "$WORK/ca.pem" "$M" >"$WORK/kc-token"
 refused "token file: $M: No such file" $S --kubeconfig "$WORK/kc-token"
+refused "token file: $M: No such file" $RB --kubeconfig "$WORK/kc-token"
+refused "--scorer-ca: $M: No such file" $RB "${RBA[@]}" --scorer-ca "$M"
 echo "PASS: config files"

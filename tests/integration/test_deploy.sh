@@ -31,13 +31,13 @@ command -v python3 >/dev/null || fail "python3 not installed (run .ci/deps test)
 python3 -c 'import yaml' 2>/dev/null || fail "python3-yaml not installed (run .ci/deps test)"
 command -v curl >/dev/null || fail "curl not installed (run .ci/deps test)"
 command -v jq >/dev/null || fail "jq not installed (run .ci/deps test)"
-for b in netsched-agent netsched-scorer; do
+for b in netsched-agent netsched-scorer netsched-rebalancer; do
 	[ -x "$BIN/$b" ] || fail "$BIN/$b not built (run make)"
 done
 
 # Free loopback ports for the manifests' 7470 (reports), 8470 (HTTP), 8471 (the
-# scorer's probes), 9470 (agent).
-export P_REPORTS P_HTTP P_HEALTH P_METRICS
+# scorer's probes), 9470 (agent), 8472 (the rebalancer's).
+export P_REPORTS P_HTTP P_HEALTH P_METRICS P_REBAL
 P_REPORTS=$(free_port)
 P_HTTP=$(free_port)
 P_HEALTH=$(free_port)
@@ -46,6 +46,9 @@ while [ "$P_HTTP" = "$P_REPORTS" ]; do P_HTTP=$(free_port); done
 while [ "$P_HEALTH" = "$P_REPORTS" ] || [ "$P_HEALTH" = "$P_HTTP" ]; do P_HEALTH=$(free_port); done
 while [ "$P_METRICS" = "$P_REPORTS" ] || [ "$P_METRICS" = "$P_HTTP" ] ||
 	[ "$P_METRICS" = "$P_HEALTH" ]; do P_METRICS=$(free_port); done
+P_REBAL=$(free_port)
+while [ "$P_REBAL" = "$P_REPORTS" ] || [ "$P_REBAL" = "$P_HTTP" ] || [ "$P_REBAL" = "$P_HEALTH" ] ||
+	[ "$P_REBAL" = "$P_METRICS" ]; do P_REBAL=$(free_port); done
 
 # The certificates, as an operator makes them (deploy/tls/make-certs.sh).
 deploy/tls/make-certs.sh -o "$WORK/tls" >"$WORK/certs.log" 2>&1 ||
@@ -59,7 +62,8 @@ import yaml
 
 DEPLOY, WORK = sys.argv[1], sys.argv[2]
 PORTS = {7470: int(os.environ["P_REPORTS"]), 8470: int(os.environ["P_HTTP"]),
-         8471: int(os.environ["P_HEALTH"]), 9470: int(os.environ["P_METRICS"])}
+         8471: int(os.environ["P_HEALTH"]), 9470: int(os.environ["P_METRICS"]),
+         8472: int(os.environ["P_REBAL"])}
 errors = []
 
 
@@ -220,10 +224,10 @@ def one(kind, name):
 kinds = {}
 for o in rendered:
     kinds[o["kind"]] = kinds.get(o["kind"], 0) + 1
-for k, n in (("Namespace", 1), ("ServiceAccount", 3), ("DaemonSet", 1), ("Deployment", 2),
-             ("Service", 2), ("PodDisruptionBudget", 1), ("ConfigMap", 1),
-             ("ClusterRoleBinding", 3), ("ClusterRole", 1), ("Role", 1), ("RoleBinding", 2),
-             ("NetworkPolicy", 1)):
+for k, n in (("Namespace", 1), ("ServiceAccount", 4), ("DaemonSet", 1), ("Deployment", 3),
+             ("Service", 2), ("PodDisruptionBudget", 2), ("ConfigMap", 1),
+             ("ClusterRoleBinding", 4), ("ClusterRole", 2), ("Role", 2), ("RoleBinding", 3),
+             ("NetworkPolicy", 2)):
     check(kinds.get(k) == n, "kustomize renders %d %s (got %s)" % (n, k, kinds.get(k, 0)))
 ns = one("Namespace", "netsched")
 for o in rendered:
@@ -421,9 +425,11 @@ check(flag(sargs, "--tls-client-ca") == [cfiles.get("ca.crt")] and cfiles.get("c
       "scorer: --tls-client-ca (mTLS) is the mounted Secret netsched-client-ca's ca.crt %s"
       % flag(sargs, "--tls-client-ca"))
 mc_text = open(os.path.join(DEPLOY, "tls", "make-certs.sh")).read()
-check(flag(sargs, "--client-names") == ["netsched-scheduler"] and
-      'leaf scheduler "/CN=netsched-scheduler"' in mc_text,
-      "scorer: --client-names netsched-scheduler, the name make-certs.sh gives the scheduler")
+check(flag(sargs, "--client-names") == ["netsched-scheduler,netsched-rebalancer"] and
+      'leaf scheduler "/CN=netsched-scheduler"' in mc_text and
+      'leaf rebalancer "/CN=netsched-rebalancer"' in mc_text,
+      "scorer: --client-names netsched-scheduler,netsched-rebalancer, the names make-certs.sh "
+      "gives the scheduler and the rebalancer")
 check(stmpl.get("spec", {}).get("securityContext", {}).get("fsGroup") == scorer_uid,
       "scorer: fsGroup %s reads its Secrets (0440)" % scorer_uid)
 
@@ -461,6 +467,69 @@ check(m and m.group(1) in (hl_host, hl_host + ".cluster.local") and int(m.group(
 svc_host = "%s.%s.svc" % (cip["metadata"]["name"], cip["metadata"]["namespace"])
 url_prefix = "https://%s:%d" % (svc_host, cip["spec"]["ports"][0]["port"])
 
+# -- the rebalancer (issue 37): dry run as shipped, least RBAC, mTLS to the scorer ----
+rdep = one("Deployment", "netsched-rebalancer")
+rspec = rdep.get("spec", {})
+rtmpl = rspec.get("template", {})
+check(rspec.get("replicas") == 2, "rebalancer: 2 replicas (one acts: the Lease's holder)")
+check(rspec.get("selector", {}).get("matchLabels", {}).items() <=
+      rtmpl.get("metadata", {}).get("labels", {}).items(), "rebalancer: selector matches its pods")
+rebal_pod_labels, rebal_uid = check_pod("rebalancer", rtmpl, True)
+rebal = (rtmpl.get("spec", {}).get("containers") or [{}])[0]
+check(rebal.get("command") == ["/usr/local/bin/netsched-rebalancer"], "rebalancer: runs netsched-rebalancer")
+rargs = args_of(rebal)
+check(flag(rargs, "--dry-run") == ["true"], "rebalancer: --dry-run true (moves nothing as shipped)")
+check(flag(rargs, "--scorer") == [url_prefix], "rebalancer: --scorer %s is the scorers' Service" % url_prefix)
+check(flag(rargs, "--scorer-replicas") == [hl_host],
+      "rebalancer: --scorer-replicas %s, every replica, for the moves" % hl_host)
+rfiles = secret_files(rtmpl, rebal, "netsched-rebalancer-tls")
+check(flag(rargs, "--scorer-cert") == [rfiles.get("tls.crt")] and
+      flag(rargs, "--scorer-key") == [rfiles.get("tls.key")] and
+      flag(rargs, "--scorer-ca") == [rfiles.get("ca.crt")] and rfiles.get("ca.crt"),
+      "rebalancer: its client certificate and the scorer's CA from the Secret netsched-rebalancer-tls")
+check(flag(rargs, "--lease-namespace") == ["netsched"], "rebalancer: its Lease in namespace netsched")
+rmetrics = flag(rargs, "--metrics-listen")
+check(rmetrics == ["0.0.0.0:8472"] and container_port(rebal, "metrics") == 8472,
+      "rebalancer: --metrics-listen 0.0.0.0:8472, its containerPort metrics")
+renv = {e["name"]: e for e in rebal.get("env", [])}
+check(renv.get("POD_NAME", {}).get("valueFrom", {}).get("fieldRef", {}).get("fieldPath")
+      == "metadata.name", "rebalancer: POD_NAME (the Lease's holder identity) from metadata.name")
+check(rtmpl.get("spec", {}).get("securityContext", {}).get("fsGroup") == rebal_uid,
+      "rebalancer: fsGroup %s reads its Secret (0440)" % rebal_uid)
+collect("rebalancer", rtmpl, rebal)
+
+
+def rules_of(kind, name):
+    o = one(kind, name)
+    return sorted((tuple(r.get("apiGroups", [])), tuple(r.get("resources", [])),
+                   tuple(sorted(r.get("verbs", [])))) for r in o.get("rules", []))
+
+
+check(rules_of("ClusterRole", "netsched-rebalancer") == sorted([
+          (("",), ("pods",), ("get", "list", "watch")), (("",), ("pods/eviction",), ("create",)),
+          (("",), ("nodes",), ("get", "list")), (("",), ("events",), ("create",))]),
+      "rebalancer: ClusterRole: pods get/list/watch, pods/eviction create, nodes get/list, "
+      "events create, nothing else (no delete)")
+check(rules_of("Role", "netsched-rebalancer-lease") == [
+          (("coordination.k8s.io",), ("leases",), ("create", "get", "update"))] and
+      one("Role", "netsched-rebalancer-lease")["metadata"].get("namespace") == "netsched",
+      "rebalancer: Role: leases get/create/update in netsched only")
+for kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+    b = [o for o in objs(kind) if o.get("roleRef", {}).get("name", "").startswith("netsched-rebalancer")]
+    check(len(b) == 1 and b[0]["roleRef"]["kind"] == role_kind and
+          b[0].get("subjects") == [{"kind": "ServiceAccount", "name": "netsched-rebalancer",
+                                     "namespace": "netsched"}],
+          "rebalancer: one %s binds its %s to its ServiceAccount alone" % (kind, role_kind))
+rpdb = one("PodDisruptionBudget", "netsched-rebalancer")
+check(rpdb.get("spec", {}).get("maxUnavailable") == 1 and
+      rpdb.get("spec", {}).get("selector", {}).get("matchLabels", {}).items() <= rebal_pod_labels.items(),
+      "rebalancer: PDB maxUnavailable 1 selects its pods")
+rnp = one("NetworkPolicy", "netsched-rebalancer").get("spec", {})
+check(rnp.get("podSelector", {}).get("matchLabels", {}).items() <= rebal_pod_labels.items() and
+      all(r.get("from") and [p.get("port") for p in r.get("ports", [])] == ["metrics"]
+          for r in rnp.get("ingress", [])) and rnp.get("ingress"),
+      "rebalancer: NetworkPolicy admits its metrics port only, from named peers")
+
 # -- secure by default (issue 14): the NetworkPolicy ---------------------------------
 # It selects the scorer pods and admits: to the report port only ipBlocks (hostNetwork
 # agents), to the extender port only the scheduler's pods, to the status port ipBlocks
@@ -485,6 +554,8 @@ for r in np_spec.get("ingress", []):
         admitted.setdefault(port_num(pt.get("port")), []).extend(r.get("from") or [{}])
 sched = one("Deployment", "netsched-scheduler")
 sched_labels = sched.get("spec", {}).get("template", {}).get("metadata", {}).get("labels", {})
+rebal_labels = one("Deployment", "netsched-rebalancer").get("spec", {}).get("template", {}) \
+    .get("metadata", {}).get("labels", {})
 check(set(admitted) == {7470, 8470, 8471},
       "NetworkPolicy: admits to the reports, https and status ports only (%s)" % sorted(map(str, admitted)))
 for peer in sum(admitted.values(), []):
@@ -498,10 +569,12 @@ check(admitted.get(8471) and
           for p in admitted[8471]) and any(set(p) == {"ipBlock"} for p in admitted[8471]),
       "NetworkPolicy: status from ipBlocks (the kubelet) and one named namespace (Prometheus) only")
 http_peers = admitted.get(8470, [])
-check(http_peers and all(set(p) == {"podSelector"} and
-                         p["podSelector"].get("matchLabels", {}).items() <= sched_labels.items() and
-                         p["podSelector"].get("matchLabels") for p in http_peers),
-      "NetworkPolicy: the extender port from the netsched-scheduler pods only")
+check(http_peers and all(set(p) == {"podSelector"} and p["podSelector"].get("matchLabels") and
+                         (p["podSelector"]["matchLabels"].items() <= sched_labels.items() or
+                          p["podSelector"]["matchLabels"].items() <= rebal_labels.items())
+                         for p in http_peers) and
+      any(p["podSelector"]["matchLabels"].items() <= rebal_labels.items() for p in http_peers),
+      "NetworkPolicy: the extender port from the netsched-scheduler and netsched-rebalancer pods only")
 np_text = open(os.path.join(DEPLOY, "networkpolicy.yaml")).read()
 check("NODE_CIDR" in np_text and "192.0.2.0/24" in np_text,
       "NetworkPolicy: the node CIDR placeholder is marked NODE_CIDR")
@@ -730,12 +803,13 @@ check("netsched-client-ca" not in certs and all(
           (i["spec"].get("ca") or {}).get("secretName") != "netsched-client-ca" for i in issuers.values()),
       "tls/cert-manager: netsched-client-ca (the scorer's client CA) is no Issuer's and no Certificate's")
 sec = {d["metadata"]["name"]: d for d in yaml.safe_load_all(open(os.path.join(WORK, "tls", "secrets.yaml"))) if d}
-check(set(sec) == {"netsched-scorer-tls", "netsched-scheduler-tls", "netsched-client-ca"} and
+check(set(sec) == {"netsched-scorer-tls", "netsched-scheduler-tls", "netsched-rebalancer-tls",
+                   "netsched-client-ca"} and
       all(set(sec[n].get("data", {})) == {"tls.crt", "tls.key", "ca.crt"}
-          for n in ("netsched-scorer-tls", "netsched-scheduler-tls")) and
+          for n in ("netsched-scorer-tls", "netsched-scheduler-tls", "netsched-rebalancer-tls")) and
       set(sec["netsched-client-ca"].get("data", {})) == {"ca.crt"} and
       all(d["metadata"].get("namespace") == "netsched" for d in sec.values()),
-      "make-certs.sh: secrets.yaml holds the three Secrets the pods mount")
+      "make-certs.sh: secrets.yaml holds the four Secrets the pods mount")
 
 # -- the container build -------------------------------------------------------------
 df = open(os.path.join(DEPLOY, "container", "Dockerfile")).read()
@@ -756,7 +830,8 @@ check(os.access(os.path.join(DEPLOY, "container", "build.sh"), os.X_OK), "build.
 
 # -- hand the running part its arguments -------------------------------------------
 TLS_LOCAL = {sfiles.get("tls.crt"): "scorer.crt", sfiles.get("tls.key"): "scorer.key",
-             cfiles.get("ca.crt"): "ca.crt"}
+             cfiles.get("ca.crt"): "ca.crt", rfiles.get("tls.crt"): "rebalancer.crt",
+             rfiles.get("tls.key"): "rebalancer.key", rfiles.get("ca.crt"): "ca.crt"}
 
 
 def local(args):
@@ -783,6 +858,8 @@ nul("agent.args", aargs)
 nul("agent.local.args", local(aargs))
 nul("scorer.args", [os.path.join(WORK, "tls", TLS_LOCAL[a]) if a in TLS_LOCAL else a for a in sargs])
 nul("scorer.local.args", local(sargs))
+nul("rebalancer.args", [os.path.join(WORK, "tls", TLS_LOCAL[a]) if a in TLS_LOCAL else a for a in rargs])
+nul("rebalancer.local.args", local(rargs))
 with open(os.path.join(WORK, "probes.tsv"), "w") as f:
     for comp, kind, path, port, scheme in probes:
         f.write("%s\t%s\t%s\t%d\t%s\n" % (comp, kind, path, PORTS[port], scheme.lower()))
@@ -805,6 +882,8 @@ mapfile -d '' AGENT_ARGS <"$WORK/agent.args"
 mapfile -d '' AGENT_LOCAL <"$WORK/agent.local.args"
 mapfile -d '' SCORER_ARGS <"$WORK/scorer.args"
 mapfile -d '' SCORER_LOCAL <"$WORK/scorer.local.args"
+mapfile -d '' REBAL_ARGS <"$WORK/rebalancer.args"
+mapfile -d '' REBAL_LOCAL <"$WORK/rebalancer.local.args"
 . "$WORK/image.env"
 . "$WORK/client.env"
 NODE=netsched-deploy-test
@@ -831,12 +910,26 @@ check_config "agent (manifest args)" "$BIN/netsched-agent" "${AGENT_ARGS[@]}"
 check_config "scorer (manifest args)" "$BIN/netsched-scorer" "${SCORER_ARGS[@]}"
 check_config "agent (loopback args)" "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
 check_config "scorer (loopback args)" "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
+# The rebalancer's apiserver is its pod's ServiceAccount; here a kubeconfig that
+# names an apiserver nobody answers (it never acts here: no Lease).
+cat >"$WORK/rebal.kubeconfig" <<'KC'
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9", insecure-skip-tls-verify: true}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+KC
+check_config "rebalancer (manifest args)" "$BIN/netsched-rebalancer" "${REBAL_ARGS[@]}" --kubeconfig "$WORK/rebal.kubeconfig"
+check_config "rebalancer (loopback args)" "$BIN/netsched-rebalancer" "${REBAL_LOCAL[@]}" --kubeconfig "$WORK/rebal.kubeconfig"
 
 start scorer "$BIN/netsched-scorer" "${SCORER_LOCAL[@]}"
 HTTP_PORT=$P_HEALTH
 wait_for 10 "scorer /healthz" curl -sf "http://127.0.0.1:$P_HEALTH/healthz"
 start agent env NODE_NAME=$NODE "$BIN/netsched-agent" "${AGENT_LOCAL[@]}"
 wait_for 10 "agent /healthz" curl -sf "http://127.0.0.1:$P_METRICS/healthz"
+start rebalancer "$BIN/netsched-rebalancer" "${REBAL_LOCAL[@]}" --kubeconfig "$WORK/rebal.kubeconfig"
+wait_for 10 "rebalancer /healthz" curl -sf "http://127.0.0.1:$P_REBAL/healthz"
 
 # Every probe and scrape path the manifests name answers 200 on the port they name
 # (readiness may wait for the first report or the warm-up: poll, bounded).
@@ -919,6 +1012,15 @@ while IFS=$'\t' read -r verb path; do
 	r=$(sched "$path" "$body" --cert "$WORK/evil.crt" --key "$WORK/evil.key")
 	expect "$verb with CN=evil-client from the scheduler's own CA" "${r%% *}" 403
 done <"$WORK/extender.tsv"
+# The rebalancer's certificate, from make-certs.sh, is one the scorer started with the
+# manifest's args admits (its --client-names): /v1/pressure is not refused (403).
+# (404 until the scorer serves /v1/pressure; 200 then.)
+r=$(sched "/v1/pressure?hot=0.90" "" --cert "$T/rebalancer.crt" --key "$T/rebalancer.key")
+[ "${r%% *}" != 403 ] && [ "${r%% *}" != 000 ] ||
+	fail "the scorer refuses the rebalancer's certificate: ${r%% *}"
+r=$(sched "/v1/pressure?hot=0.90" "" --cert "$WORK/evil.crt" --key "$WORK/evil.key")
+expect "/v1/pressure with CN=evil-client" "${r%% *}" 403
+echo "ok: the scorer admits the rebalancer's certificate (CN netsched-rebalancer), not another name's"
 # The extender port serves the verbs and the probes, no status: that is the other port.
 for path in /metrics /v1/nodes; do
 	r=$(sched "$path" "" "${CLIENT[@]}")
@@ -934,7 +1036,7 @@ RFS=$IMG/rootfs
 LIB=$RFS$IMAGE_LIBDIR
 [ -d "$LIB" ] || fail "build.sh staged no $IMAGE_LIBDIR (the Dockerfile's LD_LIBRARY_PATH)"
 glibc='^(ld-linux[-a-z0-9_.]*\.so\.[0-9]+|lib(c|m|mvec|pthread|dl|rt|resolv|util|anl|nss_[a-z]+)\.so\.[0-9.]+)$'
-for b in netsched-agent netsched-scorer; do
+for b in netsched-agent netsched-scorer netsched-rebalancer; do
 	[ -x "$RFS/usr/local/bin/$b" ] || fail "build.sh did not stage /usr/local/bin/$b"
 	env -i LD_LIBRARY_PATH="$LIB" "$RFS/usr/local/bin/$b" --help >/dev/null 2>&1 ||
 		fail "staged $b --help does not exit 0"
@@ -952,8 +1054,8 @@ for b in netsched-agent netsched-scorer; do
 done
 for l in "$LIB"/*; do
 	n=$(basename "$l")
-	grep -q "^	$n => $LIB/$n " "$WORK/ldd.netsched-agent" "$WORK/ldd.netsched-scorer" ||
-		fail "build.sh staged $n, which neither binary loads"
+	grep -q "^	$n => $LIB/$n " "$WORK/ldd.netsched-agent" "$WORK/ldd.netsched-scorer" \
+		"$WORK/ldd.netsched-rebalancer" || fail "build.sh staged $n, which no binary loads"
 done
 echo "ok: build.sh staged only libraries the binaries load ($(ls "$LIB" | wc -l))"
 
@@ -970,11 +1072,11 @@ if [ "$(id -u)" -eq 0 ] && command -v chroot >/dev/null && command -v dpkg-query
 	[ -n "$interp" ] && [ -e "$interp" ] && cp -L --parents "$interp" "$CR/"
 	cp -a "$RFS/." "$CR/"
 	CHROOT=$(command -v chroot)
-	for b in netsched-agent netsched-scorer; do
+	for b in netsched-agent netsched-scorer netsched-rebalancer; do
 		env -i LD_LIBRARY_PATH="$IMAGE_LIBDIR" "$CHROOT" --userspec="$IMAGE_UID:$IMAGE_UID" "$CR" \
 			"/usr/local/bin/$b" --help >/dev/null 2>&1 || fail "$b does not run in a glibc-only root"
 	done
-	echo "ok: both binaries run in a root holding only glibc and the staged tree, as UID $IMAGE_UID"
+	echo "ok: the three binaries run in a root holding only glibc and the staged tree, as UID $IMAGE_UID"
 	# The key where the Secret volume puts it: mode 0440 (defaultMode 288), group
 	# 65532 (fsGroup), read by the image's UID.
 	install -D -m 0440 -o root -g "$IMAGE_UID" "$WORK/report.key" "$CR/etc/netsched/key/report.key"

@@ -7,7 +7,8 @@
 #     measuring nodes in network namespaces, with the alert rules loaded, and
 #     every dashboard query and the series behind every alert return data;
 #     the pod panels' data comes from a stub apiserver's pods and bench/feed
-#     reporting their traffic for a third node.
+#     reporting their traffic for a third node; a real rebalancer (dry run,
+#     reading that scorer) feeds its row and its alert's series.
 set -u
 . "$(dirname "$0")/lib.sh"
 command -v promtool >/dev/null || fail "promtool not installed (run .ci/deps test)"
@@ -57,6 +58,9 @@ for n in a b; do
 		--link-speed eth0=100M --scorer "tcp://127.0.0.1:$LISTEN_PORT" --sample-interval 250ms \
 		--window 2s --report-interval 500ms --metrics "127.0.0.1:${!port}"
 done
+RB=$(free_port)
+start rebalancer "$BIN/netsched-rebalancer" --scorer "http://127.0.0.1:$HTTP_PORT" \
+	--kubeconfig "$WORK/kubeconfig" --leader-elect off --interval 1s --metrics-listen "127.0.0.1:$RB"
 cat >"$WORK/prometheus.yml" <<YAML
 global: {scrape_interval: 1s, evaluation_interval: 1s}
 rule_files: ['$PWD/$MON/alerts.yaml']
@@ -67,6 +71,8 @@ scrape_configs:
   static_configs:
   - {targets: ['127.0.0.1:$AG_A'], labels: {node: node-a}}
   - {targets: ['127.0.0.1:$AG_B'], labels: {node: node-b}}
+- job_name: netsched-rebalancer
+  static_configs: [{targets: ['127.0.0.1:$RB']}]
 YAML
 start prometheus prometheus --config.file="$WORK/prometheus.yml" \
 	--storage.tsdb.path="$WORK/tsdb" --web.listen-address="127.0.0.1:$PROM" --log.level=warn

@@ -30,6 +30,21 @@ struct fake_answer {
 	char *body;
 };
 
+/* Any path holding match, for method: this answer (before "other"). */
+#define FAKE_ROUTES 8
+struct fake_route {
+	char method[8];
+	char match[160];
+	struct fake_answer a;
+};
+
+/* Every request, in order: "METHOD /path" and what it carried. */
+#define FAKE_LOG 128
+struct fake_logged {
+	char line[200];
+	char body[1024];
+};
+
 struct fake_apiserver {
 	struct MHD_Daemon *daemon;
 	char url[64];			/* https://127.0.0.1:PORT */
@@ -41,6 +56,17 @@ struct fake_apiserver {
 	atomic_uint lists, watches;
 	char authorization[256];	/* of the last request */
 	char path[1024];		/* of the last request, with its query */
+	/* Any other path: this answer (status 0: 404), and what the last
+	 * request carried: its method, Content-Type and body (POST, PUT). */
+	struct fake_answer other;
+	char method[8];
+	char content_type[64];
+	char upload[8192];
+	size_t upload_len;
+	struct fake_route routes[FAKE_ROUTES];
+	unsigned n_routes;
+	struct fake_logged log[FAKE_LOG];
+	unsigned n_log;
 };
 
 struct fake_stream {
@@ -99,21 +125,61 @@ static enum MHD_Result fake_apiserver_answer(void *cls, struct MHD_Connection *c
 	struct fake_apiserver *fa = cls;
 	const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 	const char *watch = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "watch");
-	struct fake_stream *st = calloc(1, sizeof(*st));
+	struct fake_stream *st;
 	struct fake_answer a;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	(void)method, (void)version, (void)upload, (void)upload_size, (void)con_cls;
+	(void)version;
+	if (strcmp(method, "GET") != 0) {
+		/* A body arrives in pieces: gather it, answer after the last. */
+		static int started;
+		const char *ct = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+
+		if (!*con_cls) {
+			*con_cls = &started;
+			pthread_mutex_lock(&fa->lock);
+			fa->upload_len = 0;
+			snprintf(fa->content_type, sizeof(fa->content_type), "%s", ct ? ct : "");
+			pthread_mutex_unlock(&fa->lock);
+			return MHD_YES;
+		}
+		if (*upload_size) {
+			pthread_mutex_lock(&fa->lock);
+			if (fa->upload_len + *upload_size < sizeof(fa->upload)) {
+				memcpy(fa->upload + fa->upload_len, upload, *upload_size);
+				fa->upload_len += *upload_size;
+			}
+			pthread_mutex_unlock(&fa->lock);
+			*upload_size = 0;
+			return MHD_YES;
+		}
+	}
+	st = calloc(1, sizeof(*st));
 	if (!st)
 		return MHD_NO;
 	pthread_mutex_lock(&fa->lock);
+	snprintf(fa->method, sizeof(fa->method), "%s", method);
+	fa->upload[fa->upload_len < sizeof(fa->upload) ? fa->upload_len : 0] = '\0';
+	if (strcmp(method, "GET") == 0)
+		fa->upload_len = 0, fa->upload[0] = '\0';
 	snprintf(fa->authorization, sizeof(fa->authorization), "%s", auth ? auth : "");
 	snprintf(fa->path, sizeof(fa->path), "%s", url);
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fake_apiserver_arg, fa);
 	a = watch ? fa->watch : fa->list;
 	if (strcmp(url, "/api/v1/pods"))
-		a = (struct fake_answer){ 404, NULL };
+		a = fa->other.status ? fa->other : (struct fake_answer){ 404, NULL };
+	for (unsigned i = 0; i < fa->n_routes; i++)
+		if (!strcmp(fa->routes[i].method, method) && strstr(url, fa->routes[i].match)) {
+			a = fa->routes[i].a;
+			break;
+		}
+	if (fa->n_log < FAKE_LOG) {
+		struct fake_logged *l = &fa->log[fa->n_log++];
+
+		snprintf(l->line, sizeof(l->line), "%s %s", method, url);
+		snprintf(l->body, sizeof(l->body), "%.1023s", fa->upload);
+	}
 	st->fa = fa;
 	st->watch = watch != NULL;
 	st->body = strdup(a.body ? a.body : "");
@@ -150,6 +216,73 @@ static inline void fake_apiserver_set(struct fake_apiserver *fa, bool watch, uns
 	pthread_mutex_unlock(&fa->lock);
 }
 
+/* What requests to any other path get from now on (body copied). */
+static inline void fake_apiserver_set_other(struct fake_apiserver *fa, unsigned status,
+					    const char *body)
+{
+	char *copy = strdup(body);
+
+	pthread_mutex_lock(&fa->lock);
+	free(fa->other.body);
+	fa->other.body = copy;
+	fa->other.status = status;
+	pthread_mutex_unlock(&fa->lock);
+}
+
+/* What requests with this method to a path holding match get from now on
+ * (status and body copied; the same method and match again replaces it). */
+static inline void fake_apiserver_route(struct fake_apiserver *fa, const char *method,
+					const char *match, unsigned status, const char *body)
+{
+	char *copy = strdup(body);
+	unsigned i;
+
+	pthread_mutex_lock(&fa->lock);
+	for (i = 0; i < fa->n_routes; i++)
+		if (!strcmp(fa->routes[i].method, method) && !strcmp(fa->routes[i].match, match))
+			break;
+	if (i < FAKE_ROUTES) {
+		if (i == fa->n_routes) {
+			fa->n_routes++;
+			snprintf(fa->routes[i].method, sizeof(fa->routes[i].method), "%s", method);
+			snprintf(fa->routes[i].match, sizeof(fa->routes[i].match), "%s", match);
+		} else {
+			free(fa->routes[i].a.body);
+		}
+		fa->routes[i].a = (struct fake_answer){ status, copy };
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&fa->lock);
+	free(copy);
+}
+
+/* How many logged requests hold every one of the strings in their line
+ * (and body, when body_has is not NULL). */
+static inline unsigned fake_apiserver_count(struct fake_apiserver *fa, const char *line_has,
+					    const char *body_has)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&fa->lock);
+	for (unsigned i = 0; i < fa->n_log; i++)
+		if (strstr(fa->log[i].line, line_has) &&
+		    (!body_has || strstr(fa->log[i].body, body_has)))
+			n++;
+	pthread_mutex_unlock(&fa->lock);
+	return n;
+}
+
+/* The last request's method, Content-Type and body. */
+static inline void fake_apiserver_last_upload(struct fake_apiserver *fa, char *method, size_t mlen,
+					      char *ctype, size_t clen, char *body, size_t blen)
+{
+	pthread_mutex_lock(&fa->lock);
+	snprintf(method, mlen, "%s", fa->method);
+	snprintf(ctype, clen, "%s", fa->content_type);
+	snprintf(body, blen, "%s", fa->upload);
+	pthread_mutex_unlock(&fa->lock);
+}
+
 /* A copy of what the last request carried. */
 static inline void fake_apiserver_last(struct fake_apiserver *fa, char *path, size_t plen,
 				       char *auth, size_t alen)
@@ -170,6 +303,9 @@ static inline void fake_apiserver_stop(struct fake_apiserver *fa)
 	pthread_mutex_destroy(&fa->lock);
 	free(fa->list.body);
 	free(fa->watch.body);
+	free(fa->other.body);
+	for (unsigned i = 0; i < fa->n_routes; i++)
+		free(fa->routes[i].a.body);
 	free(fa->cert);
 	free(fa->key);
 	free(fa);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/serve/reply.h"
 
 /* The index in names[0..n) of the node the scheduler takes from reply

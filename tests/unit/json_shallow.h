@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "scorer/parse/json.h"
+#include "common/json.h"
 
 /* How many containers hold token i (a value's parent is its key, which
  * is not one). */

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "scorer/parse/bwannot.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/parse/kubepod.h"
 #include "scorer/parse/extreq.h"
 

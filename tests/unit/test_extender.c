@@ -17,7 +17,7 @@
 
 #include "common/log.h"
 #include "scorer/serve/extender.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"
 #include "tests/unit/fake_scorer.h"
@@ -67,7 +67,7 @@ static char *read_file(const char *path, size_t *len)
 	return d;
 }
 
-/* ---- replies are read with the scorer's JSON layer (scorer/parse/json.h) ---- */
+/* ---- replies are read with the scorer's JSON layer (common/json.h) ---- */
 
 struct span {
 	const char *p;

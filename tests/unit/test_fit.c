@@ -22,7 +22,7 @@
 
 #include "common/clock.h"
 #include "scorer/nodes/view.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/pods/inflight.h"
 #include "scorer/pods/workload.h"
 #include "scorer/rules/fit.h"

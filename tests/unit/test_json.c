@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "common/file.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "tests/unit/json_shallow.h"
 
 #define MAX_TOKENS 1024

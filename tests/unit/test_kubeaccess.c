@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "file_tree.h"
-#include "scorer/kube/kubeaccess.h"
+#include "common/kubeaccess.h"
 
 static char root[64];
 

@@ -17,7 +17,7 @@
 
 #include <curl/curl.h>
 
-#include "scorer/kube/kubeclient.h"
+#include "common/kubeclient.h"
 #include "tests/unit/fake_apiserver.h"
 
 static struct fake_apiserver *fa;
@@ -157,6 +157,54 @@ static void test_kubeclient_get(void **state)
 	kubeclient_destroy(NULL);
 }
 
+/* POST and PUT carry their JSON body; the next GET is a GET again. */
+static void test_kubeclient_request(void **state)
+{
+	static const char eviction[] = "{\"apiVersion\":\"policy/v1beta1\",\"kind\":\"Eviction\"}";
+	struct kubeaccess a = access_to("tok.2");
+	struct kubeclient *kc = client(&a);
+	const struct kubeclient_handler h = { on_status, on_body, NULL };
+	struct got g = { 0 };
+	struct kubeclient_handler hg = h;
+	char why[512], method[8], ctype[64], body[8192];
+
+	(void)state;
+	hg.ctx = &g;
+	kubeclient_set_user_agent(kc, "netsched-rebalancer");
+	fake_apiserver_set_other(fa, 429, "{\"kind\":\"Status\",\"code\":429}");
+	assert_int_equal(kubeclient_request(kc, "POST", "/api/v1/namespaces/d/pods/p/eviction",
+					    eviction, strlen(eviction), 5000, &hg, why, sizeof(why)), 0);
+	assert_int_equal(g.code, 429);
+	assert_non_null(strstr(g.body, "\"code\":429"));
+	fake_apiserver_last_upload(fa, method, sizeof(method), ctype, sizeof(ctype), body,
+				   sizeof(body));
+	assert_string_equal(method, "POST");
+	assert_string_equal(ctype, "application/json");
+	assert_string_equal(body, eviction);
+
+	memset(&g, 0, sizeof(g));
+	fake_apiserver_set_other(fa, 200, "{}");
+	assert_int_equal(kubeclient_request(kc, "PUT", "/apis/coordination.k8s.io/v1/x", "{\"a\":1}",
+					    7, 5000, &hg, why, sizeof(why)), 0);
+	fake_apiserver_last_upload(fa, method, sizeof(method), ctype, sizeof(ctype), body,
+				   sizeof(body));
+	assert_string_equal(method, "PUT");
+	assert_string_equal(body, "{\"a\":1}");
+
+	memset(&g, 0, sizeof(g));
+	fake_apiserver_set(fa, false, 200, "{\"kind\":\"PodList\"}");
+	assert_int_equal(get(kc, "/api/v1/pods", 5000, &g, why, sizeof(why)), 0);
+	fake_apiserver_last_upload(fa, method, sizeof(method), ctype, sizeof(ctype), body,
+				   sizeof(body));
+	assert_string_equal(method, "GET");
+	assert_string_equal(body, "");
+
+	assert_int_equal(kubeclient_request(kc, "DELETE", "/api/v1/pods", NULL, 0, 5000, &hg, why,
+					    sizeof(why)), -EINVAL);
+	assert_non_null(strstr(why, "method DELETE is not one this client sends"));
+	kubeclient_destroy(kc);
+}
+
 static void test_kubeclient_token_file(void **state)
 {
 	struct kubeaccess a = access_to("");
@@ -273,6 +321,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kubeclient_get),
+		cmocka_unit_test(test_kubeclient_request),
 		cmocka_unit_test(test_kubeclient_token_file),
 		cmocka_unit_test(test_kubeclient_tls),
 	};

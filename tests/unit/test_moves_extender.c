@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/pods/moves.h"
 #include "scorer/scorer.h"
 #include "scorer/serve/extender.h"

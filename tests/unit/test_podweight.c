@@ -25,7 +25,7 @@
 #include "common/clock.h"
 #include "scorer/serve/extender.h"
 #include "scorer/pods/inflight.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/pods/podweight.h"
 #include "scorer/serve/reply.h"
 #include "scorer/scorer.h"

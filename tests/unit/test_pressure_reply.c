@@ -17,7 +17,7 @@
 #include <cmocka.h>
 
 #include "common/clock.h"
-#include "scorer/parse/json.h"
+#include "common/json.h"
 #include "scorer/pods/moves.h"
 #include "scorer/pods/podindex.h"
 #include "scorer/pods/workload.h"

@@ -8,7 +8,7 @@
 #define JSMN_STATIC
 #include <jsmn.h>
 
-#include "parse/json.h"
+#include "json.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,4 +1,4 @@
-#include "kube/kubeclient.h"
+#include "kubeclient.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -187,8 +187,21 @@ static struct curl_slist *headers(struct kubeclient *kc, int *rc, char *why, siz
 int kubeclient_get(struct kubeclient *kc, const char *path, uint64_t timeout_ms,
 		   const struct kubeclient_handler *h, char *why, size_t whylen)
 {
+	return kubeclient_request(kc, "GET", path, NULL, 0, timeout_ms, h, why, whylen);
+}
+
+void kubeclient_set_user_agent(struct kubeclient *kc, const char *agent)
+{
+	curl_easy_setopt(kc->curl, CURLOPT_USERAGENT, agent);
+}
+
+int kubeclient_request(struct kubeclient *kc, const char *method, const char *path,
+		       const char *body, size_t body_len, uint64_t timeout_ms,
+		       const struct kubeclient_handler *h, char *why, size_t whylen)
+{
 	char url[KUBEACCESS_URL_MAX + KUBECLIENT_PATH_MAX];
-	struct curl_slist *hdrs;
+	struct curl_slist *hdrs, *t;
+	bool get = strcmp(method, "GET") == 0;
 	CURLcode cc;
 	int rc;
 
@@ -199,10 +212,26 @@ int kubeclient_get(struct kubeclient *kc, const char *path, uint64_t timeout_ms,
 			 strlen(path), KUBECLIENT_PATH_MAX - 1);
 		return -E2BIG;
 	}
+	if (!get && strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0) {
+		snprintf(why, whylen, "method %s is not one this client sends", method);
+		return -EINVAL;
+	}
 	snprintf(url, sizeof(url), "%s%s", kc->access.server, path);
 	hdrs = headers(kc, &rc, why, whylen);
 	if (!hdrs)
 		return rc;
+	if (!get) {
+		t = curl_slist_append(hdrs, "Content-Type: application/json");
+		if (!t) {
+			curl_slist_free_all(hdrs);
+			snprintf(why, whylen, "out of memory");
+			return -ENOMEM;
+		}
+		hdrs = t;
+		curl_easy_setopt(kc->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+		curl_easy_setopt(kc->curl, CURLOPT_POSTFIELDS, body ? body : "");
+		curl_easy_setopt(kc->curl, CURLOPT_CUSTOMREQUEST, method);
+	}
 	curl_easy_setopt(kc->curl, CURLOPT_URL, url);
 	curl_easy_setopt(kc->curl, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(kc->curl, CURLOPT_TIMEOUT_MS, (long)timeout_ms);
@@ -211,6 +240,11 @@ int kubeclient_get(struct kubeclient *kc, const char *path, uint64_t timeout_ms,
 	kc->errbuf[0] = '\0';
 	cc = curl_easy_perform(kc->curl);
 	curl_easy_setopt(kc->curl, CURLOPT_HTTPHEADER, NULL);
+	if (!get) {
+		/* The handle is reused: back to a plain GET. */
+		curl_easy_setopt(kc->curl, CURLOPT_CUSTOMREQUEST, NULL);
+		curl_easy_setopt(kc->curl, CURLOPT_HTTPGET, 1L);
+	}
 	curl_slist_free_all(hdrs);
 	if (cc == CURLE_OK || (cc == CURLE_WRITE_ERROR && kc->stopped)) {
 		answer(kc); /* a response without a body */

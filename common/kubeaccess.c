@@ -1,4 +1,4 @@
-#include "kube/kubeaccess.h"
+#include "kubeaccess.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
-/* GET requests to the apiserver (libcurl): the pod watch's transport.
+/* Requests to the apiserver (libcurl): the scorer's pod watch's transport
+ * (GET), and the rebalancer's (GET, and POST or PUT of a JSON body).
  *
  * HTTPS only, with the credentials of a struct kubeaccess (kubeaccess.h):
  * its CA (file or PEM data; none: the system's CAs) or
@@ -19,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kube/kubeaccess.h"
+#include "kubeaccess.h"
 
 /* What a transfer calls, in order: status once the response's headers are
  * in, then body for each piece of the body (false ends the transfer: the
@@ -49,6 +50,16 @@ const char *kubeclient_server(const struct kubeclient *kc);
  * TLS, the connection broke: libcurl's words). */
 int kubeclient_get(struct kubeclient *kc, const char *path, uint64_t timeout_ms,
 		   const struct kubeclient_handler *h, char *why, size_t whylen);
+
+/* method "POST" or "PUT" with body_len bytes of JSON (Content-Type
+ * application/json), or "GET" (body ignored); the rest as kubeclient_get(),
+ * and -EINVAL for another method. */
+int kubeclient_request(struct kubeclient *kc, const char *method, const char *path,
+		       const char *body, size_t body_len, uint64_t timeout_ms,
+		       const struct kubeclient_handler *h, char *why, size_t whylen);
+
+/* The User-Agent header ("netsched-scorer" unless set); agent is copied. */
+void kubeclient_set_user_agent(struct kubeclient *kc, const char *agent);
 
 /* From any thread: a transfer in progress ends within about a second, and
  * every later one at once with -EINTR. */
