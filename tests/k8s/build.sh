@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver and kube-scheduler v1.20.2 from Debian bookworm's
 # `kubernetes` source package, and unpacks kubectl from Debian's
-# kubernetes-client package, into a cache outside the repository:
+# kubernetes-client package, into a cache outside the repository; for the
+# lab's real nodes also kube-controller-manager, kubelet, kube-proxy and the
+# pod sandbox's pause (build/pause/linux/pause.c of the same tree):
 #   ${XDG_CACHE_HOME:-$HOME/.cache}/netsched/k8s-<sha256 of the orig tarball>-<recipe>/bin/
 # Also kube-scheduler-extender-preemption: the same v1.20.2 scheduler with the
 # one-line upstream fix that makes its preemption call extenders at all
@@ -35,14 +37,16 @@ K8S_SHA256=b83c0780efb182d928dc63d46488a847f161f04e40a94b96bf5247dd671ecdfc
 K8S_VERSION=v1.20.2
 # What this script changes in the tree: a new recipe builds anew, beside
 # binaries of an older one (removed once the new ones are in place).
-RECIPE=preempt-reflect2
+RECIPE=preempt-reflect2-nodes
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/netsched
 OUT=$CACHE/k8s-$K8S_SHA256-$RECIPE
 log() { echo "k8s-build: $*" >&2; }
 
 built() {
 	[ -x "$OUT/bin/kube-apiserver" ] && [ -x "$OUT/bin/kube-scheduler" ] &&
-		[ -x "$OUT/bin/kube-scheduler-extender-preemption" ] && [ -x "$OUT/bin/kubectl" ]
+		[ -x "$OUT/bin/kube-scheduler-extender-preemption" ] && [ -x "$OUT/bin/kubectl" ] &&
+		[ -x "$OUT/bin/kube-controller-manager" ] && [ -x "$OUT/bin/kubelet" ] &&
+		[ -x "$OUT/bin/kube-proxy" ] && [ -x "$OUT/bin/pause" ]
 }
 if built; then
 	echo "$OUT/bin"
@@ -240,6 +244,18 @@ go build -p "$JOBS" -trimpath -ldflags "$LDFLAGS" -o "$WORKDIR/kube-apiserver" .
 mv "$WORKDIR/kube-apiserver" "$OUT/bin/kube-apiserver"
 mv "$OUT/bin/kube-scheduler.new" "$OUT/bin/kube-scheduler"
 log "kube-apiserver built in $(($(date +%s) - t)) s"
+
+# What the lab's real nodes run (docs/lab.md): the controllers (ReplicaSets,
+# DaemonSets, the disruption budgets' status), the kubelet and kube-proxy,
+# and the sandbox's process, static like upstream's pause image's.
+for cmd in kube-controller-manager kubelet kube-proxy; do
+	t=$(date +%s)
+	go build -p "$JOBS" -trimpath -ldflags "$LDFLAGS" -o "$WORKDIR/$cmd" "./cmd/$cmd"
+	mv "$WORKDIR/$cmd" "$OUT/bin/$cmd"
+	log "$cmd built in $(($(date +%s) - t)) s"
+done
+gcc -Os -static -Wall -DVERSION="$K8S_VERSION" -o "$OUT/bin/pause" build/pause/linux/pause.c
+log "pause built"
 
 cd /
 rm -rf "$WORKDIR" "$tarball"

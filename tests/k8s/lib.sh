@@ -19,6 +19,10 @@ K8S_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 K8S_PIDS=()
 K8S_RUN=0
 K8S_API_STARTS=0
+# Where the apiserver listens: loopback, but for real nodes (realnode.sh),
+# which reach it from their namespaces on the lab's host link.
+K8S_API_HOST=127.0.0.1
+K8S_NODE_API_HOST=10.231.254.1
 
 k8s_init() {
 	local bin
@@ -28,10 +32,11 @@ k8s_init() {
 	K8S_BIN=$bin
 	[ -x "$K8S_BIN/kube-apiserver" ] || fail "no kube-apiserver in $K8S_BIN"
 	mkdir -p "$WORK/pki"
-	# One self-signed certificate for the apiserver (SAN 127.0.0.1), one key
+	# One self-signed certificate for the apiserver (SANs: loopback, the
+	# address real nodes reach it on and its Service's, realnode.sh), one key
 	# pair for service-account tokens, one static token in system:masters.
 	openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 \
-		-addext subjectAltName=IP:127.0.0.1 -keyout "$WORK/pki/apiserver.key" \
+		-addext "subjectAltName=IP:127.0.0.1,IP:$K8S_NODE_API_HOST,IP:10.0.0.1,DNS:kubernetes.default.svc" -keyout "$WORK/pki/apiserver.key" \
 		-out "$WORK/pki/apiserver.crt" >/dev/null 2>&1 || fail "openssl: cannot make a certificate"
 	openssl genrsa -out "$WORK/pki/sa.key" 2048 >/dev/null 2>&1 || fail "openssl: cannot make a key"
 	openssl rsa -in "$WORK/pki/sa.key" -pubout -out "$WORK/pki/sa.pub" >/dev/null 2>&1
@@ -47,7 +52,7 @@ kind: Config
 clusters:
 - name: test
   cluster:
-    server: https://127.0.0.1:$K8S_API_PORT
+    server: https://$K8S_API_HOST:$K8S_API_PORT
     certificate-authority: $WORK/pki/apiserver.crt
 users:
 - name: test
@@ -149,7 +154,7 @@ k8s_api_start() {
 	K8S_API_STARTS=$((K8S_API_STARTS + 1))
 	start "apiserver-$K8S_RUN-$K8S_API_STARTS" "$K8S_BIN/kube-apiserver" \
 		--etcd-servers "http://127.0.0.1:$K8S_ETCD_PORT" \
-		--bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$K8S_API_PORT" \
+		--bind-address "$K8S_API_HOST" --advertise-address "$K8S_API_HOST" --secure-port "$K8S_API_PORT" \
 		--tls-cert-file "$WORK/pki/apiserver.crt" --tls-private-key-file "$WORK/pki/apiserver.key" \
 		--token-auth-file "$WORK/pki/tokens.csv" --authorization-mode "${K8S_AUTHZ:-AlwaysAllow}" \
 		--service-account-issuer https://127.0.0.1 \
