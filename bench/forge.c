@@ -31,6 +31,7 @@
 struct forge {
 	const char *url, *node, *key_file, *save, *replay;
 	uint64_t instance, seq, rx, size;
+	uint64_t link;		/* bytes per second; 0: unknown (none sent) */
 	int64_t end_offset_ms;
 };
 
@@ -51,6 +52,7 @@ static int parse(int argc, char **argv, struct forge *f)
 		{ "rx", required_argument, NULL, 'r' },	      { "end-offset-ms", required_argument, NULL, 'e' },
 		{ "key-file", required_argument, NULL, 'k' }, { "save", required_argument, NULL, 'w' },
 		{ "replay", required_argument, NULL, 'p' },   { "size", required_argument, NULL, 'z' },
+		{ "link", required_argument, NULL, 'l' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -66,6 +68,7 @@ static int parse(int argc, char **argv, struct forge *f)
 		case 'q': rc = parse_u64(optarg, &f->seq); break;
 		case 'r': rc = parse_u64(optarg, &f->rx); break;
 		case 'z': rc = parse_u64(optarg, &f->size); break;
+		case 'l': rc = parse_u64(optarg, &f->link); break;
 		case 'e':
 			errno = 0;
 			f->end_offset_ms = strtoll(optarg, &end, 10);
@@ -83,7 +86,7 @@ static int parse(int argc, char **argv, struct forge *f)
 	}
 	if (!f->url || strlen(f->node) > NODENAME_MAX_LEN || f->size > FORGE_MAX_SIZE) {
 		fprintf(stderr, "usage: netsched-forge --scorer URL [--node NAME] [--instance ID] "
-				"[--seq N] [--rx B/s] [--end-offset-ms +-MS] [--key-file F] "
+				"[--seq N] [--rx B/s] [--link B/s] [--end-offset-ms +-MS] [--key-file F] "
 				"[--save F] | --replay F | --size N (at most %u)\n", FORGE_MAX_SIZE);
 		return -EINVAL;
 	}
@@ -109,6 +112,7 @@ static int build(const struct forge *f, uint8_t *buf, size_t cap, size_t *len)
 	snprintf(r.ifaces[0].name, sizeof(r.ifaces[0].name), "eth0");
 	report_iface_count(&r.ifaces[0], f->rx, 0, 1000);
 	r.ifaces[0].samples = r.ifaces[0].samples_expected = 10;
+	r.ifaces[0].traffic.link_bytes_per_second = f->link;
 	if (f->key_file) {
 		rc = keyfile_load(f->key_file, &keys, err, sizeof(err));
 		if (rc) {

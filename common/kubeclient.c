@@ -212,7 +212,8 @@ int kubeclient_request(struct kubeclient *kc, const char *method, const char *pa
 			 strlen(path), KUBECLIENT_PATH_MAX - 1);
 		return -E2BIG;
 	}
-	if (!get && strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0) {
+	if (!get && strcmp(method, "POST") != 0 && strcmp(method, "PUT") != 0 &&
+	    strcmp(method, "PATCH") != 0) {
 		snprintf(why, whylen, "method %s is not one this client sends", method);
 		return -EINVAL;
 	}
@@ -221,7 +222,11 @@ int kubeclient_request(struct kubeclient *kc, const char *method, const char *pa
 	if (!hdrs)
 		return rc;
 	if (!get) {
-		t = curl_slist_append(hdrs, "Content-Type: application/json");
+		/* A PATCH is a JSON merge patch (RFC 7386): the one kind every
+		 * resource takes, custom ones included. */
+		t = curl_slist_append(hdrs, strcmp(method, "PATCH") == 0 ?
+					    "Content-Type: application/merge-patch+json" :
+					    "Content-Type: application/json");
 		if (!t) {
 			curl_slist_free_all(hdrs);
 			snprintf(why, whylen, "out of memory");

@@ -52,7 +52,8 @@ int kubeclient_get(struct kubeclient *kc, const char *path, uint64_t timeout_ms,
 		   const struct kubeclient_handler *h, char *why, size_t whylen);
 
 /* method "POST" or "PUT" with body_len bytes of JSON (Content-Type
- * application/json), or "GET" (body ignored); the rest as kubeclient_get(),
+ * application/json), "PATCH" with a JSON merge patch (Content-Type
+ * application/merge-patch+json), or "GET" (body ignored); the rest as kubeclient_get(),
  * and -EINVAL for another method. */
 int kubeclient_request(struct kubeclient *kc, const char *method, const char *path,
 		       const char *body, size_t body_len, uint64_t timeout_ms,

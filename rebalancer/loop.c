@@ -58,7 +58,9 @@ int rebal_loop_init(struct rebal_loop *r, const struct rebal_options *o, struct 
 		log_warn(MOD, "apiserver %s: %s; evictions use policy/v1beta1",
 			 kubeclient_server(kc), why);
 	r->said = calloc(EVENT_SLOTS, sizeof(*r->said));
-	if (!r->said || decide_memory_init(&r->mem)) {
+	if (!r->said || decide_memory_init(&r->mem) ||
+	    nudge_run_init(&r->nudge, &o->nudge, kc, m)) {
+		nudge_run_free(&r->nudge);
 		free(r->said);
 		r->said = NULL;
 		snprintf(err, errlen, "out of memory");
@@ -72,6 +74,7 @@ int rebal_loop_init(struct rebal_loop *r, const struct rebal_options *o, struct 
 void rebal_loop_free(struct rebal_loop *r)
 {
 	decide_memory_free(&r->mem);
+	nudge_run_free(&r->nudge);
 	free(r->said);
 	buf_free(&r->body);
 	memset(r, 0, sizeof(*r));
@@ -311,6 +314,7 @@ void rebal_loop_cycle(struct rebal_loop *r)
 		log_warn(MOD, "out of memory counting reports; nothing moves this cycle");
 		goto cleanup;
 	}
+	nudge_run_cycle(&r->nudge, &s);
 	read_facts(r, &s);
 	out = calloc(s.n_nodes ? s.n_nodes : 1, sizeof(*out));
 	retry = calloc(s.n_nodes ? s.n_nodes : 1, sizeof(*retry));

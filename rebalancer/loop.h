@@ -25,6 +25,7 @@
 #include "kubeops.h"
 #include "lease.h"
 #include "metrics.h"
+#include "nudgerun.h"
 #include "options.h"
 #include "scorerclient.h"
 
@@ -37,6 +38,7 @@ struct rebal_loop {
 	struct rebal_metrics *metrics;
 	struct decide_memory mem;
 	struct lease_state lease;
+	struct nudge_run nudge;		/* the label the scheduler reacts to */
 	struct rebal_said *said;	/* the last Event said per node (by hash) */
 	struct buf body;		/* replies, reused */
 	/* Clocks: the real ones; tests set others. */

@@ -34,6 +34,10 @@ void rebal_metrics_render(struct rebal_metrics *m, struct buf *b)
 		buf_printf(b, "netsched_rebalancer_refusals_total{reason=\"%s\"} %lu\n",
 			   decide_reason_name((enum decide_reason)r), v);
 	}
+	buf_puts(b, "# HELP netsched_rebalancer_nudges_total Node labels written so the scheduler "
+		    "retries pods netsched refused, now that a node has room for them.\n"
+		    "# TYPE netsched_rebalancer_nudges_total counter\n");
+	buf_printf(b, "netsched_rebalancer_nudges_total %lu\n", atomic_load(&m->nudges));
 	buf_puts(b, "# HELP netsched_rebalancer_hot_nodes Nodes over the threshold in the last cycle.\n"
 		    "# TYPE netsched_rebalancer_hot_nodes gauge\n");
 	buf_printf(b, "netsched_rebalancer_hot_nodes %lu\n", atomic_load(&m->hot_nodes));

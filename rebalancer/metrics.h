@@ -17,6 +17,7 @@ struct rebal_metrics {
 	atomic_ulong evictions;			/* pods evicted (moves made) */
 	atomic_ulong outcomes[DECIDE_REASON_COUNT];	/* by reason; [DECIDE_MOVE] = planned */
 	atomic_ulong pdb_refusals;		/* 429s from the Eviction API */
+	atomic_ulong nudges;			/* node labels written (nudge.h) */
 	atomic_ulong hot_nodes;			/* gauge: nodes over hot, last cycle */
 	atomic_bool leader;
 	atomic_bool dry_run;

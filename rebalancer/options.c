@@ -78,6 +78,11 @@ static int set_margin(void *ctx, const char *v, char *why, size_t len)
 	return set_fraction(&OPTS(ctx)->decide.margin, v, 0.0, 0.95, why, len);
 }
 
+static int set_nudge_step(void *ctx, const char *v, char *why, size_t len)
+{
+	return set_fraction(&OPTS(ctx)->nudge.step, v, 0.01, 1.0, why, len);
+}
+
 static int set_priority(void *ctx, const char *v, char *why, size_t len)
 {
 	char *end;
@@ -256,6 +261,17 @@ static const struct cli_opt opts[] = {
 	{ .name = "max-moves-per-workload", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
 	  AT(per_workload), .max = 1000, .help = "moves of one workload's pods in an hour",
 	  .def = "2" },
+	{ .name = "nudge", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH, AT(nudge.on),
+	  .help = "label a node that gained room for a pod netsched refused, so the scheduler "
+	  "tries it again at once (" NUDGE_LABEL ")", .def = "on" },
+	{ .name = "nudge-step", .kind = CLI_VALUE, .arg = "FRACTION", .set = set_nudge_step,
+	  .help = "a node's free room must grow by this share of its link before pending pods "
+	  "are looked at", .def = "0.05" },
+	{ .name = "nudge-interval", .kind = CLI_VALUE, .arg = "DUR", .type = CLI_DURATION,
+	  AT(nudge_interval_ms), .min = 1000, .max = 3600u * 1000u,
+	  .help = "time between two nudges, at least", .def = "10s" },
+	{ .name = "nudge-max-nodes", .kind = CLI_VALUE, .arg = "N", .type = CLI_COUNT,
+	  AT(nudge_nodes), .max = NUDGE_NODES_MAX, .help = "nodes labelled per nudge", .def = "3" },
 	{ .name = "leader-elect", .kind = CLI_VALUE, .arg = "on|off", .type = CLI_SWITCH,
 	  AT(leader_elect), .help = "act only while holding the Lease", .def = "on" },
 	{ .name = "lease-name", .kind = CLI_VALUE, .arg = "NAME", .type = CLI_STRING, AT(lease_name),
@@ -283,6 +299,7 @@ int rebal_options_defaults(struct rebal_options *o, char *err, size_t errlen)
 {
 	memset(o, 0, sizeof(*o));
 	decide_config_defaults(&o->decide);
+	nudge_config_defaults(&o->nudge);
 	return cli_defaults(opts, N_OPTS, o, err, errlen);
 }
 
@@ -309,6 +326,10 @@ int rebal_options_parse(struct rebal_options *o, int argc, char **argv, char *er
 	d->max_per_namespace = (unsigned)o->per_namespace;
 	d->max_per_workload = (unsigned)o->per_workload;
 	if (decide_config_check(d, err, errlen))
+		return -EINVAL;
+	o->nudge.min_interval_s = o->nudge_interval_ms / 1000;
+	o->nudge.max_nodes = (unsigned)o->nudge_nodes;
+	if (nudge_config_check(&o->nudge, err, errlen))
 		return -EINVAL;
 	if (!o->scorer_cert[0] != !o->scorer_key[0]) {
 		snprintf(err, errlen, "--%s: a client certificate needs both --scorer-cert and "

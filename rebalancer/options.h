@@ -12,6 +12,7 @@
 #include "common/log.h"
 #include "decide.h"
 #include "lease.h"
+#include "nudge.h"
 
 #define REBAL_URLS_MAX 4u
 #define REBAL_URL_MAX 256u
@@ -32,6 +33,7 @@ struct rebal_options {
 	uint64_t interval_ms;
 	uint64_t hold_ms;		/* holdSeconds posted with each move */
 	struct decide_config decide;
+	struct nudge_config nudge;	/* nudge.h: a label the scheduler reacts to */
 	/* Leader election. */
 	bool leader_elect;
 	char lease_name[REBAL_URL_MAX];
@@ -46,6 +48,7 @@ struct rebal_options {
 	bool help;
 	/* Scratch for the typed rows that feed decide (cli.h stores u64). */
 	uint64_t min_age_ms, cooldown_ms, node_cooldown_ms, pdb_backoff_ms;
+	uint64_t nudge_interval_ms, nudge_nodes;
 	uint64_t debounce, per_cycle, per_hour, per_node, per_namespace, per_workload;
 };
 

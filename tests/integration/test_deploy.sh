@@ -507,8 +507,9 @@ def rules_of(kind, name):
 
 check(rules_of("ClusterRole", "netsched-rebalancer") == sorted([
           (("",), ("pods",), ("get", "list", "watch")), (("",), ("pods/eviction",), ("create",)),
-          (("",), ("nodes",), ("get", "list")), (("",), ("events",), ("create",))]),
-      "rebalancer: ClusterRole: pods get/list/watch, pods/eviction create, nodes get/list, "
+          (("",), ("nodes",), ("get", "list", "patch")), (("",), ("events",), ("create",))]),
+      "rebalancer: ClusterRole: pods get/list/watch, pods/eviction create, nodes get/list/patch "
+      "(the nudge's label), "
       "events create, nothing else (no delete)")
 check(rules_of("Role", "netsched-rebalancer-lease") == [
           (("coordination.k8s.io",), ("leases",), ("create", "get", "update"))] and

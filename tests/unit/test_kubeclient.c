@@ -191,6 +191,18 @@ static void test_kubeclient_request(void **state)
 	assert_string_equal(method, "PUT");
 	assert_string_equal(body, "{\"a\":1}");
 
+	/* PATCH: a JSON merge patch (the rebalancer's node label), then the
+	 * handle is a plain GET again. */
+	memset(&g, 0, sizeof(g));
+	assert_int_equal(kubeclient_request(kc, "PATCH", "/api/v1/nodes/n1",
+					    "{\"metadata\":{}}", 15, 5000, &hg, why, sizeof(why)), 0);
+	assert_int_equal(g.code, 200);
+	fake_apiserver_last_upload(fa, method, sizeof(method), ctype, sizeof(ctype), body,
+				   sizeof(body));
+	assert_string_equal(method, "PATCH");
+	assert_string_equal(ctype, "application/merge-patch+json");
+	assert_string_equal(body, "{\"metadata\":{}}");
+
 	memset(&g, 0, sizeof(g));
 	fake_apiserver_set(fa, false, 200, "{\"kind\":\"PodList\"}");
 	assert_int_equal(get(kc, "/api/v1/pods", 5000, &g, why, sizeof(why)), 0);

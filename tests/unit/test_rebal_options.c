@@ -64,6 +64,10 @@ static void test_rebal_options_defaults(void **state)
 	assert_string_equal(o.identity, "rebal-7f9c-x");
 	assert_string_equal(o.metrics_addr, "0.0.0.0");
 	assert_int_equal(o.metrics_port, 8472);
+	assert_true(o.nudge.on);
+	assert_true(o.nudge.step == 0.05);
+	assert_int_equal(o.nudge.min_interval_s, 10);
+	assert_int_equal(o.nudge.max_nodes, 3);
 	unsetenv("POD_NAME");
 }
 
@@ -83,7 +87,8 @@ static void test_rebal_options_flags_and_file(void **state)
 	fclose(f);
 	assert_int_equal(parse(&o, err, sizeof(err), "--config", path, "--hot", "0.95",
 			       "--min-age", "0", "--identity", "r1", "--metrics-listen", "off",
-			       "--exclude-namespaces", "x,y,z", NULL), 0);
+			       "--exclude-namespaces", "x,y,z", "--nudge", "off", "--nudge-step",
+			       "0.2", "--nudge-interval", "1s", "--nudge-max-nodes", "16", NULL), 0);
 	unlink(path);
 	assert_false(o.decide.dry_run);
 	assert_true(o.decide.hot == 0.95);	/* the flag wins over the file */
@@ -99,6 +104,10 @@ static void test_rebal_options_flags_and_file(void **state)
 	assert_string_equal(o.scorer[1], "https://s2:8470");
 	assert_string_equal(o.identity, "r1");
 	assert_string_equal(o.metrics_addr, "");
+	assert_false(o.nudge.on);
+	assert_true(o.nudge.step == 0.2);
+	assert_int_equal(o.nudge.min_interval_s, 1);
+	assert_int_equal(o.nudge.max_nodes, 16);
 }
 
 static void test_rebal_options_bad(void **state)
@@ -119,6 +128,12 @@ static void test_rebal_options_bad(void **state)
 		{ "--identity", "a\"b", "expected a name" },
 		{ "--scorer-cert", "/x.crt", "a client certificate needs both --scorer-cert and --scorer-key" },
 		{ "--lease-name", "", "must not be empty" },
+		{ "--nudge", "maybe", "--nudge" },
+		{ "--nudge-step", "0", "--nudge-step" },
+		{ "--nudge-step", "1.5", "--nudge-step" },
+		{ "--nudge-interval", "500ms", "--nudge-interval" },
+		{ "--nudge-max-nodes", "0", "--nudge-max-nodes" },
+		{ "--nudge-max-nodes", "17", "--nudge-max-nodes" },
 	};
 
 	(void)state;
