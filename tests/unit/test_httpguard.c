@@ -200,6 +200,17 @@ static bool still_open(int fd)
 	return n < 0 && errno == EAGAIN;
 }
 
+/* What was logged since the test emptied the capture must come to hold
+ * want: the guard's thread shuts a connection first and logs after, so
+ * the client may see the end before the line is written. */
+static void logged(const char *want)
+{
+	if (!stderr_capture_wait(want, WAIT_MS)) {
+		printf("log lacks \"%s\"\n", want);	/* stderr is the capture */
+		fail_msg("log lacks \"%s\"", want);
+	}
+}
+
 /* One keep-alive GET on fd; the reply's status line must be 200 and the
  * body "ok". */
 static void get(int fd, const char *path)
@@ -235,7 +246,6 @@ static void test_per_address_cap(void **state)
 {
 	struct srv *s = srv_start(64, 2, 60, 60);
 	int a, b, other, c;
-	const char *log;
 
 	(void)state;
 	stderr_captured();
@@ -252,8 +262,7 @@ static void test_per_address_cap(void **state)
 	assert_int_equal(atomic_load(&s->busiest), 0);
 	get(c, "/");	/* the newcomer is served */
 	get(other, "/");
-	log = stderr_captured();
-	assert_non_null(strstr(log, "127.0.0.1: 3 connections open, limit 2; closed the oldest"));
+	logged("127.0.0.1: 3 connections open, limit 2; closed the oldest");
 	close(a), close(b), close(c), close(other);
 	srv_stop(s);
 }
@@ -289,7 +298,6 @@ static void test_busiest_address_pays(void **state)
 {
 	struct srv *s = srv_start(4, 0, 60, 60);
 	int flood[4], caller;
-	const char *log;
 
 	(void)state;
 	stderr_captured();
@@ -303,9 +311,8 @@ static void test_busiest_address_pays(void **state)
 	assert_true(still_open(caller));
 	get(caller, "/");
 	assert_int_equal(atomic_load(&s->idle) + atomic_load(&s->busiest), 1);
-	log = stderr_captured();
-	assert_non_null(strstr(log, "127.0.0.7: 4 connections open, the most of any address; "
-				    "5 in all, limit 4; closed the oldest"));
+	logged("127.0.0.7: 4 connections open, the most of any address; 5 in all, limit 4; "
+	       "closed the oldest");
 	for (int i = 0; i < 4; i++)
 		close(flood[i]);
 	close(caller);
@@ -321,32 +328,30 @@ static void test_deadlines(void **state)
 	struct srv *s = srv_start(64, 0, 3, 30);
 	const char head[] = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n";
 	int silent, body, idle;
-	const char *log;
 
 	(void)state;
 	stderr_captured();
 	silent = conn_open(s, 4);
 	assert_true(ended(silent, WAIT_MS));
+	/* Logged after it is counted: then the count is there to read. */
+	logged("closed a connection from 127.0.0.4: no complete request headers in time "
+	       "(headers within 3 s, bodies and replies at 1000 bytes/s at least, idle 30 s "
+	       "at most); 1 so far");
 	assert_int_equal(atomic_load(&s->deadline), 1);
-	log = stderr_captured();
-	assert_non_null(strstr(log, "closed a connection from 127.0.0.4: no complete request "
-				    "headers in time (headers within 3 s, bodies and replies at "
-				    "1000 bytes/s at least, idle 30 s at most)"));
 
 	body = conn_open(s, 5);
 	assert_int_equal(send(body, head, sizeof(head) - 1, MSG_NOSIGNAL), (ssize_t)sizeof(head) - 1);
 	assert_int_equal(send(body, "abc", 3, MSG_NOSIGNAL), 3);	/* 3 of 10 bytes */
 	assert_true(ended(body, WAIT_MS));
-	log = stderr_captured();
-	assert_non_null(strstr(log, "127.0.0.5: request body not complete in time"));
+	logged("127.0.0.5: request body not complete in time");
+	assert_int_equal(atomic_load(&s->deadline), 2);
 
 	srv_stop(s);
 	s = srv_start(64, 0, 30, 2);
 	idle = conn_open(s, 6);
 	get(idle, "/");
 	assert_true(ended(idle, WAIT_MS));
-	log = stderr_captured();
-	assert_non_null(strstr(log, "127.0.0.6: idle too long"));
+	logged("127.0.0.6: idle too long");
 	assert_int_equal(atomic_load(&s->deadline), 1);
 	assert_int_equal(atomic_load(&s->idle) + atomic_load(&s->busiest), 0);
 	close(silent), close(body), close(idle);
@@ -399,8 +404,7 @@ static void test_mhd_log(void **state)
 	stderr_captured();
 	mhd_log("Failed to accept connection: %s\r\n", "Too many open files");
 	log = stderr_captured();
-	assert_non_null(strstr(log, "metrics"));
-	assert_non_null(strstr(log, "Failed to accept connection: Too many open files\n"));
+	assert_non_null(strstr(log, " metrics: Failed to accept connection: Too many open files\n"));
 	assert_null(strstr(log, "Too many open files\r"));
 }
 
