@@ -162,8 +162,21 @@ static void peer_close(struct peer *p)
 	free(p);
 }
 
-/* The URLs to dial now: literals as they are, names as their addresses.
- * Returns how many; *unresolved counts names that gave nothing. */
+/* How many URLs there are once urls[n], just written, is counted: one
+ * more, or none when an earlier one dials the same address (a name listed
+ * beside one of its addresses, or a URL given twice): each scorer gets
+ * each report once. */
+static size_t count_unique(const struct want *urls, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		if (!strcmp(urls[k].url, urls[n].url))
+			return n;
+	return n + 1;
+}
+
+/* The URLs to dial now: literals as they are, names as their addresses,
+ * each once. Returns how many; *unresolved counts names that gave
+ * nothing. */
 static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
 {
 	size_t n = 0;
@@ -179,7 +192,7 @@ static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
 			if (n < SENDER_MAX_PEERS) {
 				snprintf(urls[n].url, SENDER_URL_MAX, "%s", t->url);
 				snprintf(urls[n].server, SENDER_URL_MAX, "%s", t->host);
-				n++;
+				n = count_unique(urls, n);
 			}
 			continue;
 		}
@@ -195,7 +208,6 @@ static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
 			const void *bin = a->ai_family == AF_INET ?
 						  (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr :
 						  (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr;
-			bool dup = false;
 
 			if ((a->ai_family != AF_INET && a->ai_family != AF_INET6) ||
 			    !inet_ntop(a->ai_family, bin, ip, sizeof(ip)))
@@ -204,9 +216,7 @@ static size_t want_urls(struct sender *s, struct want *urls, size_t *unresolved)
 								       "%s[%s]:%s" : "%s%s:%s",
 				 t->scheme, ip, t->port);
 			snprintf(urls[n].server, SENDER_URL_MAX, "%s", t->host);
-			for (size_t k = 0; k < n && !dup; k++)
-				dup = strcmp(urls[k].url, urls[n].url) == 0;
-			n += !dup;
+			n = count_unique(urls, n);
 		}
 		freeaddrinfo(res);
 	}

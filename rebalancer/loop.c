@@ -47,13 +47,14 @@ int rebal_loop_init(struct rebal_loop *r, const struct rebal_options *o, struct 
 {
 	char why[512];
 
-	memset(r, 0, sizeof(*r));
-	r->o = o;
-	r->sc = sc;
-	r->metrics = m;
-	r->unix_ns = real_unix_ns;
-	r->mono_ms = real_mono_ms;
-	r->ko = (struct kubeops){ kc, 10000, false, "netsched-rebalancer", o->identity };
+	*r = (struct rebal_loop){
+		.o = o,
+		.ko = { kc, 10000, false, "netsched-rebalancer", o->identity },
+		.sc = sc,
+		.metrics = m,
+		.unix_ns = real_unix_ns,
+		.mono_ms = real_mono_ms,
+	};
 	if (kubeops_discover(&r->ko, why, sizeof(why)))
 		log_warn(MOD, "apiserver %s: %s; evictions use policy/v1beta1",
 			 kubeclient_server(kc), why);

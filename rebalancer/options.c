@@ -131,10 +131,9 @@ static int set_exclude(void *ctx, const char *v, char *why, size_t len)
 	return set_ns_list(OPTS(ctx)->decide.exclude, &OPTS(ctx)->decide.n_exclude, v, why, len);
 }
 
-static int set_dry_run(void *ctx, const char *v, char *why, size_t len)
+/* true or on, false or off: the values the options' help shows. */
+static int set_bool(bool *d, const char *v, char *why, size_t len)
 {
-	bool *d = &OPTS(ctx)->decide.dry_run;
-
 	if (!strcmp(v, "true") || !strcmp(v, "on"))
 		*d = true;
 	else if (!strcmp(v, "false") || !strcmp(v, "off"))
@@ -146,19 +145,14 @@ static int set_dry_run(void *ctx, const char *v, char *why, size_t len)
 	return 0;
 }
 
+static int set_dry_run(void *ctx, const char *v, char *why, size_t len)
+{
+	return set_bool(&OPTS(ctx)->decide.dry_run, v, why, len);
+}
+
 static int set_local_storage(void *ctx, const char *v, char *why, size_t len)
 {
-	bool *d = &OPTS(ctx)->decide.allow_local_storage;
-
-	if (!strcmp(v, "true") || !strcmp(v, "on"))
-		*d = true;
-	else if (!strcmp(v, "false") || !strcmp(v, "off"))
-		*d = false;
-	else {
-		snprintf(why, len, "expected true or false");
-		return -EINVAL;
-	}
-	return 0;
+	return set_bool(&OPTS(ctx)->decide.allow_local_storage, v, why, len);
 }
 
 static int set_metrics(void *ctx, const char *v, char *why, size_t len)

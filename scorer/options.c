@@ -341,7 +341,8 @@ static const struct cli_opt opts[] = {
 	{ .name = "http", .kind = CLI_VALUE, .arg = "ADDR:PORT", .set = set_http,
 	  .help = "extender and status HTTP", .def = "0.0.0.0:8470" },
 	{ .name = "health-listen", .kind = CLI_VALUE, .arg = "ADDR:PORT", .set = set_health_listen,
-	  .help = "plain HTTP, read-only: /healthz, /readyz, /metrics, /v1/nodes (then not on --http); "
+	  .help = "plain HTTP, read-only: /healthz, /readyz, /metrics, /v1/nodes, "
+		  "/v1/workloads (then not on --http); "
 		  "off unless given" },
 	{ .name = "policy", .kind = CLI_VALUE, .arg = "NAME", .set = set_policy,
 	  .help = "relative | utilization | pressure", .def = "relative" },

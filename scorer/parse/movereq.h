@@ -12,7 +12,7 @@
 
 #include "nodename.h"
 #include "parse/poduid.h"
-#include "pods/workload.h"
+#include "parse/workloadname.h"
 
 /* A move's body: one short object. */
 #define MOVEREQ_BODY_MAX 4096u

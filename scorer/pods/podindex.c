@@ -515,15 +515,25 @@ void podindex_set_link_ceiling(struct podindex *x, uint64_t bytes_per_second)
 	pthread_mutex_unlock(&x->lock);
 }
 
+/* For the lookups by node name: false when x or the name is none the
+ * index could hold; else x's lock is taken (the caller releases it) and
+ * *node is the node's row, or NONE. */
+static bool lock_node(struct podindex *x, const char *name, size_t len, int32_t *node)
+{
+	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+		return false;
+	pthread_mutex_lock(&x->lock);
+	*node = podindex_find_node(x, name, len, hash32(name, len));
+	return true;
+}
+
 uint64_t podindex_node_link(struct podindex *x, const char *name, size_t len)
 {
 	uint64_t link = 0;
 	int32_t node;
 
-	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+	if (!lock_node(x, name, len, &node))
 		return 0;
-	pthread_mutex_lock(&x->lock);
-	node = podindex_find_node(x, name, len, hash32(name, len));
 	if (node != NONE)
 		link = x->nodes[node].link;
 	pthread_mutex_unlock(&x->lock);
@@ -554,10 +564,8 @@ size_t podindex_node_top(struct podindex *x, const char *name, size_t len,
 	size_t k = 0;
 	int32_t node;
 
-	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+	if (!lock_node(x, name, len, &node))
 		return 0;
-	pthread_mutex_lock(&x->lock);
-	node = podindex_find_node(x, name, len, hash32(name, len));
 	for (unsigned j = 0; node != NONE && j < x->nodes[node].n_top; j++) {
 		const struct top *t = &x->nodes[node].top[j];
 		const struct xpod *p = &x->pods[t->pod];
@@ -597,10 +605,8 @@ size_t podindex_node_pods(struct podindex *x, const char *name, size_t len,
 	size_t k = 0;
 	int32_t node;
 
-	if (!x || !name || !len || len > NODENAME_MAX_LEN)
+	if (!lock_node(x, name, len, &node))
 		return 0;
-	pthread_mutex_lock(&x->lock);
-	node = podindex_find_node(x, name, len, hash32(name, len));
 	n = node != NONE ? &x->nodes[node] : NULL;
 	for (uint32_t i = 0; n && n->reported_ns && i < n->pods && k < cap; i++) {
 		const struct member *m = &n->m[i];

@@ -61,17 +61,13 @@
 #include <stdint.h>
 
 #include "parse/kubepod.h"
+#include "parse/workloadname.h"
 
-#define WORKLOAD_NS_MAX 63u		/* a namespace is a DNS label */
-#define WORKLOAD_KIND_MAX KUBEPOD_KIND_MAX
-#define WORKLOAD_NAME_MAX 253u
 #define WORKLOAD_SAMPLES 16u
 #define WORKLOAD_PERCENTILE 90u
 #define WORKLOAD_FORGET_HALF_LIVES 6u
 /* Nodes a figure rests on, listed at most (the largest shares). */
 #define WORKLOAD_SOURCES 8u
-/* "namespace/Kind/name": for /v1/workloads, /v1/nodes and logs. */
-#define WORKLOAD_LABEL_MAX (WORKLOAD_NS_MAX + WORKLOAD_KIND_MAX + WORKLOAD_NAME_MAX + 2)
 
 /* A workload's identity; NUL-terminated strings. */
 struct workload_key {

@@ -538,11 +538,14 @@ static bool node_fits(const struct fit_rule *r, const struct view_node *v, const
 			t->link_bytes_per_second, which);
 }
 
-/* Whether some requested node passes the filter's rules and fits the pod:
- * only then does the fit rule leave the others out, so it never makes a
- * pod unschedulable that the scheduler could place. */
-static bool some_node_fits(struct scorer *s, const struct extreq *rq, const struct filter_pod *asks,
-			   const struct fit_rule *r, const struct moves_mine *mine, uint64_t now)
+/* Whether some requested node passes the filter's rules and, with fit,
+ * fits the pod; with unheld, only among the nodes the rebalancer does not
+ * hold the pod off (moves.h). The fit rule and the hold leave the other
+ * nodes out only when one passes, so neither makes a pod unschedulable
+ * that the scheduler could place. */
+static bool some_node_passes(struct scorer *s, const struct extreq *rq,
+			     const struct filter_pod *asks, const struct fit_rule *r,
+			     const struct moves_mine *mine, uint64_t now, bool unheld, bool fit)
 {
 	struct view_node v[VIEW_BATCH];
 
@@ -553,36 +556,11 @@ static bool some_node_fits(struct scorer *s, const struct extreq *rq, const stru
 
 		if (i % VIEW_BATCH == 0)
 			node_views(s, rq, i, now, mine, v);
-		filter_input(&v[i % VIEW_BATCH], &fn);
-		if (filter_check(&s->filter, s->view.direction, asks, &fn, &why) &&
-		    node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx))
-			return true;
-	}
-	return false;
-}
-
-/* Whether a requested node the rebalancer does not hold the pod off
- * passes the filter's rules and (when on) the fit rule: only then does
- * the hold leave the held nodes out (moves.h), so it never makes a pod
- * unschedulable that the scheduler could place. */
-static bool some_unheld_node_passes(struct scorer *s, const struct extreq *rq,
-				    const struct filter_pod *asks, const struct fit_rule *r,
-				    const struct moves_mine *mine, uint64_t now)
-{
-	struct view_node v[VIEW_BATCH];
-
-	for (size_t i = 0; i < rq->n; i++) {
-		struct filter_node fn;
-		struct filter_why why;
-		uint64_t urx, utx;
-
-		if (i % VIEW_BATCH == 0)
-			node_views(s, rq, i, now, mine, v);
-		if (node_held(mine, &rq->nodes[i]))
+		if (unheld && node_held(mine, &rq->nodes[i]))
 			continue;
 		filter_input(&v[i % VIEW_BATCH], &fn);
 		if (filter_check(&s->filter, s->view.direction, asks, &fn, &why) &&
-		    (!r->on || node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx)))
+		    (!fit || node_fits(r, &v[i % VIEW_BATCH], NULL, &urx, &utx)))
 			return true;
 	}
 	return false;
@@ -658,8 +636,8 @@ static void filter(struct scorer *s, const char *body, size_t len, struct reply 
 	};
 	pod_moves(s, &rq, now, &mine);
 	rule.on = s->fit_filter && (rule.rx_known || rule.tx_known) &&
-		  some_node_fits(s, &rq, &asks, &rule, &mine, now);
-	hold_on = mine.n && some_unheld_node_passes(s, &rq, &asks, &rule, &mine, now);
+		  some_node_passes(s, &rq, &asks, &rule, &mine, now, false, true);
+	hold_on = mine.n && some_node_passes(s, &rq, &asks, &rule, &mine, now, true, rule.on);
 	if (hold_on) {
 		struct workload_key k;
 

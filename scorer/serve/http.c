@@ -180,31 +180,35 @@ static bool ends_with(const char *s, size_t n, const char *suffix)
 	return n >= m && !memcmp(s + n - m, suffix, m);
 }
 
-/* The verbs may sit under any prefix (urlPrefix + filterVerb). */
+/* The paths served as they are; the verbs may sit under any prefix
+ * (urlPrefix + filterVerb). */
+static const struct {
+	const char *path;
+	enum route route;
+} exact_routes[] = {
+	{ "/healthz", ROUTE_HEALTHZ },
+	{ "/readyz", ROUTE_READYZ },
+	{ "/metrics", ROUTE_METRICS },
+	{ "/v1/nodes", ROUTE_NODES },
+	{ "/v1/workloads", ROUTE_WORKLOADS },
+	{ "/v1/pressure", ROUTE_PRESSURE },
+	{ "/v1/moves", ROUTE_MOVES },
+}, verb_routes[] = {
+	{ "/filter", ROUTE_FILTER },
+	{ "/prioritize", ROUTE_PRIORITIZE },
+	{ "/preempt", ROUTE_PREEMPT },
+};
+
 static enum route route_of(const char *url)
 {
 	size_t n = strlen(url);
 
-	if (!strcmp(url, "/healthz"))
-		return ROUTE_HEALTHZ;
-	if (!strcmp(url, "/readyz"))
-		return ROUTE_READYZ;
-	if (!strcmp(url, "/metrics"))
-		return ROUTE_METRICS;
-	if (!strcmp(url, "/v1/nodes"))
-		return ROUTE_NODES;
-	if (!strcmp(url, "/v1/workloads"))
-		return ROUTE_WORKLOADS;
-	if (!strcmp(url, "/v1/pressure"))
-		return ROUTE_PRESSURE;
-	if (!strcmp(url, "/v1/moves"))
-		return ROUTE_MOVES;
-	if (ends_with(url, n, "/filter"))
-		return ROUTE_FILTER;
-	if (ends_with(url, n, "/prioritize"))
-		return ROUTE_PRIORITIZE;
-	if (ends_with(url, n, "/preempt"))
-		return ROUTE_PREEMPT;
+	for (size_t i = 0; i < sizeof(exact_routes) / sizeof(exact_routes[0]); i++)
+		if (!strcmp(url, exact_routes[i].path))
+			return exact_routes[i].route;
+	for (size_t i = 0; i < sizeof(verb_routes) / sizeof(verb_routes[0]); i++)
+		if (ends_with(url, n, verb_routes[i].path))
+			return verb_routes[i].route;
 	return ROUTE_NONE;
 }
 
@@ -547,6 +551,24 @@ static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connectio
 	return respond_error(h, conn, 500, NULL, NULL, "out of memory for the reply");
 }
 
+/* A request whose body has been read (or that has none): the answer
+ * given while the body came (a refusal), else the verb's, on the
+ * big-request thread when queue says so and it takes it, else here. */
+static enum MHD_Result answer_body(struct http_server *h, struct MHD_Connection *conn,
+				   struct request *rq, bool queue)
+{
+	struct reply reply;
+
+	if (buf_failed(&rq->body))
+		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
+	if (rq->done)
+		return respond(conn, &rq->reply, NULL, NULL);
+	if (queue && bigq_push(&h->big, conn, rq))
+		return MHD_YES;
+	run_verb(h, rq, &reply);
+	return respond(conn, &reply, NULL, NULL);
+}
+
 /* /v1/pressure and /v1/moves. The listings and the pressure view are
  * rendered on the big-request thread (5,000 nodes take milliseconds the
  * scheduler's threads should not wait for); a move, one short body, is
@@ -554,8 +576,6 @@ static enum MHD_Result answer_shared(struct http_server *h, struct MHD_Connectio
 static enum MHD_Result answer_rebalancer(struct http_server *h, struct MHD_Connection *conn,
 					 struct request *rq)
 {
-	struct reply reply;
-
 	if (!rq->method_ok)
 		return respond_error(h, conn, 405, MHD_HTTP_HEADER_ALLOW,
 				     rq->route == ROUTE_MOVES ? "GET, HEAD, POST" : "GET, HEAD",
@@ -570,14 +590,7 @@ static enum MHD_Result answer_rebalancer(struct http_server *h, struct MHD_Conne
 	if (rq->over_budget)
 		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
 				     "too many large requests in flight; retry");
-	if (buf_failed(&rq->body))
-		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
-	if (rq->done)
-		return respond(conn, &rq->reply, NULL, NULL);
-	if (!rq->post && bigq_push(&h->big, conn, rq))
-		return MHD_YES;
-	run_verb(h, rq, &reply);
-	return respond(conn, &reply, NULL, NULL);
+	return answer_body(h, conn, rq, !rq->post);
 }
 
 /* Every answer, once the request is complete or as soon as it is known to be
@@ -645,14 +658,7 @@ static enum MHD_Result answer(struct http_server *h, struct MHD_Connection *conn
 		return respond_error(h, conn, 503, MHD_HTTP_HEADER_RETRY_AFTER, "1",
 				     "too many large requests in flight; retry");
 	}
-	if (buf_failed(&rq->body))
-		return respond_error(h, conn, 500, NULL, NULL, "out of memory for the body");
-	if (rq->done)
-		return respond(conn, &rq->reply, NULL, NULL);
-	if (rq->body.len > HTTP_INLINE_MAX && bigq_push(&h->big, conn, rq))
-		return MHD_YES;
-	run_verb(h, rq, &reply);
-	return respond(conn, &reply, NULL, NULL);
+	return answer_body(h, conn, rq, rq->body.len > HTTP_INLINE_MAX);
 }
 
 /* The first call for a request: only the headers are in. An error is
@@ -940,6 +946,19 @@ static void status_cache_init(struct statusreply_cache *c, statusreply_render_fn
 	});
 }
 
+/* What a server holds once its daemon and queues have stopped (or never
+ * started): the guard, the status caches, the queues' memory. */
+static void server_free(struct http_server *h)
+{
+	httpguard_stop(h->guard);
+	statusreply_cache_destroy(&h->workloads);
+	statusreply_cache_destroy(&h->metrics);
+	statusreply_cache_destroy(&h->nodes);
+	bigq_destroy(&h->status);
+	bigq_destroy(&h->big);
+	free(h);
+}
+
 static struct http_server *serve(struct scorer *s, const char *addr, uint16_t port,
 				 const struct tls_files *tls, bool health_only, bool serves_status,
 				 char *err, size_t errlen)
@@ -1023,13 +1042,7 @@ out_free_server:
 	tls_free(&pems);
 	bigq_stop(&h->big);
 	bigq_stop(&h->status);
-	httpguard_stop(h->guard);
-	statusreply_cache_destroy(&h->workloads);
-	statusreply_cache_destroy(&h->metrics);
-	statusreply_cache_destroy(&h->nodes);
-	bigq_destroy(&h->status);
-	bigq_destroy(&h->big);
-	free(h);
+	server_free(h);
 	return NULL;
 }
 
@@ -1062,11 +1075,5 @@ void http_stop(struct http_server *h)
 	tls_rotation_stop(h->rotation);
 	if (h->daemon)
 		stop_daemon(h, h->daemon);
-	httpguard_stop(h->guard);
-	statusreply_cache_destroy(&h->workloads);
-	statusreply_cache_destroy(&h->metrics);
-	statusreply_cache_destroy(&h->nodes);
-	bigq_destroy(&h->status);
-	bigq_destroy(&h->big);
-	free(h);
+	server_free(h);
 }

@@ -8,6 +8,7 @@
  *   GET  /readyz                   status_readyz()    200, or 503 until warmed up
  *   GET  /metrics                  metrics_render()   Prometheus text format
  *   GET  /v1/nodes                 status_nodes()
+ *   GET  /v1/workloads             status_workloads()
  *   GET  /v1/pressure?hot=F        pressure_reply()   the rebalancer's view
  *   GET  /v1/moves                 movesroute_list()
  *   POST /v1/moves                 movesroute_post()  body <= MOVEREQ_BODY_MAX

@@ -4,8 +4,11 @@
 #ifndef NETSCHED_TEST_STDERR_CAPTURE_H
 #define NETSCHED_TEST_STDERR_CAPTURE_H
 
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static char stderr_capture_path[] = "/tmp/netsched-test-stderr.XXXXXX";
@@ -45,6 +48,32 @@ static inline char *stderr_captured(void)
 		fail_msg("cannot empty the captured stderr");
 	rewind(stderr);
 	return text;
+}
+
+/* Waits up to wait_ms until what was written since the file was last
+ * emptied holds want; whether it did. For lines another thread writes:
+ * read through a file of its own and never emptied here, so a line
+ * written while it reads is not lost (stderr_captured() empties the file,
+ * and could drop one). */
+static inline bool stderr_capture_wait(const char *want, unsigned wait_ms)
+{
+	static char all[64 * 1024];
+
+	for (unsigned waited = 0;; waited += 10) {
+		FILE *f = fopen(stderr_capture_path, "r");
+		size_t n = 0;
+
+		if (f) {
+			n = fread(all, 1, sizeof(all) - 1, f);
+			fclose(f);
+		}
+		all[n] = '\0';
+		if (strstr(all, want))
+			return true;
+		if (waited >= wait_ms)
+			return false;
+		poll(NULL, 0, 10);
+	}
 }
 
 #endif
