@@ -2,8 +2,10 @@
 """The closed-loop placement bench's driver (bench/placement.sh runs it):
 
   placement.py background WORKLOAD SPEED      "node bits-per-second streams rx|tx"
-  placement.py netsched-args WORKLOAD agent|scorer   the netsched way's extra
-                                              options, one a line
+  placement.py netsched-args WORKLOAD agent|scorer|rebalancer   the netsched
+                                              ways' extra options, one a line
+                                              (the rebalancer's: its timing
+                                              scaled as the agents' window)
   placement.py list                           make bench-placement's workloads
   placement.py run --workload W --speed S --placement P --out DIR ...
   placement.py report DIR [--plots DIR] [--ways W,...]
@@ -255,7 +257,7 @@ def main():
     r.add_argument("--scorer", help="the scorer's status URL (http://ADDR:PORT): netsched's learning")
     na = sub.add_parser("netsched-args")
     na.add_argument("workload", choices=sorted(model.WORKLOADS))
-    na.add_argument("kind", choices=("agent", "scorer"))
+    na.add_argument("kind", choices=("agent", "scorer", "rebalancer"))
     sub.add_parser("list")
     rep = sub.add_parser("report")
     rep.add_argument("dir")
@@ -271,7 +273,11 @@ def main():
                     print(node, round(w.bg(node, d) * link), w.streams(node, d), d)
     elif a.cmd == "netsched-args":
         w = model.WORKLOADS[a.workload]
-        for arg in w.agent_args if a.kind == "agent" else w.scorer_args:
+        if a.kind == "rebalancer":
+            args = model.SHORT_REBALANCER
+        else:
+            args = w.agent_args if a.kind == "agent" else w.scorer_args
+        for arg in args:
             print(arg)
     elif a.cmd == "list":
         print(" ".join(model.BENCH))

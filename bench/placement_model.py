@@ -166,6 +166,17 @@ def _outcome():
 SHORT_AGENT = ("--window=6s", "--pod-interval=3s")
 SHORT_SCORER = ("--inflight-hold=16s", "--inflight-fade=6s")
 LEARN_AT = 24.0
+# The rebalancer's timing scaled the same way (deploy/rebalancer.yaml /
+# 10), in this one place for the bench and tests/k8s/test_k8s_rebalance_lab.sh
+# (placement.py netsched-args W rebalancer): a cycle every 1 s (10 s), pods
+# younger than 30 s stay (5 m), a workload moved is not moved again for
+# 60 s (10 m), a relieved node is not a source again for 12 s (120 s), a
+# pod a PDB refused is not tried again for 30 s (5 m), the scorer's hold
+# and reservation last 30 s (5 m). --debounce counts reports, not seconds:
+# the agents still report every 2 s, so it stays 3 (6 s, as deployed).
+# The per-hour limits are counts and stay as shipped.
+SHORT_REBALANCER = ("--interval=1s", "--min-age=30s", "--cooldown=60s", "--node-cooldown=12s",
+                    "--pdb-backoff=30s", "--hold=30s")
 
 
 def _egress():
