@@ -225,7 +225,8 @@ lab_controllers() {
 }
 
 lab_controllers_stop() {
-	stop_pids "${LAB_CONTROLLERS:-}"
+	[ -n "${LAB_CONTROLLERS:-}" ] && stop_pids "$LAB_CONTROLLERS"
+	LAB_CONTROLLERS=
 }
 
 # lab_kubelet [ARGS...]: the stand-in on this cluster (log: kubelet.log,
@@ -413,7 +414,8 @@ lab_rebalancer() {
 }
 
 lab_rebalancer_stop() {
-	stop_pids "${LAB_REBALANCER:-}"
+	[ -n "${LAB_REBALANCER:-}" ] && stop_pids "$LAB_REBALANCER"
+	LAB_REBALANCER=
 }
 
 # lab_scorer_api PATH: GET the scorer's extender port as the rebalancer

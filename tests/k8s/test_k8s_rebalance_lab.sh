@@ -27,7 +27,7 @@
 #    drops n1 for web in its filter, held by the move (and, as n1 is still
 #    counted with the evicted pod's rate, by the fit filter and the
 #    saturation filter too: with --hold=1s this test still passes; the
-#    hold alone is tests/integration/test_moves_extender's);
+#    hold alone is tests/unit/test_moves_extender's);
 #  - for the cycles after (n1 relieved: 40 of 50 Mb/s asked), no other
 #    pod is evicted, no pod twice, the DaemonSet's pods and guarded stay
 #    (the PDB's status, computed by the disruption controller, never
