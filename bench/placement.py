@@ -170,7 +170,7 @@ def run_placed(args, w, api, ns, link):
                     "spec": {"containers": [{"name": g.name, "image": "netsched.invalid/pause",
                                              "resources": {"requests": {"cpu": f"{g.cpu_m}m",
                                                                         "memory": "64Mi"}}}]}}
-        if args.placement == "netsched":
+        if args.placement in ("netsched", "rebalancer"):
             template["spec"]["schedulerName"] = "netsched-scheduler"
         dep = api.create(f"/apis/apps/v1/namespaces/{ns}/deployments", {
             "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": g.name, "namespace": ns},
@@ -196,7 +196,8 @@ def run_placed(args, w, api, ns, link):
     pods = {}
     busy0 = cpu_busy()
     t0 = time.time()
-    shift, learned, gated = 0.0, {}, not (w.learn and args.placement == "netsched" and args.scorer)
+    shift, learned, gated = 0.0, {}, not (w.learn and args.placement in ("netsched", "rebalancer")
+                                                     and args.scorer)
     for at, kind, p in actions:
         if not gated and at >= w.learn_at:
             time.sleep(max(0.0, t0 + at - time.time()))
@@ -233,7 +234,8 @@ def run_placed(args, w, api, ns, link):
         run_for(api, ns, pods, args.run_for, max(g.delay for g in {p.group for p in w.pods}))
     end = time.time()
     busy1 = cpu_busy()
-    believed = workloads_seen(args.scorer, ns) if args.scorer and args.placement == "netsched" else {}
+    believed = (workloads_seen(args.scorer, ns) if args.scorer and args.placement in ("netsched", "rebalancer")
+                else {})
     for item in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", []):
         for rec in pods.values():
             if rec["uid"] == item["metadata"]["uid"]:

@@ -61,7 +61,9 @@ k8s_init
 # placement_netsched_up WORKLOAD SPEED WAY: a fresh scorer and agents (the
 # workload's scaled window, debug log), and for WAY rebalancer the
 # rebalancer as deploy/ ships it but acting (--dry-run=false), its timing
-# scaled as the window (placement_model.SHORT_REBALANCER).
+# scaled as the window (placement_model.SHORT_REBALANCER), then
+# PLACEMENT_REBALANCER_ARGS (e.g. --min-age=0s: a workload shorter than
+# --min-age could never see a move).
 placement_netsched_up() {
 	local extra
 	mapfile -t extra < <(python3 "$PY" netsched-args "$1" scorer)
@@ -69,7 +71,7 @@ placement_netsched_up() {
 		lab_netsched_up "$2" --log-level=debug "${extra[@]}"
 	wait_for 20 "the scorer to see every node's background" lab_scorer_sees "$1" "$2"
 	if [ "$3" = rebalancer ]; then
-		LAB_REBALANCER_ARGS=$(python3 "$PY" netsched-args "$1" rebalancer | tr '\n' ' ') \
+		LAB_REBALANCER_ARGS="$(python3 "$PY" netsched-args "$1" rebalancer | tr '\n' ' ') ${PLACEMENT_REBALANCER_ARGS:-}" \
 			lab_rebalancer --dry-run=false
 	fi
 }

@@ -557,6 +557,16 @@ def report(root, plots, ways, detail=False):
                     judged_change.append(verdict)
             continue
         for speed in speeds:
+            if (wk, speed, "rebalancer") in runs:
+                log = os.path.join(root, speed, f"{wk}-rebalancer", "rebalancer.log")
+                n = plans = 0
+                if os.path.exists(log):
+                    with open(log, encoding="utf-8", errors="replace") as f:
+                        for line in f:
+                            n += line.rstrip().endswith(": evicted")
+                            plans += " is " in line and "% of " in line and " for " in line
+                print(f"   {speed}: netsched+rebalancer moved {n} pods ({plans} hot-node lines in its log; "
+                      f"target 0 moves)")
             r, o = runs.get((wk, speed, "netsched")), runs.get((wk, speed, "oracle"))
             if not r or not o:
                 continue
