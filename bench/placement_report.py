@@ -509,6 +509,7 @@ def learned_lines(runs, wk, speed, ways):
 
 
 def report(root, plots, ways, detail=False):
+    ways = list(dict.fromkeys(ways))
     runs = load(root)
     if not runs:
         print(f"placement: no runs under {root}")
