@@ -216,8 +216,9 @@ bench-k8s-hostile: deps-bench
 	$(Q)bench/k8s-hostile.sh
 
 # What pods get on a shaped cluster whose pods run, placed by the stock
-# scheduler, by netsched as deploy/ ships it, and by an oracle
-# (bench/placement.sh; about 11 minutes; PLACEMENT_SPEEDS, PLACEMENT_WORKLOADS).
+# scheduler, by netsched as deploy/ ships it (with its rebalancer where the
+# workload changes after placement), and by an oracle (bench/placement.sh;
+# about 40 minutes; PLACEMENT_SPEEDS, PLACEMENT_WORKLOADS).
 bench-placement: deps-bench
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bench/placement.sh

@@ -38,9 +38,11 @@ class Group:
     the way, as pods already running), so its traffic never crosses a
     link."""
 
-    def __init__(self, name, cpu_m, rate, declared, delay, direction="rx", peer=False, node=None):
+    def __init__(self, name, cpu_m, rate, declared, delay, direction="rx", peer=False, node=None, pdb=False):
         self.name, self.cpu_m, self.rate, self.declared = name, cpu_m, rate, declared
         self.delay, self.dir, self.peer, self.node = delay, direction, peer, node
+        # pdb: a PodDisruptionBudget with maxUnavailable 0 covers its pods.
+        self.pdb = pdb
         assert direction in DIRS and (node or not peer)
 
 
@@ -67,13 +69,16 @@ class Workload:
     as tests/k8s/test_k8s_weight.sh does)."""
 
     def __init__(self, key, title, background, pods, end, note, learn=(), learn_at=None,
-                 agent_args=(), scorer_args=()):
+                 agent_args=(), scorer_args=(), change=None):
         self.key, self.title, self.pods = key, title, pods
         self.background = {n: tuple(v) if isinstance(v, (tuple, list)) else (v, 0.0)
                            for n, v in background.items()}
         self.end, self.note = end, note
         self.learn, self.learn_at = tuple(learn), learn_at
         self.agent_args, self.scorer_args = tuple(agent_args), tuple(scorer_args)
+        # A workload that changes after placement (Change): its pods are
+        # Deployments the controller-manager runs, so evicted ones come back.
+        self.change = change
 
     def bg(self, node, direction="rx"):
         return self.background[node][DIRS.index(direction)]
@@ -166,6 +171,17 @@ def _outcome():
 SHORT_AGENT = ("--window=6s", "--pod-interval=3s")
 SHORT_SCORER = ("--inflight-hold=16s", "--inflight-fade=6s")
 LEARN_AT = 24.0
+# The rebalancer's timing scaled the same way (deploy/rebalancer.yaml /
+# 10), in this one place for the bench and tests/k8s/test_k8s_rebalance_lab.sh
+# (placement.py netsched-args W rebalancer): a cycle every 1 s (10 s), pods
+# younger than 30 s stay (5 m), a workload moved is not moved again for
+# 60 s (10 m), a relieved node is not a source again for 12 s (120 s), a
+# pod a PDB refused is not tried again for 30 s (5 m), the scorer's hold
+# and reservation last 30 s (5 m). --debounce counts reports, not seconds:
+# the agents still report every 2 s, so it stays 3 (6 s, as deployed).
+# The per-hour limits are counts and stay as shipped.
+SHORT_REBALANCER = ("--interval=1s", "--min-age=30s", "--cooldown=60s", "--node-cooldown=12s",
+                    "--pdb-backoff=30s", "--hold=30s")
 
 
 def _egress():
@@ -195,6 +211,51 @@ def _warm(key, direction, title, other=(0.0,) * 6):
                     f"window 6 s), then +8 at once (at {LEARN_AT:g} s or once learned), declaring nothing; "
                     f"the room left in all takes them",
                     learn=("web",), learn_at=LEARN_AT, agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER)
+
+
+class Change:
+    """What happens after the pods landed, at `at` s (or once the bench
+    says it happened): late, netsched (and the rebalancer) start only then,
+    the pods having been placed by the default plugins alone; ramp, the
+    nodes that took pods of the workload (pinned ones aside) receive this
+    fraction of the link more from then on, and keep it. Figures are
+    judged from `judge` s after the change (2 minutes scaled as the
+    agents' window, 60 s -> 6 s) for `after` s."""
+
+    def __init__(self, at, late=False, ramp=0.0, judge=12.0, after=36.0):
+        self.at, self.late, self.ramp, self.judge, self.after = at, late, ramp, judge, after
+
+
+def _services(n, rate):
+    """n Deployments of one pod each (separate services: the rebalancer
+    moves one pod of a workload per cool-down), and db, one pod pinned to
+    n1 (as a database's local volume would), receiving 2% of the link,
+    covered by a PodDisruptionBudget with maxUnavailable 0."""
+    pods = [PodPlan(i, Group(f"svc{i + 1}", 500, rate, False, 1.0), 0.0) for i in range(n)]
+    db = Group("db", 100, 0.02, False, 1.0, node="n1", pdb=True)
+    return pods + [PodPlan(n, db, 0.0)]
+
+
+def _late():
+    ch = Change(20.0, late=True)
+    bg = {"n1": 0.75, "n2": 0.75, "n3": 0.40, "n4": 0.20, "n5": 0.20, "n6": 0.05}
+    return Workload("late", "installed late: pods placed by the default scheduler alone, then netsched starts",
+                    bg, _services(6, 0.30), ch.at + ch.judge + ch.after,
+                    "background 75, 75, 40, 20, 20, 5% of the link; 6 Deployments of one pod "
+                    "receiving 30% each and db (2%, pinned to n1, a PDB with maxUnavailable 0), placed "
+                    "while netsched is not running (its scheduler's extender ignorable: the default "
+                    f"plugins alone); at {ch.at:g} s netsched and its rebalancer start",
+                    agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER, change=ch)
+
+
+def _neighbour():
+    ch = Change(20.0, ramp=0.75)
+    return Workload("neighbour", "neighbour: background ramps up on the nodes that took pods, and stays",
+                    {n: 0.0 for n in NODES}, _services(4, 0.30), ch.at + ch.judge + ch.after,
+                    "idle links; 4 Deployments of one pod receiving 30% each and db (2%, pinned to n1, "
+                    f"a PDB with maxUnavailable 0) placed; at {ch.at:g} s every node that took one of the "
+                    f"4 receives a background of {ch.ramp:.0%} of its link from then on",
+                    agent_args=SHORT_AGENT, scorer_args=SHORT_SCORER, change=ch)
 
 
 def _mixed():
@@ -254,9 +315,12 @@ WORKLOADS = {w.key: w for w in (_burst("burst", "a burst of pods that declare no
                                 _warm("warm-tx", "tx", "tests/k8s/test_k8s_warm.sh: a learned Deployment of "
                                       "senders scaled up next to nodes graded by what they send",
                                       (0.0, 0.0, 0.20, 0.40, 0.50, 0.60)),
-                                _demo(), _outcome(), _learned(), _senders(), _oneway())}
+                                _demo(), _outcome(), _learned(), _senders(), _oneway(),
+                                _late(), _neighbour())}
 # make bench-placement's default list (PLACEMENT_WORKLOADS).
-BENCH = ("burst", "declared", "steps", "churn", "egress", "warm", "mixed", "colocated")
+BENCH = ("burst", "declared", "steps", "churn", "egress", "warm", "mixed", "colocated", "late", "neighbour")
+# The ways; netsched+rebalancer (rebalancer) only for a workload that changes.
+WAYS = ("stock", "netsched", "rebalancer", "oracle")
 
 
 # ------------------------------------------------------------------ model
@@ -393,3 +457,50 @@ def oracle(w):
         if not improved:
             break
     return assign
+
+
+def ramped(w, nodes_with_pods):
+    """The background after a workload's change: {node: (rx, tx)}."""
+    bg = dict(w.background)
+    if w.change and w.change.ramp:
+        for n in nodes_with_pods:
+            rx, tx = bg.get(n, (0.0, 0.0))
+            bg[n] = (rx + w.change.ramp, tx)
+    return bg
+
+
+def fewest_moves(w, bg, placed, limit=0.90):
+    """The fewest pods to move so that no node's demand in a direction is
+    over `limit` of the link on the wire (the rebalancer's --hot: payload
+    demand over limit x PAYLOAD), given the background bg ({node: (rx,
+    tx)}) and where the pods are (placed: {idx: node}); pinned pods stay.
+    Returns (k, {idx: new node}) with, among the ways to move k pods, the
+    one leaving the busiest node the least busy; (None, {}) when no set of
+    up to 4 moves does."""
+    import itertools
+    nodes = tuple(bg)
+    byidx = {p.idx: p for p in w.pods}
+
+    def worst(assign):
+        load = {(n, d): bg[n][DIRS.index(d)] for n in nodes for d in DIRS}
+        for idx, n in assign.items():
+            p = byidx[idx]
+            if not p.group.peer:
+                load[(n, p.group.dir)] = load.get((n, p.group.dir), 0.0) + p.group.rate
+        return max(load.values()) / PAYLOAD, sum(v * v for v in load.values())
+
+    movable = [i for i in placed if not byidx[i].group.node]
+    for k in range(0, min(4, len(movable)) + 1):
+        best = None
+        for subset in itertools.combinations(movable, k):
+            for dests in itertools.product(nodes, repeat=k):
+                if any(placed[i] == d for i, d in zip(subset, dests)):
+                    continue
+                trial = dict(placed)
+                trial.update(zip(subset, dests))
+                wv = worst(trial)
+                if wv[0] <= limit and (best is None or wv < best[0]):
+                    best = (wv, dict(zip(subset, dests)))
+        if best:
+            return k, best[1]
+    return None, {}

@@ -12,6 +12,14 @@
 #   lab_up                      a fresh control plane for them: etcd, the
 #                               apiserver, the Node objects, the stock scheduler
 #                               and netsched's (lab_netsched_scheduler)
+#   lab_controllers             kube-controller-manager v1.20.2 for it (after
+#                               lab_up): ReplicaSets recreate evicted pods,
+#                               Deployments, DaemonSets, the disruption
+#                               controller computes PDBs' status, garbage
+#                               collection; no node lifecycle (the Node
+#                               objects have no heartbeat), no IPAM (lab_nodes
+#                               gives the CIDRs)
+#   lab_controllers_stop        stops it
 #   lab_kubelet [ARGS...]       the stand-in for every node (kubelet.py run)
 #   lab_kubelet_stop            SIGTERM: it tears its pods down and exits
 #   lab_background NODE RATE STREAMS [PORT [DIR]]   iperf3 into node NODE
@@ -37,6 +45,13 @@
 #                               eth0=SPEED, and LAB_AGENT_ARGS), signed
 #                               reports; waits for every node's data
 #   lab_netsched_down           stops them (the scorer's log stays)
+#   lab_rebalancer [--opt=v...]  netsched-rebalancer with deploy/rebalancer.yaml's
+#                               args, the lab's scorer over mTLS (+
+#                               LAB_REBALANCER_ARGS, then the options given);
+#                               its /metrics on LAB_RB_METRICS
+#   lab_rebalancer_stop         stops it
+#   lab_scorer_api PATH         GET the scorer's extender port with the
+#                               rebalancer's certificate (/v1/moves, /v1/pressure)
 #
 # Addresses: node i's uplink eth0 is 10.231.i.2/24 and fd00:231:i::2/64, the
 # hub's side (hub-i) .1/::1; its pod CIDRs are 10.244.i.0/24 and
@@ -195,6 +210,25 @@ lab_up() {
 	lab_netsched_scheduler
 }
 
+# lab_controllers: the controllers as tests/k8s/realnode.sh starts them,
+# less those that need real nodes' heartbeats or routes.
+lab_controllers() {
+	start "controller-manager-$K8S_RUN" "$K8S_BIN/kube-controller-manager" \
+		--kubeconfig "$WORK/kubeconfig" --leader-elect=false --bind-address 127.0.0.1 --secure-port 0 \
+		--port 0 --controllers '*,-nodeipam,-nodelifecycle,-cloud-node-lifecycle,-route,-service,-persistentvolume-binder,-attachdetach,-ttl-after-finished' \
+		--service-account-private-key-file "$WORK/pki/sa.key" --root-ca-file "$WORK/pki/apiserver.crt" \
+		--use-service-account-credentials=false --concurrent-gc-syncs 5 --v 1
+	LAB_CONTROLLERS=$LAST_PID
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 30 "the controller-manager's ServiceAccount controller (default/default)" \
+		kc get serviceaccount default -n default
+}
+
+lab_controllers_stop() {
+	[ -n "${LAB_CONTROLLERS:-}" ] && stop_pids "$LAB_CONTROLLERS"
+	LAB_CONTROLLERS=
+}
+
 # lab_kubelet [ARGS...]: the stand-in on this cluster (log: kubelet.log,
 # node counters every second: $WORK/stats.csv, results:
 # $WORK/kubelet/results.jsonl).
@@ -294,6 +328,15 @@ lab_netsched_ports() {
 	# The verbs over mTLS, as deploy/ runs them.
 	"$LAB_DIR/../../deploy/tls/make-certs.sh" -o "$WORK/tls" >"$WORK/certs.log" 2>&1 ||
 		fail "deploy/tls/make-certs.sh: $(cat "$WORK/certs.log")"
+	# The same serving certificate with 127.0.0.1 added: the rebalancer
+	# (lab_rebalancer) reaches the scorer by address, having no way to
+	# name the Service's host as the scheduler's tlsConfig serverName does.
+	printf 'subjectAltName=DNS:netsched-scorer,DNS:netsched-scorer.netsched,DNS:netsched-scorer.netsched.svc,DNS:netsched-scorer.netsched.svc.cluster.local,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' \
+		>"$WORK/tls/scorer-lab.ext"
+	openssl req -new -key "$WORK/tls/scorer.key" -subj /CN=netsched-scorer 2>>"$WORK/certs.log" |
+		openssl x509 -req -CA "$WORK/tls/ca.crt" -CAkey "$WORK/tls/ca.key" -CAcreateserial -days 2 \
+			-extfile "$WORK/tls/scorer-lab.ext" -out "$WORK/tls/scorer.crt.lab" >>"$WORK/certs.log" 2>&1 &&
+		mv "$WORK/tls/scorer.crt.lab" "$WORK/tls/scorer.crt" || fail "cannot add 127.0.0.1 to the scorer's certificate"
 }
 
 lab_netsched_scheduler() {
@@ -345,6 +388,41 @@ lab_netsched_up() {
 		LAB_AGENTS+=("$LAST_PID")
 	done
 	wait_for 20 "agent data for all ${#LAB_NODES[@]} nodes in the scorer" lab_all_in
+}
+
+# lab_rebalancer [--option=value...]: deploy/rebalancer.yaml's args with
+# the lab's scorer (its extender port, mTLS with the rebalancer's
+# certificate), the lab's kubeconfig, a loopback /metrics port
+# (LAB_RB_METRICS), then LAB_REBALANCER_ARGS and the options given.
+# Log: rebalancer.log (or rebalancer-N.log for the N-th call).
+LAB_RB_N=0
+lab_rebalancer() {
+	local args
+	LAB_RB_METRICS=$(free_port)
+	mapfile -t args < <(python3 "$LAB_DIR/shipped.py" args rebalancer -- \
+		"--scorer=https://127.0.0.1:$LAB_SC_HTTP" "--scorer-replicas=drop" "--scorer-ca=$WORK/tls/ca.crt" \
+		"--scorer-cert=$WORK/tls/rebalancer.crt" "--scorer-key=$WORK/tls/rebalancer.key" \
+		"--kubeconfig=$WORK/kubeconfig" "--metrics-listen=127.0.0.1:$LAB_RB_METRICS" "--identity=lab" \
+		${LAB_REBALANCER_ARGS:-} "$@")
+	[ "${#args[@]}" -gt 10 ] || fail "no rebalancer args from deploy/rebalancer.yaml"
+	LAB_RB_N=$((LAB_RB_N + 1))
+	LAB_RB_LOG=rebalancer$([ "$LAB_RB_N" -gt 1 ] && echo "-$LAB_RB_N")
+	start "$LAB_RB_LOG" "$BIN/netsched-rebalancer" "${args[@]}"
+	LAB_REBALANCER=$LAST_PID
+	K8S_PIDS+=("$LAST_PID")
+	wait_for 20 "the rebalancer's /metrics" curl -sf "http://127.0.0.1:$LAB_RB_METRICS/metrics"
+}
+
+lab_rebalancer_stop() {
+	[ -n "${LAB_REBALANCER:-}" ] && stop_pids "$LAB_REBALANCER"
+	LAB_REBALANCER=
+}
+
+# lab_scorer_api PATH: GET the scorer's extender port as the rebalancer
+# does (its client certificate).
+lab_scorer_api() {
+	curl -sf --cacert "$WORK/tls/ca.crt" --cert "$WORK/tls/rebalancer.crt" --key "$WORK/tls/rebalancer.key" \
+		"https://127.0.0.1:$LAB_SC_HTTP$1"
 }
 
 lab_netsched_down() {

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """netsched as deploy/ ships it, made to run in the lab (tests/k8s/lab.sh):
 
-  shipped.py args scorer|agent [-- --option=value ...]
-      the container args of deploy/scorer.yaml or deploy/agent.yaml, one a
+  shipped.py args scorer|agent|rebalancer [-- --option=value ...]
+      the container args of deploy/scorer.yaml, deploy/agent.yaml or
+      deploy/rebalancer.yaml, one a
       line, with the options given replaced by these local values (value
       "drop": left out) and those the file lacks appended
   shipped.py scheduler-config OUT KUBECONFIG URL HEALTH CERTS
@@ -74,7 +75,7 @@ def scheduler_config(out, kubeconfig, url, health, certs):
 
 
 def main(argv):
-    if len(argv) >= 2 and argv[0] == "args" and argv[1] in ("scorer", "agent"):
+    if len(argv) >= 2 and argv[0] == "args" and argv[1] in ("scorer", "agent", "rebalancer"):
         subst = {}
         for item in argv[2:]:
             if item == "--":

@@ -25,6 +25,11 @@
 # 429 for guarded-1 whatever its budget; that web-1's eviction succeeds
 # shows the 429 is the PDB's. Pods bound to a node without a kubelet stay
 # Terminating: an evicted pod is one with a deletionTimestamp.
+# tests/k8s/test_k8s_rebalance_lab.sh runs the same path against the real
+# scorer, kube-controller-manager and pods whose traffic is real; this one
+# stays for what that one cannot pin down: exact figures in the sentences,
+# two scorer replicas, two rebalancers and the Lease's takeover, and
+# deploy/'s RBAC enforced.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 1
