@@ -76,7 +76,7 @@ reportKey: {create: true}
 imagePullSecrets: [{name: regcred}]
 tls:
   certManager: {enabled: true}
-agent: {extraArgs: [--link-speed, ens192=10G]}
+agent: {extraArgs: [--link-speed, ens192=10G], hostAliases: [{ip: 10.0.0.71, hostnames: [netsched-scorer-headless.netsched.svc]}]}
 scorer: {extraArgs: [--max-utilization, 80%], replicas: 3}
 scheduler:
   configApiVersion: v1beta3
@@ -143,6 +143,7 @@ check(e["urlPrefix"] == "https://10.0.0.123:8470" and "filterVerb" not in e and 
 a = by["DaemonSet", "netsched-agent"]["spec"]["template"]["spec"]
 check(a["imagePullSecrets"] == [{"name": "regcred"}], "imagePullSecrets")
 check(a["containers"][0]["args"][-2:] == ["--link-speed", "ens192=10G"], "agent.extraArgs")
+check(a["hostAliases"] == [{"ip": "10.0.0.71", "hostnames": ["netsched-scorer-headless.netsched.svc"]}], "agent.hostAliases")
 s = by["Deployment", "netsched-scorer"]["spec"]
 check(s["replicas"] == 3 and s["template"]["spec"]["containers"][0]["args"][-2:] == ["--max-utilization", "80%"],
       "scorer.replicas, scorer.extraArgs")
