@@ -5,7 +5,8 @@
 # containernetworking-plugins, kube-proxy for Services, and one
 # kube-controller-manager for the cluster (DaemonSets, ReplicaSets,
 # Deployments, disruption budgets, service-account tokens). Images come
-# without a registry: OCI layouts (oci.py) imported into each containerd.
+# without a registry: OCI layouts (deploy/container/build-oci.sh) imported
+# into each containerd.
 # docs/lab.md says what these nodes are for and what the stand-in is for.
 #
 #   realnode_need NAME          skip NAME unless root, containerd, runc, ctr,
@@ -44,10 +45,15 @@ realnode_need() {
 }
 
 # realnode_image REF ROOTFS ENTRYPOINT [USER]
+# deploy/container/build-oci.sh --rootfs: the one script that writes images.
 realnode_image() {
+	local out=$WORK/image-build
 	mkdir -p "$WORK/images"
-	python3 "$REALNODE_DIR/oci.py" "$1" "$2" "$WORK/images/$(echo "$1" | tr '/:' '__').tar" \
-		--entrypoint "$3" --user "${4:-0}" >/dev/null || fail "cannot make the image $1"
+	IMAGE=$1 SOURCE_DATE_EPOCH=0 "$REALNODE_DIR/../../deploy/container/build-oci.sh" --rootfs "$2" \
+		--entrypoint "$3" --user "${4:-0}" "$out" >"$WORK/image-build.log" 2>&1 ||
+		fail "cannot make the image $1: $(tail -n 3 "$WORK/image-build.log")"
+	mv "$out/netsched-oci.tar" "$WORK/images/$(echo "$1" | tr '/:' '__').tar"
+	rm -rf "$out"
 }
 
 # realnode_image_tar TAR
