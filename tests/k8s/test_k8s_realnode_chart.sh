@@ -21,6 +21,11 @@
 #    about 190 MB: docs/lab.md) it gets about 10 Mb/s, the other much more;
 #  - `helm upgrade` changing an agent argument rolls every agent, and no
 #    node's data is older than the agent's window (60 s) meanwhile;
+#  - failures users meet: a node's agent pod deleted (the DaemonSet makes
+#    another; the node's data ages, then is fresh); the image missing on a
+#    node (ErrImageNeverPull; the scorer scores the node neutral, 5); the
+#    scorer pod killed (the scheduler goes on, ignorable; the agents
+#    reconnect to the new pod through the Service);
 #  - `helm uninstall` leaves nothing of netsched;
 #  - nothing of the nodes is left in the host afterwards.
 # Skips (77) when helm cannot be fetched, like test_k8s_chart.sh.
@@ -260,8 +265,93 @@ python3 -c 'import sys; sys.exit(any(float(x.split("=")[1]) >= 60 for x in sys.a
 	fail "a node's data was stale for a window (60 s) or more during the upgrade: $gaps"
 echo "ok: helm upgrade rolled the 3 agents to --log-level debug; longest time without fresh data per node (s): $gaps"
 
+# ------------------------------------------------------------ failures users meet
+agent_on() { kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector "spec.nodeName=$1" \
+	-o jsonpath='{.items[*].metadata.name}'; }
+node_json() { curl -s --max-time 2 "http://$SCORER:8471/v1/nodes" | jq -c ".nodes[] | select(.name == \"$1\")"; }
+is_fresh() { node_json "$1" | jq -e '.source == "agent" and .ageSeconds < 6'; }
+pod_running_on() { [ "$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector "spec.nodeName=$1" \
+	-o jsonpath='{.items[*].status.phase}')" = Running ] && [ "$(agent_on "$1")" != "$2" ]; }
+# max_age NODE SECONDS: the oldest ageSeconds the scorer shows for NODE over
+# that time (absent or not from an agent counts as 99), polled 5 times a second.
+max_age() { python3 - "$SCORER" "$1" "$2" <<'PY'
+import json, sys, time, urllib.request
+url, node, until = "http://%s:8471/v1/nodes" % sys.argv[1], sys.argv[2], time.monotonic() + float(sys.argv[3])
+worst = 0.0
+while time.monotonic() < until:
+    try:
+        rows = [n for n in json.load(urllib.request.urlopen(url, timeout=2))["nodes"] if n["name"] == node]
+        worst = max(worst, rows[0]["ageSeconds"] if rows and rows[0]["source"] == "agent" else 99)
+    except Exception:
+        pass
+    time.sleep(0.2)
+print(worst)
+PY
+}
+
+# 1. A node's agent pod deleted: the DaemonSet makes another; meanwhile the
+# node's data ages (the scorer ignores it past --stale-after 6 s), then is fresh.
+old=$(agent_on n2)
+max_age n2 25 >"$WORK/age-n2.txt" &
+aged=$!
+kc -n netsched delete pod "$old" --wait=false >/dev/null || fail "cannot delete n2's agent pod"
+wait_for 90 "a new agent pod Running on n2" pod_running_on n2 "$old"
+wait_for 60 "n2 fresh again" is_fresh n2
+wait "$aged"
+worst=$(cat "$WORK/age-n2.txt")
+python3 -c 'import sys; sys.exit(float(sys.argv[1]) < 3)' "$worst" ||
+	fail "n2's data never aged past the 2 s report interval while its agent was gone (oldest $worst s)"
+[ "$worst" = 99 ] && worst="past --stale-after (the scorer showed it with no agent data)" || worst="$worst s"
+echo "ok: n2's agent pod deleted: the DaemonSet made $(agent_on n2); n2's data aged to $worst, then fresh again"
+
+# 2. The image missing on a node: its new agent pod cannot start
+# (pullPolicy Never: ErrImageNeverPull, where a registry would give
+# ImagePullBackOff), and the scorer scores the node neutral (5).
+sock3=$WORK/node-n3/containerd.sock
+ctr -a "$sock3" -n k8s.io images rm netsched.test/netsched:lab >/dev/null || fail "cannot remove the image from n3"
+old=$(agent_on n3)
+kc -n netsched delete pod "$old" --wait=false >/dev/null || fail "cannot delete n3's agent pod"
+waiting() { [ "$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector spec.nodeName=n3 \
+	-o jsonpath='{.items[*].status.containerStatuses[0].state.waiting.reason}')" = "$1" ]; }
+wait_for 90 "n3's new agent pod waiting with ErrImageNeverPull" waiting ErrImageNeverPull
+neutral() { node_json n3 | jq -e '.score == 5 and (.source != "agent" or .ageSeconds >= 6)'; }
+wait_for 30 "the scorer to score n3 neutral" neutral
+echo "ok: the image missing on n3: its agent pod shows ErrImageNeverPull, and the scorer scores n3 $(node_json n3 | jq -c '{source, score}')"
+ctr -a "$sock3" -n k8s.io images import "$WORK/node-n3/images/netsched-oci.tar" >/dev/null || fail "cannot import the image on n3 again"
+old=$(agent_on n3)
+kc -n netsched delete pod "$old" --wait=false >/dev/null
+wait_for 90 "n3's agent Running with the image back" pod_running_on n3 "$old"
+wait_for 60 "n3 fresh again" is_fresh n3
+echo "ok: the image back on n3: its agent runs and n3 is fresh again"
+
+# 3. The scorer pod killed: the scheduler goes on (ignorable), its Deployment
+# makes another, and the agents reconnect to it through the Service.
+old=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer -o jsonpath='{.items[0].metadata.name}')
+skipped=$(grep -c 'ignorable flag set' "$WORK/scheduler-netsched.log")
+kc -n netsched delete pod "$old" --grace-period 1 --wait=false >/dev/null || fail "cannot delete the scorer pod"
+kc apply -f - >/dev/null <<EOF || fail "cannot create the pod during"
+apiVersion: v1
+kind: Pod
+metadata: {name: during, namespace: default}
+spec:
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  containers:
+  - {name: c, image: "netsched.test/pause:lab", imagePullPolicy: Never}
+EOF
+during_running() { [ "$(kc get pod during -o jsonpath='{.status.phase}')" = Running ]; }
+wait_for 90 "the pod during Running" during_running
+new_scorer() { [ "$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer \
+	-o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}' | grep -v "^$old " | grep -c ' Running$')" -eq 1 ]; }
+wait_for 120 "a new scorer pod Running" new_scorer
+SCORER=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer --field-selector status.phase=Running \
+	-o jsonpath='{.items[0].status.podIP}')
+wait_for 90 "the new scorer's /v1/nodes to list n1 n2 n3 fresh" three_fresh
+now_skipped=$(grep -c 'ignorable flag set' "$WORK/scheduler-netsched.log")
+echo "ok: the scorer pod killed: the pod during was placed and runs ($((now_skipped - skipped)) extender calls skipped as ignorable meanwhile); the new scorer at $SCORER has n1 n2 n3 fresh from the reconnected agents"
+
 # ------------------------------------------------------------ helm uninstall
-kc delete pod shaped plain placed --wait=false >/dev/null
+kc delete pod shaped plain placed during --wait=false >/dev/null
 out=$(helm uninstall netsched -n netsched 2>&1) || fail "helm uninstall: $out"
 # What the user made before installing goes the user's way.
 kc -n netsched delete secret netsched-report-key netsched-scorer-tls netsched-scheduler-tls \
