@@ -10,6 +10,8 @@
 #     as the manifests' UID with the staged libraries;
 #  3. the layers hold glibc with the program interpreter, then both binaries
 #     and their libraries; two builds give the same bytes (reproducible);
+#     --rootfs makes a one-layer image of a ready root (the lab's pause image),
+#     and refuses a missing --entrypoint or root;
 #  4. as root: the layers unpacked in order make a root in which both
 #     binaries run (--help) as UID 65532 with only the config's environment;
 #  5. when containerd and ctr are installed (Debian's containerd), a
@@ -38,6 +40,26 @@ deploy/container/build-oci.sh "$WORK/b" "$BINABS" >"$WORK/build-b.log" 2>&1 ||
 cmp -s "$WORK/a/netsched-oci.tar" "$WORK/b/netsched-oci.tar" ||
 	fail "two builds of the same tree differ: the layout is not reproducible"
 echo "ok: two builds give the same archive, byte for byte"
+# --rootfs: a one-layer image of a ready root (the lab's pause image is made so);
+# without --entrypoint, or with a root that is not a directory, refused.
+mkdir -p "$WORK/root"
+cp "$BINABS/netsched-scorer" "$WORK/root/"
+out=$(deploy/container/build-oci.sh --rootfs "$WORK/root" "$WORK/r" 2>&1) && fail "build-oci.sh --rootfs took no --entrypoint"
+[[ $out == *"usage:"* ]] || fail "build-oci.sh --rootfs without --entrypoint: $out"
+out=$(deploy/container/build-oci.sh --rootfs "$WORK/none" --entrypoint /x "$WORK/r" 2>&1) && fail "build-oci.sh took a missing root"
+[[ $out == *"$WORK/none is not a directory"* ]] || fail "build-oci.sh --rootfs with a missing root: $out"
+deploy/container/build-oci.sh --rootfs "$WORK/root" --entrypoint /netsched-scorer --user 65532 "$WORK/r" \
+	>"$WORK/build-r.log" 2>&1 || fail "build-oci.sh --rootfs: $(tail -n 5 "$WORK/build-r.log")"
+python3 - "$WORK/r/oci" <<'PY' || fail "build-oci.sh --rootfs: not a one-layer image with that entrypoint and user"
+import json, os, sys
+oci = sys.argv[1]
+def blob(d):
+    return json.load(open(os.path.join(oci, "blobs", "sha256", d.split(":")[1])))
+m = blob(json.load(open(os.path.join(oci, "index.json")))["manifests"][0]["digest"])
+c = blob(m["config"]["digest"])["config"]
+sys.exit(not (len(m["layers"]) == 1 and c["Entrypoint"] == ["/netsched-scorer"] and c["User"] == "65532"))
+PY
+echo "ok: --rootfs makes a one-layer image with the given entrypoint and user; without --entrypoint or a root, refused"
 
 python3 - "$WORK/a/oci" "$IMAGE" deploy/container/Dockerfile "$WORK/a/rootfs" <<'PY' || fail "the OCI layout is not valid"
 import gzip, hashlib, io, json, os, re, sys, tarfile

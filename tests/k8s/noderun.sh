@@ -3,26 +3,36 @@
 # `nsenter --net=NODE-NS unshare -m`): its own containerd (socket, root and
 # state under DIR: a kubelet removes sandboxes it does not know, so nodes
 # never share one), the images in DIR/images/*.tar imported, then kubelet
-# v1.20.2 against it. In this mount namespace only, DIR/logs is
-# /var/log/pods (a path the kubelet does not let one change) and DIR/run-netns
-# is where the runtime pins its pods' network namespaces.
-#   noderun.sh DIR NODE NODE-IP KUBELET-BIN
+# v1.20.2 against it and, given KUBE-PROXY-BIN, kube-proxy v1.20.2 (iptables
+# mode, its rules in this node's namespace only; it writes no conntrack
+# sysctl: those are the host's, shared by every node). In this mount
+# namespace only, DIR/logs is /var/log/pods (a path the kubelet does not let
+# one change), DIR/var-lib-cni is /var/lib/cni (the CNI library's cache) and
+# DIR/run-netns is where the runtime pins its pods' network namespaces.
+#   noderun.sh DIR NODE NODE-IP KUBELET-BIN [KUBE-PROXY-BIN]
 # On SIGTERM: the kubelet stops, every pod's containers are killed and
 # removed, containerd stops; nothing of the node survives in the host.
 set -u
-D=$1 NODE=$2 IP=$3 KUBELET=$4
+D=$1 NODE=$2 IP=$3 KUBELET=$4 PROXY=${5:-}
 SOCK=$D/containerd.sock
 log() { echo "noderun $NODE: $*" >&2; }
 
 mount --make-rprivate / || { log "cannot make the mounts private"; exit 1; }
 mkdir -p "$D/logs" /var/log/pods && mount --bind "$D/logs" /var/log/pods ||
 	{ log "cannot give the node its own /var/log/pods"; exit 1; }
+# The CNI library's cache (/var/lib/cni/results: each sandbox's result, kept
+# until its DEL) is the node's own too: a node stopped with pods still on it
+# leaves nothing there in the host.
+mkdir -p "$D/var-lib-cni" /var/lib/cni && mount --bind "$D/var-lib-cni" /var/lib/cni ||
+	{ log "cannot give the node its own /var/lib/cni"; exit 1; }
 
 containerd --config "$D/containerd.toml" >"$D/containerd.log" 2>&1 &
 CTRD=$!
 KUBELET_PID=
+PROXY_PID=
 stop() {
 	trap - TERM INT EXIT
+	[ -n "$PROXY_PID" ] && kill "$PROXY_PID" 2>/dev/null && wait "$PROXY_PID" 2>/dev/null
 	[ -n "$KUBELET_PID" ] && kill "$KUBELET_PID" 2>/dev/null && wait "$KUBELET_PID" 2>/dev/null
 	# The sandboxes' network namespaces are pinned in this mount namespace
 	# only: their names under /run/netns outlive it as empty files.
@@ -79,6 +89,16 @@ done
 	--node-labels "netsched.test/real=true" --max-pods 30 \
 	--runtime-request-timeout 30s --sync-frequency 5s --v 2 >"$D/kubelet.log" 2>&1 &
 KUBELET_PID=$!
+if [ -n "$PROXY" ]; then
+	# Services' ClusterIPs for this node's pods and host-network processes.
+	# --conntrack-*: 0 leaves the host's conntrack table and timeouts alone.
+	"$PROXY" --kubeconfig "$D/kubeconfig" --hostname-override "$NODE" --bind-address "$IP" \
+		--proxy-mode iptables --cluster-cidr 10.244.0.0/16 --conntrack-max-per-core 0 \
+		--conntrack-tcp-timeout-established 0 --conntrack-tcp-timeout-close-wait 0 \
+		--metrics-bind-address 127.0.0.1:10249 --healthz-bind-address 127.0.0.1:10256 \
+		--v 1 >"$D/kube-proxy.log" 2>&1 &
+	PROXY_PID=$!
+fi
 wait "$KUBELET_PID"
 log "the kubelet exited: $(tail -n 5 "$D/kubelet.log")"
 KUBELET_PID=

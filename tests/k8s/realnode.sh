@@ -5,7 +5,8 @@
 # containernetworking-plugins, kube-proxy for Services, and one
 # kube-controller-manager for the cluster (DaemonSets, ReplicaSets,
 # Deployments, disruption budgets, service-account tokens). Images come
-# without a registry: OCI layouts (oci.py) imported into each containerd.
+# without a registry: OCI layouts (deploy/container/build-oci.sh) imported
+# into each containerd.
 # docs/lab.md says what these nodes are for and what the stand-in is for.
 #
 #   realnode_need NAME          skip NAME unless root, containerd, runc, ctr,
@@ -16,6 +17,11 @@
 #                               is Ready
 #   realnode_image REF ROOTFS ENTRYPOINT [USER]   an image for every node
 #                               (call before realnode_up)
+#   realnode_image_tar TAR      a ready image archive (an OCI layout tarred,
+#                               e.g. deploy/container/build-oci.sh's) for
+#                               every node (call before realnode_up)
+# REALNODE_SCHEDULER=none: realnode_up starts no scheduler (the test runs
+# its own).
 #   realnode_down               nodes, controllers, control plane
 #
 # The host link: the hub reaches the host's 10.231.254.1 (the apiserver's
@@ -39,10 +45,22 @@ realnode_need() {
 }
 
 # realnode_image REF ROOTFS ENTRYPOINT [USER]
+# deploy/container/build-oci.sh --rootfs: the one script that writes images.
 realnode_image() {
+	local out=$WORK/image-build
 	mkdir -p "$WORK/images"
-	python3 "$REALNODE_DIR/oci.py" "$1" "$2" "$WORK/images/$(echo "$1" | tr '/:' '__').tar" \
-		--entrypoint "$3" --user "${4:-0}" >/dev/null || fail "cannot make the image $1"
+	IMAGE=$1 SOURCE_DATE_EPOCH=0 "$REALNODE_DIR/../../deploy/container/build-oci.sh" --rootfs "$2" \
+		--entrypoint "$3" --user "${4:-0}" "$out" >"$WORK/image-build.log" 2>&1 ||
+		fail "cannot make the image $1: $(tail -n 3 "$WORK/image-build.log")"
+	mv "$out/netsched-oci.tar" "$WORK/images/$(echo "$1" | tr '/:' '__').tar"
+	rm -rf "$out"
+}
+
+# realnode_image_tar TAR
+realnode_image_tar() {
+	[ -f "$1" ] || fail "no image archive $1"
+	mkdir -p "$WORK/images"
+	cp "$1" "$WORK/images/$(basename "$1")" || fail "cannot take the image $1"
 }
 
 realnode_host_link() {
@@ -119,8 +137,10 @@ EOF
 		--service-account-private-key-file "$WORK/pki/sa.key" --root-ca-file "$WORK/pki/apiserver.crt" \
 		--use-service-account-credentials=false --concurrent-gc-syncs 5 --v 1
 	K8S_PIDS+=("$LAST_PID")
-	k8s_config "$WORK/stock.yaml" none "" 100ms
-	k8s_up_scheduler "$WORK/stock.yaml"
+	if [ "${REALNODE_SCHEDULER:-stock}" != none ]; then
+		k8s_config "$WORK/stock.yaml" none "" 100ms
+		k8s_up_scheduler "$WORK/stock.yaml"
+	fi
 	for n in "${LAB_NODES[@]}"; do
 		i=$((i + 1))
 		d=$WORK/node-$n
@@ -128,7 +148,7 @@ EOF
 		# nsenter, not `ip netns exec`: that mounts a sysfs of its own over
 		# /sys, and the kubelet would find no cgroup hierarchy under it.
 		start "node-$n" nsenter --net="/run/netns/$LAB_P-$n" unshare -m --propagation private \
-			bash "$REALNODE_DIR/noderun.sh" "$d" "$n" "10.231.$i.2" "$K8S_BIN/kubelet"
+			bash "$REALNODE_DIR/noderun.sh" "$d" "$n" "10.231.$i.2" "$K8S_BIN/kubelet" "$K8S_BIN/kube-proxy"
 		REALNODE_PIDS+=("$LAST_PID")
 	done
 	wait_for 120 "every real node Ready" realnode_all_ready

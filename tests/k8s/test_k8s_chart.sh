@@ -10,7 +10,9 @@
 #     the report key and the namespace made by the chart, no NetworkPolicy);
 #     each switch renders what it says;
 #  3. values.schema.json refuses a negative weight, an unknown key and an
-#     unknown policy, with helm's message; rebalancer.enabled is refused;
+#     unknown policy and a rebalancer --hot over 1, with helm's message;
+#     rebalancer.enabled=false removes its objects, its client name and its
+#     NetworkPolicy rule;
 #  4. one source of truth: with default values the chart renders the objects
 #     `kubectl kustomize deploy/` builds, field by field, but the differences
 #     chart_compare.py lists with their reasons; with monitoring on, those of
@@ -74,7 +76,7 @@ reportKey: {create: true}
 imagePullSecrets: [{name: regcred}]
 tls:
   certManager: {enabled: true}
-agent: {extraArgs: [--link-speed, ens192=10G]}
+agent: {extraArgs: [--link-speed, ens192=10G], hostAliases: [{ip: 10.0.0.71, hostnames: [netsched-scorer-headless.netsched.svc]}]}
 scorer: {extraArgs: [--max-utilization, 80%], replicas: 3}
 scheduler:
   configApiVersion: v1beta3
@@ -141,6 +143,7 @@ check(e["urlPrefix"] == "https://10.0.0.123:8470" and "filterVerb" not in e and 
 a = by["DaemonSet", "netsched-agent"]["spec"]["template"]["spec"]
 check(a["imagePullSecrets"] == [{"name": "regcred"}], "imagePullSecrets")
 check(a["containers"][0]["args"][-2:] == ["--link-speed", "ens192=10G"], "agent.extraArgs")
+check(a["hostAliases"] == [{"ip": "10.0.0.71", "hostnames": ["netsched-scorer-headless.netsched.svc"]}], "agent.hostAliases")
 s = by["Deployment", "netsched-scorer"]["spec"]
 check(s["replicas"] == 3 and s["template"]["spec"]["containers"][0]["args"][-2:] == ["--max-utilization", "80%"],
       "scorer.replicas, scorer.extraArgs")
@@ -164,7 +167,24 @@ refused() {
 refused "at '/scheduler/weight': minimum: got -1, want 1" --set scheduler.weight=-1
 refused "additional properties 'wieght' not allowed" --set scheduler.wieght=3
 refused "at '/scorer/policy'" --set scorer.policy=fastest
-refused "rebalancer.enabled: this chart has no rebalancer yet" --set rebalancer.enabled=true
+refused "at '/rebalancer/hot'" --set-string rebalancer.hot=1.5
+helm template netsched "$CHART" -n netsched --set rebalancer.enabled=false >"$WORK/chart-norebal.yaml" ||
+	fail "helm template --set rebalancer.enabled=false"
+python3 - "$WORK/chart-norebal.yaml" <<'PY' || fail "rebalancer.enabled=false"
+import sys, yaml
+objs = [o for o in yaml.safe_load_all(open(sys.argv[1])) if o]
+left = [o["kind"] + "/" + o["metadata"]["name"] for o in objs if "rebalancer" in o["metadata"]["name"]]
+if left:
+    sys.exit("rebalancer.enabled=false still renders " + ", ".join(left))
+by = {(o["kind"], o["metadata"]["name"]): o for o in objs}
+args = by["Deployment", "netsched-scorer"]["spec"]["template"]["spec"]["containers"][0]["args"]
+names = args[args.index("--client-names") + 1]
+if names != "netsched-scheduler":
+    sys.exit("rebalancer.enabled=false: the scorer still admits %s" % names)
+if "netsched-rebalancer" in yaml.safe_dump(by["NetworkPolicy", "netsched-scorer"]):
+    sys.exit("rebalancer.enabled=false: the scorer's NetworkPolicy still admits the rebalancer")
+PY
+echo "ok: rebalancer.enabled=false renders no rebalancer object, and the scorer admits only netsched-scheduler (--client-names, NetworkPolicy)"
 
 # ------------------------------------------------------ 4. the same objects as kustomize
 # compare SLUG WHAT KUSTOMIZE.yaml HELM.yaml

@@ -3,7 +3,7 @@
 # network namespace with a 50 Mb/s shaped uplink, its own containerd and
 # kubelet v1.20.2, the CNI bridge and bandwidth plugins; the
 # controller-manager runs DaemonSets and Deployments. Images are made here
-# without a registry (oci.py) and imported into every node's containerd.
+# without a registry (deploy/container/build-oci.sh) and imported into every node's containerd.
 #  - every kubelet registers its node Ready;
 #  - a Deployment's pods run on them with addresses from their node's pod
 #    range;
