@@ -158,14 +158,18 @@ static void nl_rows(struct buf *b, const struct nl_health *h)
 	}
 }
 
+/* One series per scorer address: the counter at offset in sender_peer. */
 static void per_peer(struct buf *b, const struct agent_metrics_snapshot *m, const char *name,
-		     const char *help, bool failed)
+		     const char *help, size_t offset)
 {
 	family(b, name, "counter", help);
 	for (size_t i = 0; i < m->n_peers; i++) {
+		uint64_t v;
+
+		memcpy(&v, (const char *)&m->peers[i] + offset, sizeof(v));
 		buf_printf(b, "%s{scorer=\"", name);
 		label(b, m->peers[i].url);
-		buf_printf(b, "\"} %" PRIu64 "\n", failed ? m->peers[i].failed : m->peers[i].sent);
+		buf_printf(b, "\"} %" PRIu64 "\n", v);
 	}
 }
 
@@ -231,9 +235,14 @@ void agent_metrics_render(const struct agent_metrics_snapshot *m,
 	per_iface(b, m, "netsched_agent_transmit_dropped_packets",
 		  "Packets dropped on transmit in the last window.", TX_DROPPED);
 	iface_rows(b, m);
-	per_peer(b, m, "netsched_agent_reports_sent_total", "Reports queued for a scorer.", false);
+	per_peer(b, m, "netsched_agent_reports_sent_total", "Reports queued for a scorer.",
+		 offsetof(struct sender_peer, sent));
 	per_peer(b, m, "netsched_agent_reports_failed_total",
-		 "Reports a scorer could not take (down or not keeping up).", true);
+		 "Reports a scorer could not take (down or not keeping up).",
+		 offsetof(struct sender_peer, failed));
+	per_peer(b, m, "netsched_agent_scorer_redials_total",
+		 "Connections to a scorer opened anew after reports in a row were not taken (a scorer gone without closing).",
+		 offsetof(struct sender_peer, redials));
 	if (m->have_pods)
 		pod_rows(b, &m->pods);
 	if (m->have_nl)

@@ -28,7 +28,11 @@ struct target {
 struct peer {
 	struct sender_peer pub;
 	nng_socket sock;
+	char server[SENDER_URL_MAX];	/* the name its certificate must carry */
 	int last_err;		/* logged once per change, not once per report */
+	unsigned refused;	/* reports refused in a row */
+	bool redialling;	/* opened anew since the last report taken: said once */
+	bool queue_only;	/* opened anew: its next report only fills its queue */
 };
 
 /* One address to dial, and the name its certificate must carry. */
@@ -130,6 +134,7 @@ static struct peer *peer_open(const char *url, const char *ca_file, const char *
 	if (!p)
 		return NULL;
 	snprintf(p->pub.url, sizeof(p->pub.url), "%s", url);
+	snprintf(p->server, sizeof(p->server), "%s", server);
 	rv = nng_push0_open(&p->sock);
 	if (rv) {
 		log_error("sender", "scorer %s: %s", url, nng_strerror(rv));
@@ -342,6 +347,29 @@ void sender_destroy(struct sender *s)
 	free(s);
 }
 
+/* peers[i] refused SENDER_STUCK_SENDS reports in a row: a socket of its
+ * own anew, keeping its counters (the old one stays if that fails). */
+static void redial(struct sender *s, size_t i)
+{
+	struct peer *old = s->peers[i], *fresh = peer_open(old->pub.url, s->ca_file, old->server);
+
+	old->refused = 0;
+	if (!fresh)
+		return;
+	if (!old->redialling)
+		log_warn("sender", "scorer %s: %u reports in a row not taken: opening the connection "
+			 "anew (a scorer gone without closing it is never heard from again otherwise); "
+			 "again every %u until one is taken", old->pub.url, SENDER_STUCK_SENDS,
+			 SENDER_STUCK_SENDS);
+	fresh->pub = old->pub;
+	fresh->pub.redials++;
+	fresh->last_err = old->last_err;
+	fresh->redialling = true;
+	fresh->queue_only = true;
+	peer_close(old);
+	s->peers[i] = fresh;
+}
+
 size_t sender_send(struct sender *s, const void *data, size_t len)
 {
 	size_t ok = 0;
@@ -351,9 +379,19 @@ size_t sender_send(struct sender *s, const void *data, size_t len)
 		struct peer *p = s->peers[i];
 		int rv = nng_send(p->sock, (void *)data, len, NNG_FLAG_NONBLOCK);
 
+		if (rv == 0 && p->queue_only) {
+			/* Taken by a new socket's empty queue: no sign of the scorer yet. */
+			p->pub.sent++;
+			ok++;
+			p->refused = 0;
+			p->queue_only = false;
+			continue;
+		}
 		if (rv == 0) {
 			p->pub.sent++;
 			ok++;
+			p->refused = 0;
+			p->redialling = false;
 			if (p->last_err)
 				log_info("sender", "scorer %s: reports flowing again", p->pub.url);
 		} else {
@@ -366,6 +404,8 @@ size_t sender_send(struct sender *s, const void *data, size_t len)
 							    "send failed");
 		}
 		p->last_err = rv;
+		if (rv && ++p->refused >= SENDER_STUCK_SENDS)
+			redial(s, i);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return ok;

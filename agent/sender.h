@@ -14,6 +14,13 @@
  * therefore never delays sampling or the other scorers, and memory is
  * bounded by SENDER_MAX_PEERS sockets of one queued report each.
  *
+ * A scorer that vanished without closing its connection (its node lost
+ * power, its pod's network namespace was removed) leaves a pipe TCP keeps
+ * retransmitting into for many minutes, and a Service's address that looks
+ * connected the whole time. So after SENDER_STUCK_SENDS reports in a row
+ * refused, a peer's socket is opened anew: it dials again, and a Service
+ * sends the new connection to a live replica.
+ *
  * Create after leaving a foreign network namespace and before any fork:
  * NNG starts threads. sender_send() and the counters are for one thread
  * (the sampling loop); the resolver only takes a short lock. */
@@ -27,11 +34,15 @@
 #define SENDER_MAX_PEERS 64	/* addresses over all of them */
 #define SENDER_URL_MAX 256
 #define SENDER_RESOLVE_S 30
+/* Reports in a row a peer refused before its socket is opened anew: 10 s at
+ * the default 2 s interval, past any pause of a live scorer's reading. */
+#define SENDER_STUCK_SENDS 5
 
 struct sender_peer {
 	char url[SENDER_URL_MAX];	/* as dialled: an address, never a name */
 	uint64_t sent;
 	uint64_t failed;
+	uint64_t redials;		/* sockets opened anew (SENDER_STUCK_SENDS) */
 };
 
 struct sender;

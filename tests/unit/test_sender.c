@@ -14,7 +14,11 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <nng/nng.h>
 #include <nng/protocol/pipeline0/pull.h>
 #include <nng/supplemental/util/platform.h>
@@ -182,7 +186,9 @@ static void test_sender_replicas(void **state)
 	assert_int_equal(sender_peers(s, peers, 4), 3);
 	assert_string_equal(peers[2].url, dead);
 	assert_true(peers[0].sent >= 1 && peers[1].sent >= 1);
-	assert_int_equal(peers[2].sent, 1);	/* its one queued report, never taken */
+	/* Its one queued report, never taken: one per socket, and a socket
+	 * anew after every SENDER_STUCK_SENDS refused in a row. */
+	assert_int_equal(peers[2].sent, 1 + peers[2].redials);
 	assert_true(peers[2].failed >= 1);
 	sender_destroy(s);
 	nng_close(pulls[0]);
@@ -234,6 +240,68 @@ static void test_sender_reconnects(void **state)
 		sender_send(s, "report back", 11);
 		nng_msleep(10);
 	}
+	sender_destroy(s);
+	nng_close(pull);
+}
+
+/* A scorer gone without closing its connection: a port whose backlog takes
+ * the TCP connection but nothing ever answers NNG's handshake, as a peer
+ * whose host vanished never does. After SENDER_STUCK_SENDS reports in a row
+ * refused the socket is opened anew (said once, counted each time), and
+ * when a scorer answers there again the reports are taken and the count
+ * of refusals starts over. */
+static void test_sender_redials_a_wedged_scorer(void **state)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t salen = sizeof(sa);
+	char url[64], listen_url[64];
+	const char *urls[] = { url };
+	struct sender_peer peer;
+	nng_socket pull;
+	struct sender *s;
+	char err[256];
+	const char *log, *first;
+	int fd;
+
+	(void)state;
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(fd, 16), 0);	/* never accepted, never answered */
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &salen), 0);
+	snprintf(url, sizeof(url), "tcp://127.0.0.1:%u", ntohs(sa.sin_port));
+	s = sender_create(urls, 1, NULL, err, sizeof(err));
+	assert_non_null(s);
+	stderr_captured();
+	/* The first report waits in the socket's queue; the next are refused. */
+	for (unsigned i = 0; i < 1 + SENDER_STUCK_SENDS - 1; i++)
+		sender_send(s, "report wedged", 13);
+	sender_peers(s, &peer, 1);
+	assert_int_equal(peer.redials, 0);
+	sender_send(s, "report wedged", 13);
+	sender_peers(s, &peer, 1);
+	assert_int_equal(peer.redials, 1);
+	assert_int_equal(peer.failed, SENDER_STUCK_SENDS);
+	assert_string_equal(peer.url, url);
+	/* The new socket queues one and refuses SENDER_STUCK_SENDS more. */
+	for (unsigned i = 0; i < 1 + SENDER_STUCK_SENDS; i++)
+		sender_send(s, "report wedged", 13);
+	sender_peers(s, &peer, 1);
+	assert_int_equal(peer.redials, 2);
+	assert_int_equal(peer.sent, 2);
+	log = stderr_captured();
+	first = strstr(log, "not taken: opening the connection anew");
+	assert_non_null(first);
+	assert_null(strstr(first + 1, "not taken: opening the connection anew"));
+	assert_non_null(strstr(log, url));
+
+	/* A scorer answers on that port again: reports are taken. */
+	close(fd);
+	snprintf(listen_url, sizeof(listen_url), "tcp://127.0.0.1:%u", ntohs(sa.sin_port));
+	pull_listen(&pull, listen_url);
+	send_until_taken(s, &pull, 1);
+	sender_peers(s, &peer, 1);
+	assert_true(peer.redials >= 2);
 	sender_destroy(s);
 	nng_close(pull);
 }
@@ -301,6 +369,7 @@ int main(void)
 		cmocka_unit_test(test_sender_create),
 		cmocka_unit_test(test_sender_replicas),
 		cmocka_unit_test(test_sender_reconnects),
+		cmocka_unit_test(test_sender_redials_a_wedged_scorer),
 		cmocka_unit_test(test_sender_by_name),
 	};
 	return cmocka_run_group_tests_name("sender", tests, stderr_capture_start,
