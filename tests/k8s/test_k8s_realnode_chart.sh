@@ -19,8 +19,9 @@
 #    iperf3 from the hub into each pod's namespace: once the shaped one's
 #    bucket is spent (containerd 1.6 asks for the largest burst, tc keeps
 #    about 190 MB: docs/lab.md) it gets about 10 Mb/s, the other much more;
-#  - `helm upgrade` changing an agent argument rolls every agent, and no
-#    node's data is older than the agent's window (60 s) meanwhile;
+#  - `helm upgrade` changing an argument of the agents and of the scorer
+#    rolls every agent and the scorer, and no node's data is older than the
+#    agent's window (60 s) meanwhile;
 #  - failures users meet: a node's agent pod deleted (the DaemonSet makes
 #    another; the node's data ages, then is fresh); the image missing on a
 #    node (ErrImageNeverPull; the scorer scores the node neutral, 5); the
@@ -222,21 +223,33 @@ echo "ok: the pod with ingress-bandwidth 10M gets $shaped Mb/s once its bucket (
 
 # ------------------------------------------------------------ helm upgrade
 # watch: every 0.5 s, for each node the seconds since its data was last fresh
-# (from an agent, younger than --stale-after); prints the largest gap per node.
-python3 - "$SCORER" "$WORK/upgrade-stop" >"$WORK/gaps.txt" 2>"$WORK/gaps.log" <<'PY' &
-import json, os, sys, time, urllib.request
-url, stop = "http://%s:8471/v1/nodes" % sys.argv[1], sys.argv[2]
+# (from an agent, younger than --stale-after) in any running scorer pod (the
+# roll replaces the scorer too: its pods are looked up each time); prints the
+# largest gap per node.
+python3 - "$K8S_BIN/kubectl" "$WORK/kubeconfig" "$WORK/upgrade-stop" >"$WORK/gaps.txt" 2>"$WORK/gaps.log" <<'PY' &
+import json, os, subprocess, sys, time, urllib.request
+kubectl, kubeconfig, stop = sys.argv[1:4]
 last = {n: time.monotonic() for n in ("n1", "n2", "n3")}
 gap = dict.fromkeys(last, 0.0)
+def scorers():
+    out = subprocess.run([kubectl, "--kubeconfig", kubeconfig, "-n", "netsched", "get", "pods", "-l",
+                          "app.kubernetes.io/name=netsched-scorer", "--field-selector", "status.phase=Running",
+                          "-o", "jsonpath={.items[*].status.podIP}"], capture_output=True, text=True, timeout=10)
+    return out.stdout.split()
 while not os.path.exists(stop):
     now = time.monotonic()
     try:
-        nodes = json.load(urllib.request.urlopen(url, timeout=2))["nodes"]
-        for n in nodes:
-            if n["name"] in last and n.get("source") == "agent" and n.get("ageSeconds", 99) < 6:
-                last[n["name"]] = now
+        for ip in scorers():
+            try:
+                nodes = json.load(urllib.request.urlopen("http://%s:8471/v1/nodes" % ip, timeout=2))["nodes"]
+            except Exception as e:
+                print("poll %s:" % ip, e, file=sys.stderr)
+                continue
+            for n in nodes:
+                if n["name"] in last and n.get("source") == "agent" and n.get("ageSeconds", 99) < 6:
+                    last[n["name"]] = now
     except Exception as e:
-        print("poll:", e, file=sys.stderr)
+        print("pods:", e, file=sys.stderr)
     for n in last:
         gap[n] = max(gap[n], now - last[n])
     time.sleep(0.5)
@@ -244,18 +257,24 @@ print(" ".join("%s=%.1f" % (n, gap[n]) for n in sorted(gap)))
 PY
 WATCH=$!
 PIDS+=("$WATCH")
-before=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent -o jsonpath='{.items[*].metadata.uid}')
-out=$(helm upgrade netsched "$WORK/chart" -n netsched --reuse-values --set agent.logLevel=debug 2>&1) ||
-	fail "helm upgrade: $out"
+uids() { kc -n netsched get pods -l "app.kubernetes.io/name=$1" -o jsonpath='{.items[*].metadata.uid}'; }
+before_agents=$(uids netsched-agent)
+before_scorer=$(uids netsched-scorer)
+out=$(helm upgrade netsched "$WORK/chart" -n netsched --reuse-values --set agent.logLevel=debug \
+	--set scorer.logLevel=debug 2>&1) || fail "helm upgrade: $out"
+# rolled NAME COUNT BEFORE: COUNT pods of NAME Running with --log-level debug, none of BEFORE left.
 rolled() {
 	local now
-	now=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent \
+	now=$(kc -n netsched get pods -l "app.kubernetes.io/name=$1" \
 		-o jsonpath='{range .items[*]}{.metadata.uid} {.status.phase} {.spec.containers[0].args}{"\n"}{end}')
-	[ "$(grep -c ' Running .*debug' <<<"$now")" -eq 3 ] || return 1
-	for u in $before; do grep -q "^$u " <<<"$now" && return 1; done
+	[ "$(grep -c ' Running .*debug' <<<"$now")" -eq "$2" ] || return 1
+	for u in $3; do grep -q "^$u " <<<"$now" && return 1; done
 	return 0
 }
-wait_for 150 "every agent rolled to --log-level debug" rolled
+wait_for 150 "every agent rolled to --log-level debug" rolled netsched-agent 3 "$before_agents"
+wait_for 150 "the scorer rolled to --log-level debug" rolled netsched-scorer 1 "$before_scorer"
+SCORER=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer --field-selector status.phase=Running \
+	-o jsonpath='{.items[0].status.podIP}')
 wait_for 60 "n1 n2 n3 fresh again after the roll" three_fresh
 touch "$WORK/upgrade-stop"
 wait "$WATCH"
@@ -263,7 +282,7 @@ gaps=$(cat "$WORK/gaps.txt")
 [ -n "$gaps" ] || fail "the watch during the upgrade printed nothing: $(tail -n 3 "$WORK/gaps.log")"
 python3 -c 'import sys; sys.exit(any(float(x.split("=")[1]) >= 60 for x in sys.argv[1].split()))' "$gaps" ||
 	fail "a node's data was stale for a window (60 s) or more during the upgrade: $gaps"
-echo "ok: helm upgrade rolled the 3 agents to --log-level debug; longest time without fresh data per node (s): $gaps"
+echo "ok: helm upgrade rolled the 3 agents and the scorer (now at $SCORER) to --log-level debug; longest time without fresh data per node (s): $gaps"
 
 # ------------------------------------------------------------ failures users meet
 agent_on() { kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector "spec.nodeName=$1" \
@@ -344,8 +363,10 @@ wait_for 90 "the pod during Running" during_running
 new_scorer() { [ "$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer \
 	-o jsonpath='{range .items[*]}{.metadata.name} {.status.phase}{"\n"}{end}' | grep -v "^$old " | grep -c ' Running$')" -eq 1 ]; }
 wait_for 120 "a new scorer pod Running" new_scorer
-SCORER=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer --field-selector status.phase=Running \
-	-o jsonpath='{.items[0].status.podIP}')
+# The new pod's address: the old one may still show Running while it stops.
+SCORER=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer \
+	-o jsonpath='{range .items[*]}{.metadata.name} {.status.phase} {.status.podIP}{"\n"}{end}' |
+	awk -v old="$old" '$1 != old && $2 == "Running" { print $3; exit }')
 wait_for 90 "the new scorer's /v1/nodes to list n1 n2 n3 fresh" three_fresh
 now_skipped=$(grep -c 'ignorable flag set' "$WORK/scheduler-netsched.log")
 echo "ok: the scorer pod killed: the pod during was placed and runs ($((now_skipped - skipped)) extender calls skipped as ignorable meanwhile); the new scorer at $SCORER has n1 n2 n3 fresh from the reconnected agents"
