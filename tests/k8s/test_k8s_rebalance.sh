@@ -15,7 +15,9 @@
 #    pod and the bare pod are never evicted;
 #  - the leader is killed: the other replica takes the Lease over and acts
 #    (cycles as leader), and still evicts nothing else: what is left on
-#    n-hot is protected (DaemonSet, bare, PDB, web-1 being deleted).
+#    n-hot is protected (DaemonSet, bare, PDB, web-1 being deleted);
+#  - a node whose agent lies (300% of its link, and a pod of another node
+#    among its own) moves only its own pods, no more than the limits allow.
 # The rebalancers run as deploy/rebalancer.yaml's ServiceAccount, with its
 # RBAC as shipped (the apiserver authorizes with RBAC): what it grants is
 # enough for all of the above.
@@ -239,5 +241,62 @@ wait_for 30 "$follower acting as the leader for 5 cycles" leading
 logged "$follower" "not moving default/" || fail "$follower says nothing about n-hot"
 echo "ok: $follower took the Lease over from $leader and acts; what is left on n-hot is protected: $(grep -m1 'not moving' "$WORK/$follower.log" | sed 's/.*rebalancer: //')"
 stop_pids "$P1" "$P2"
+
+# 4. A node whose agent lies: n-liar reports its link 300% busy, and names
+# among its pods cool-1, which runs on n-cool. The rebalancer moves only
+# pods the apiserver says run on n-liar, and no more than its limits allow:
+# with --max-moves-per-node 1, one of n-liar's own three pods (of three
+# workloads, so no workload's cool-down is what stops the others), never
+# cool-1, however long it keeps lying.
+k8s_nodes n-liar
+{
+	for w in lw1 lw2 lw3 cool; do
+		printf -- '---\napiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: %s}\nspec:\n  replicas: 1\n' "$w"
+		printf '  selector: {matchLabels: {app: %s}}\n  template:\n    metadata: {labels: {app: %s}}\n' "$w" "$w"
+		printf '    spec: {containers: [{name: c, image: netsched.invalid/pause}]}\n'
+	done
+} | kc create -f - >/dev/null || fail "cannot create n-liar's workloads"
+{
+	for w in lw1 lw2 lw3; do pod "$w-1" "$w" ReplicaSet "$w"; done
+	pod cool-1 cool ReplicaSet cool | sed 's/nodeName: n-hot/nodeName: n-cool/'
+} | sed 's/nodeName: n-hot$/nodeName: n-liar/' >"$WORK/liar-pods.yaml"
+kc create -f "$WORK/liar-pods.yaml" >/dev/null || fail "cannot create n-liar's pods"
+for p in lw1-1 lw2-1 lw3-1 cool-1; do
+	curl -sf --cacert "$WORK/pki/apiserver.crt" -H "Authorization: Bearer $K8S_TOKEN" \
+		-X PATCH -H 'Content-Type: application/merge-patch+json' \
+		-d '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' \
+		"https://127.0.0.1:$K8S_API_PORT/api/v1/namespaces/default/pods/$p/status" >/dev/null ||
+		fail "cannot set $p Running"
+done
+[ "$(kc get pod cool-1 -o jsonpath='{.spec.nodeName}')" = n-cool ] || fail "cool-1 is not on n-cool"
+python3 - "$WORK/nodes.json" "$(pod_json cool-1 default/ReplicaSet/cool $((40 * MB)))" \
+	"$(pod_json lw1-1 default/ReplicaSet/lw1 $((30 * MB)))" "$(pod_json lw2-1 default/ReplicaSet/lw2 $((30 * MB)))" \
+	"$(pod_json lw3-1 default/ReplicaSet/lw3 $((30 * MB)))" <<'PY' || fail "cannot write n-liar's lies"
+import json, sys
+path, pods = sys.argv[1], [json.loads(p) for p in sys.argv[2:]]
+doc = json.load(open(path))
+doc["nodes"].append({"name": "n-liar", "fresh": True, "linkBytesPerSecond": 125000000,
+                     "rxBytesPerSecond": 1000000, "txBytesPerSecond": 375000000,
+                     "inflightRxBytesPerSecond": 0, "inflightTxBytesPerSecond": 0,
+                     "heldForWorkloads": 0, "pods": pods})
+json.dump(doc, open(path + ".new", "w"))
+PY
+mv "$WORK/nodes.json.new" "$WORK/nodes.json"
+M3=$(free_port)
+rebalancer r3 --dry-run=false --leader-elect off --max-moves-per-node 1 --metrics-listen "127.0.0.1:$M3"
+P3=$LAST_PID
+wait_for 60 "an eviction on n-liar" logged r3 "^.*n-liar: tx 375 MB/s is 300% of 125 MB/s.*evicting default/lw.*: evicted"
+cycles() { curl -sf "http://127.0.0.1:$M3/metrics" | awk '/^netsched_rebalancer_cycles_total/ { print $2 }'; }
+c0=$(cycles)
+wait_for 60 "10 more cycles" sh -c "[ \$(curl -sf http://127.0.0.1:$M3/metrics | awk '/^netsched_rebalancer_cycles_total/ { print \$2 }') -ge $((c0 + 10)) ]"
+moved=$(terminating)
+case $moved in
+"lw1-1 web-1 " | "lw2-1 web-1 " | "lw3-1 web-1 ") ;;
+*) fail "with n-liar lying, evicted: '$moved'; want web-1 (step 2) and one of lw1-1 lw2-1 lw3-1" ;;
+esac
+logged r3 "cool-1 (tx 40 MB/s) is not in the apiserver's pod list" ||
+	fail "r3 never said cool-1 is not n-liar's: $(grep n-liar "$WORK/r3.log" | head -3)"
+echo "ok: a lying node (n-liar at 300%, claiming n-cool's cool-1) moved one of its own pods (${moved%% *}) and no more (--max-moves-per-node 1); cool-1 never"
+stop_pids "$P3"
 k8s_down
 echo "PASS: k8s rebalance"
