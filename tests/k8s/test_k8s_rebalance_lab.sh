@@ -11,9 +11,9 @@
 #
 # Four nodes with 50 Mb/s uplinks. Every node runs a pod of the DaemonSet
 # ds (receiving 4 Mb/s). Placed by netsched's scheduler while every link
-# is idle, and drawn to n1 by a preferred node affinity, the ReplicaSet
-# web's 2 pods (8 Mb/s each) and guarded's 1 (6 Mb/s, a PDB with
-# maxUnavailable 0) land on n1. Then neighbours ramp up: n1 receives a
+# is idle, the ReplicaSet web's 2 pods (8 Mb/s each), drawn to n1 by a
+# preferred node affinity, and guarded's 1 (6 Mb/s, a PDB with
+# maxUnavailable 0; required on n1) land on n1. Then neighbours ramp up: n1 receives a
 # background of 22 Mb/s (its link saturated: 48 Mb/s asked), n2 25 and n3
 # 12 Mb/s; n4 stays idle. Then:
 #  - dry run (deploy/'s default): the rebalancer says what it would move
