@@ -7,6 +7,7 @@
 
 #include "common/json.h"
 #include "common/units.h"
+#include "podfacts.h"
 
 #define PENDING_MAX_TOKENS (4u * 1024u * 1024u)
 
@@ -84,20 +85,10 @@ int pending_parse(const char *js, size_t len, struct nudge_pod *out, size_t cap,
 	int items, rc;
 
 	memset(c, 0, sizeof(*c));
-	if (len > PENDING_BODY_MAX) {
-		snprintf(err, errlen, "a PodList of %zu bytes, more than the %u read", len,
-			 PENDING_BODY_MAX);
-		return -E2BIG;
-	}
-	rc = json_parse(&doc, js, len, PENDING_MAX_TOKENS, err, errlen);
+	rc = podfacts_podlist(&doc, js, len, PENDING_BODY_MAX, PENDING_MAX_TOKENS, &items, err,
+			      errlen);
 	if (rc)
 		return rc;
-	items = json_member(&doc, 0, "items", false);
-	if (json_type(&doc, items) != JSMN_ARRAY) {
-		snprintf(err, errlen, "not a PodList: items is %s", json_kind(&doc, items));
-		rc = -EINVAL;
-		goto cleanup;
-	}
 	for (int e = 0, i = items + 1; e < doc.t[items].size; e++, i = json_skip(&doc, i)) {
 		int meta = json_member(&doc, i, "metadata", false);
 		int ann = json_member(&doc, meta, "annotations", false);

@@ -197,6 +197,27 @@ static int join_item(const struct json *doc, int item, size_t e, struct decide_n
 	return 0;
 }
 
+int podfacts_podlist(struct json *doc, const char *js, size_t len, size_t max_bytes,
+		     size_t max_tokens, int *items, char *err, size_t errlen)
+{
+	int rc;
+
+	if (len > max_bytes) {
+		snprintf(err, errlen, "a PodList of %zu bytes, more than the %zu read", len, max_bytes);
+		return -E2BIG;
+	}
+	rc = json_parse(doc, js, len, max_tokens, err, errlen);
+	if (rc)
+		return rc;
+	*items = json_member(doc, 0, "items", false);
+	if (json_type(doc, *items) != JSMN_ARRAY) {
+		snprintf(err, errlen, "not a PodList: items is %s", json_kind(doc, *items));
+		json_free(doc);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int podfacts_join(const char *js, size_t len, struct decide_node *n, char *err, size_t errlen)
 {
 	struct json doc = { 0 };
@@ -204,20 +225,10 @@ int podfacts_join(const char *js, size_t len, struct decide_node *n, char *err, 
 
 	for (size_t k = 0; k < n->n_pods; k++)
 		n->pods[k].known = false;
-	if (len > PODFACTS_BODY_MAX) {
-		snprintf(err, errlen, "a PodList of %zu bytes, more than the %u read", len,
-			 PODFACTS_BODY_MAX);
-		return -E2BIG;
-	}
-	rc = json_parse(&doc, js, len, PODFACTS_MAX_TOKENS, err, errlen);
+	rc = podfacts_podlist(&doc, js, len, PODFACTS_BODY_MAX, PODFACTS_MAX_TOKENS, &items, err,
+			      errlen);
 	if (rc)
 		return rc;
-	items = json_member(&doc, 0, "items", false);
-	if (json_type(&doc, items) != JSMN_ARRAY) {
-		snprintf(err, errlen, "not a PodList: items is %s", json_kind(&doc, items));
-		rc = -EINVAL;
-		goto cleanup;
-	}
 	if (doc.t[items].size > (int)PODFACTS_MAX_ITEMS) {
 		snprintf(err, errlen, "%d pods on one node, more than the %u read",
 			 doc.t[items].size, PODFACTS_MAX_ITEMS);

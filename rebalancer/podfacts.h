@@ -27,6 +27,14 @@
  * err naming the item and the field; n's facts are then all unknown. */
 int podfacts_join(const char *js, size_t len, struct decide_node *n, char *err, size_t errlen);
 
+struct json;
+/* js[0..len), at most max_bytes and max_tokens, parsed into doc as a
+ * PodList; its items array's token in *items. 0, or -E2BIG, a parse error
+ * or -EINVAL (not a PodList) with err set and doc left empty. The caller
+ * frees doc after a 0 (json_free). Shared by podfacts and pending. */
+int podfacts_podlist(struct json *doc, const char *js, size_t len, size_t max_bytes,
+		     size_t max_tokens, int *items, char *err, size_t errlen);
+
 /* "2026-11-27T21:00:00Z" (RFC 3339, UTC or an offset, fractions ignored)
  * -> Unix seconds; -EINVAL otherwise. */
 int podfacts_parse_time(const char *s, size_t len, uint64_t *out);
