@@ -11,6 +11,9 @@ LDLIBS += -pthread -lnng -lm
 # Each binary keeps only the libraries it calls (the agent needs no libcurl).
 LDFLAGS += -Wl,--as-needed
 
+# `make test` builds with one job per CPU.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+
 # O= moves every build product (parallel checkouts and helpers use it).
 O ?= build
 ifeq ($(SAN),1)
@@ -182,8 +185,8 @@ fuzz fuzz-smoke fuzz-ci: $(FUZZ_BINS)
 # The full suite: unit tests in the release and the sanitizer build, then the
 # integration tests against the real binaries (root needed for namespaces).
 test: deps-test
-	$(Q)$(MAKE) --no-print-directory unit-build
-	$(Q)$(MAKE) --no-print-directory SAN=1 unit-build
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) unit-build
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 unit-build
 	$(Q)tests/run-all
 
 demo: deps-test

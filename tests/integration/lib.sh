@@ -57,13 +57,20 @@ need_root() {
 # never be holding it when a server of ours binds it. Never one this test
 # was already given: several are often picked before any is bound (etcd,
 # apiserver, scheduler), and a repeat failed a run with "address already in
-# use". The list is a file because callers run this in $(...).
+# use". The list is a file because callers run this in $(...). Tests run
+# side by side (tests/run-all) each pick from their own share of the range,
+# NETSCHED_PORT_SLOT of NETSCHED_PORT_SLOTS, so two never race for one port
+# between checking it and binding it.
 free_port() {
-	local p low
+	local p low base span slots=${NETSCHED_PORT_SLOTS:-1} slot=${NETSCHED_PORT_SLOT:-0}
 	low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 	[ "$low" -gt 21000 ] 2>/dev/null || low=32768
+	[ "$slots" -ge 1 ] 2>/dev/null && [ "$slot" -ge 0 ] 2>/dev/null && [ "$slot" -lt "$slots" ] ||
+		fail "free_port: NETSCHED_PORT_SLOT $slot is not one of NETSCHED_PORT_SLOTS $slots"
+	span=$(((low - 20000) / slots))
+	base=$((20000 + slot * span))
 	for _ in $(seq 50); do
-		p=$((20000 + RANDOM % (low - 20000)))
+		p=$((base + RANDOM % span))
 		if ! grep -qx "$p" "$WORK/ports.given" 2>/dev/null &&
 			[ -z "$(ss -Htan "( sport = :$p )" 2>/dev/null)" ] &&
 			! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then

@@ -36,6 +36,14 @@ REALNODE_IMAGES=()
 realnode_need() {
 	need_root "$1"
 	local t
+	# The lab's link to the host ($K8S_NODE_API_HOST/24) and its routes exist
+	# once per machine: a second real-node lab (tests/run-all runs tests side
+	# by side) waits here for the first. Every process this test starts holds
+	# the lock with it, so it is free only when the lab is gone.
+	exec {REALNODE_LOCK}>/run/lock/netsched-realnode.lock ||
+		fail "cannot open /run/lock/netsched-realnode.lock"
+	flock -w 900 "$REALNODE_LOCK" ||
+		fail "another real-node lab held /run/lock/netsched-realnode.lock for 900 s"
 	for t in containerd runc ctr iptables unshare; do
 		command -v "$t" >/dev/null || fail "$t is not installed (run .ci/deps test)"
 	done
