@@ -26,6 +26,7 @@
 
 #include "bench/machine.h"
 #include "bench/podfeed.h"
+#include "bench/podfeed_index.h"
 #include "common/clock.h"
 #include "proto/report.h"
 #include "scorer/pods/inflight.h"
@@ -140,34 +141,6 @@ static uint64_t fake_clock(void)
 	return fake_now;
 }
 
-/* The pods of node n, as the watch reports them: running for age_s. */
-static void index_node(struct podindex *x, uint64_t n, uint64_t unix_ms, int64_t age_s)
-{
-	char uid[32], name[32], rs[16];
-
-	for (uint64_t j = 0; j < PODS; j++) {
-		struct kubepod p = { .ns = { "feed", 4 }, .running = age_s >= 0, .n_ips = 1 };
-		char node[32];
-
-		snprintf(uid, sizeof(uid), "feed-%llu-%llu", (unsigned long long)n,
-			 (unsigned long long)j);
-		snprintf(name, sizeof(name), "p-%llu-%llu", (unsigned long long)n,
-			 (unsigned long long)j);
-		snprintf(node, sizeof(node), "node-%llu", (unsigned long long)n);
-		snprintf(rs, sizeof(rs), "d%llu-abc12", (unsigned long long)(j % 8));
-		p.uid.len = strlen(uid);
-		memcpy(p.uid.s, uid, p.uid.len);
-		p.name = (struct kubepod_str){ name, strlen(name) };
-		p.node = (struct kubepod_str){ node, strlen(node) };
-		p.ips[0] = podfeed_ip(n, j);
-		p.started_unix_s = (int64_t)(unix_ms / 1000) - age_s;
-		p.owner.kind = (struct kubepod_str){ "ReplicaSet", 10 };
-		p.owner.name = (struct kubepod_str){ rs, strlen(rs) };
-		p.owner.template_hash = (struct kubepod_str){ "abc12", 5 };
-		podindex_update(x, &p, fake_now, unix_ms);
-	}
-}
-
 /* Every pod of every node started anew age_s ago (it stopped running,
  * then ran again) and bound to its node, in flight, weighing 1 MB/s. */
 static void restart_all(struct podindex *x, struct inflight *in, uint64_t unix_ms, int64_t age_s)
@@ -184,8 +157,8 @@ static void restart_all(struct podindex *x, struct inflight *in, uint64_t unix_m
 			inflight_bound(in, uid, strlen(uid), node, strlen(node), &w, fake_now,
 				       fake_now);
 		}
-		index_node(x, n, unix_ms, -1);
-		index_node(x, n, unix_ms, age_s);
+		podfeed_index_node(x, n, PODS, fake_now, unix_ms, -1);
+		podfeed_index_node(x, n, PODS, fake_now, unix_ms, age_s);
 	}
 }
 
@@ -243,7 +216,7 @@ int main(void)
 	}
 	t0 = machine_cpu_ns();
 	for (uint64_t n = 0; n < NODES; n++)
-		index_node(x, n, unix_ms, 3600);
+		podfeed_index_node(x, n, PODS, fake_now, unix_ms, 3600);
 	fill_s = (double)(machine_cpu_ns() - t0) / 1e9;
 	ic.pods = x;
 	joined = ingest_rounds(&ic, true, true, &seq);

@@ -16,6 +16,7 @@
 
 #include "bench/machine.h"
 #include "bench/podfeed.h"
+#include "bench/podfeed_index.h"
 #include "common/clock.h"
 #include "common/namekey.h"
 #include "scorer/nodes/table.h"
@@ -55,32 +56,6 @@ static void report_of(struct report *r, uint64_t n, uint64_t seq, bool hot)
 	report_iface_count(&r->ifaces[0], (rx - 600000) * 30, rx / 10 * 30, 30000);
 	r->ifaces[0].traffic.link_bytes_per_second = LINK;
 	podfeed_fill(r, n, PODS);
-}
-
-static void index_node(struct podindex *x, uint64_t n, uint64_t unix_ms)
-{
-	char uid[32], name[32], rs[16], node[32];
-
-	for (uint64_t j = 0; j < PODS; j++) {
-		struct kubepod p = { .ns = { "feed", 4 }, .running = true, .n_ips = 1 };
-
-		snprintf(uid, sizeof(uid), "feed-%llu-%llu", (unsigned long long)n,
-			 (unsigned long long)j);
-		snprintf(name, sizeof(name), "p-%llu-%llu", (unsigned long long)n,
-			 (unsigned long long)j);
-		snprintf(node, sizeof(node), "node-%llu", (unsigned long long)n);
-		snprintf(rs, sizeof(rs), "d%llu-abc12", (unsigned long long)(j % 8));
-		p.uid.len = strlen(uid);
-		memcpy(p.uid.s, uid, p.uid.len);
-		p.name = (struct kubepod_str){ name, strlen(name) };
-		p.node = (struct kubepod_str){ node, strlen(node) };
-		p.ips[0] = podfeed_ip(n, j);
-		p.started_unix_s = (int64_t)(unix_ms / 1000) - 3600;
-		p.owner.kind = (struct kubepod_str){ "ReplicaSet", 10 };
-		p.owner.name = (struct kubepod_str){ rs, strlen(rs) };
-		p.owner.template_hash = (struct kubepod_str){ "abc12", 5 };
-		podindex_update(x, &p, fake_now, unix_ms);
-	}
 }
 
 /* Every node reports once more, hot_every-th ones hot (1: all). */
@@ -187,7 +162,7 @@ int main(void)
 		return 1;
 	}
 	for (uint64_t n = 0; n < NODES; n++)
-		index_node(s.view.weights.pods, n, unix_ms);
+		podfeed_index_node(s.view.weights.pods, n, PODS, fake_now, unix_ms, 3600);
 	for (unsigned m = 0; m < 100; m++) {
 		struct movereq rq = { .ns = "feed", .workload = "feed/Deployment/d0",
 					    .rx_bytes_per_second = 1000, .hold_s = 300 };

@@ -224,6 +224,20 @@ NODE
 	kc create -f "$WORK/nodes.yaml" >/dev/null || fail "cannot create the Node objects"
 }
 
+# k8s_pdb_yaml APP: a PodDisruptionBudget named APP that lets no pod labelled
+# app=APP be evicted (policy/v1beta1: what 1.20 serves).
+k8s_pdb_yaml() {
+	cat <<YAML
+---
+apiVersion: policy/v1beta1
+kind: PodDisruptionBudget
+metadata: {name: $1}
+spec:
+  maxUnavailable: 0
+  selector: {matchLabels: {app: $1}}
+YAML
+}
+
 # k8s_pods PREFIX N [ANNOTATION=VALUE] [SCHEDULER]: N small pods (100m CPU,
 # 64Mi each) in one request; the scheduler places them one after another.
 # SCHEDULER sets spec.schedulerName (default: the default scheduler).

@@ -62,26 +62,24 @@ sed "s|token: $K8S_TOKEN|token: $RB_TOKEN|" "$WORK/kubeconfig" >"$WORK/rebalance
 
 # The owners, then their pods with ownerReferences to them (nothing would
 # create the pods: no controller-manager).
-cat >"$WORK/owners.yaml" <<'YAML'
-apiVersion: apps/v1
-kind: ReplicaSet
-metadata: {name: web}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec: {containers: [{name: c, image: netsched.invalid/pause}]}
+owner_rs() { # NAME
+	cat <<YAML
 ---
 apiVersion: apps/v1
 kind: ReplicaSet
-metadata: {name: guarded}
+metadata: {name: $1}
 spec:
   replicas: 1
-  selector: {matchLabels: {app: guarded}}
+  selector: {matchLabels: {app: $1}}
   template:
-    metadata: {labels: {app: guarded}}
+    metadata: {labels: {app: $1}}
     spec: {containers: [{name: c, image: netsched.invalid/pause}]}
+YAML
+}
+{
+	owner_rs web
+	owner_rs guarded
+	cat <<'YAML'
 ---
 apiVersion: apps/v1
 kind: DaemonSet
@@ -91,14 +89,9 @@ spec:
   template:
     metadata: {labels: {app: agent}}
     spec: {containers: [{name: c, image: netsched.invalid/pause}]}
----
-apiVersion: policy/v1beta1
-kind: PodDisruptionBudget
-metadata: {name: guarded}
-spec:
-  maxUnavailable: 0
-  selector: {matchLabels: {app: guarded}}
 YAML
+	k8s_pdb_yaml guarded
+} >"$WORK/owners.yaml"
 kc create -f "$WORK/owners.yaml" >/dev/null || fail "cannot create the owners and the PDB"
 uid_of() { kc get "$1" "$2" -o jsonpath='{.metadata.uid}'; }
 pod() { # NAME APP [KIND OWNER]
