@@ -421,7 +421,8 @@ kc -n netsched delete secret netsched-report-key netsched-scorer-tls netsched-sc
 	netsched-rebalancer-tls netsched-client-ca >/dev/null
 kc -n netsched delete service netsched-scorer-reports >/dev/null
 no_pods() { [ -z "$(kc -n netsched get pods -o name 2>/dev/null)" ]; }
-wait_for 60 "netsched's pods gone" no_pods
+# Generous: kubelet v1.20.2 may keep a deleted pod a minute and more (above).
+wait_for 150 "netsched's pods gone" no_pods
 left=$(kc get all,cm,secret,sa,role,rolebinding,clusterrole,clusterrolebinding,pdb,networkpolicy,lease -A \
 	-o name 2>/dev/null | grep -i netsched)
 [ -z "$left" ] || fail "helm uninstall left: $left"
