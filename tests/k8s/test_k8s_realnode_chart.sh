@@ -236,7 +236,7 @@ echo "ok: the pod with ingress-bandwidth 10M gets $shaped Mb/s once its bucket (
 # left to the kubelet's garbage collection, run once a minute: a replaced pod
 # stays Terminating for up to a minute and more after its container exited
 # (kubernetes/kubernetes#97288; later 1.20 patches revert the check). Measured
-# here: 7 to 44 s. What netsched itself costs a node is the rest: the old agent
+# here: 3 to 44 s. What netsched itself costs a node is the rest: the old agent
 # stopping, the new pod placed, started and reporting, and the agents finding
 # the new scorer.
 python3 - "$K8S_BIN/kubectl" "$WORK/kubeconfig" "$WORK/upgrade-stop" >"$WORK/gaps.txt" 2>"$WORK/gaps.log" <<'PY' &
@@ -273,9 +273,11 @@ while not os.path.exists(stop):
         elif p["status"].get("phase") == "Running" and p["status"].get("podIP"):
             try:
                 url = "http://%s:8471/v1/nodes" % p["status"]["podIP"]
-                for n in json.load(urllib.request.urlopen(url, timeout=2))["nodes"]:
+                nodes = json.load(urllib.request.urlopen(url, timeout=2))["nodes"]
+                answered = time.time()  # fresh then, not when this round began
+                for n in nodes:
                     if n["name"] in fresh and n.get("source") == "agent" and n.get("ageSeconds", 99) < 6:
-                        fresh[n["name"]].append(now)
+                        fresh[n["name"]].append(answered)
             except Exception as e:
                 print("poll %s:" % p["status"]["podIP"], e, file=sys.stderr)
     # Gone by now, so still there at the last look: counted until then only.
