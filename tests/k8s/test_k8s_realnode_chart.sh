@@ -19,8 +19,10 @@
 #    iperf3 from the hub into each pod's namespace: once the shaped one's
 #    bucket is spent (containerd 1.6 asks for the largest burst, tc keeps
 #    about 190 MB: docs/lab.md) it gets about 10 Mb/s, the other much more;
-#  - `helm upgrade` changing an agent argument rolls every agent, and no
-#    node's data is older than the agent's window (60 s) meanwhile;
+#  - `helm upgrade` changing an argument of the agents and of the scorer
+#    rolls every agent and the scorer, and no node is without fresh data for
+#    the agent's window (60 s) meanwhile, not counting the time kubelet
+#    v1.20.2 keeps a replaced agent pod after it exited (printed apart);
 #  - failures users meet: a node's agent pod deleted (the DaemonSet makes
 #    another; the node's data ages, then is fresh); the image missing on a
 #    node (ErrImageNeverPull; the scorer scores the node neutral, 5); the
@@ -221,47 +223,88 @@ python3 -c 'import sys; sys.exit(not 6 <= float(sys.argv[1]) <= 13)' "$shaped" |
 echo "ok: the pod with ingress-bandwidth 10M gets $shaped Mb/s once its bucket ($burst) is spent (after ${drained_at%%-*} s at the uplink's rate); the pod beside it $plain Mb/s of the 500 Mb/s uplink"
 
 # ------------------------------------------------------------ helm upgrade
-# watch: every 0.5 s, for each node the seconds since its data was last fresh
-# (from an agent, younger than --stale-after) in any running scorer pod (the
-# roll replaces the scorer too: its pods are looked up each time); prints the
-# largest gap per node.
+# watch: every 0.5 s, which nodes have fresh data (from an agent, younger than
+# --stale-after) in any running scorer pod (the roll replaces the scorer: its
+# pods are looked up each time), and when each replaced agent pod's container
+# finished and when its pod left the API. It prints, per node, the longest
+# time without fresh data; the part of it the kubelet kept a replaced agent pod
+# after its container had exited; and the first less the second.
+#
+# Why the second: the DaemonSet controller makes a node's new agent pod only
+# once the old one has left the API, and kubelet v1.20.0 to v1.20.2 (the lab's)
+# removes a pod from the API only after its sandbox is gone, which is often
+# left to the kubelet's garbage collection, run once a minute: a replaced pod
+# stays Terminating for up to a minute and more after its container exited
+# (kubernetes/kubernetes#97288; later 1.20 patches revert the check). Measured
+# here: 3 to 44 s. What netsched itself costs a node is the rest: the old agent
+# stopping, the new pod placed, started and reporting, and the agents finding
+# the new scorer.
 python3 - "$K8S_BIN/kubectl" "$WORK/kubeconfig" "$WORK/upgrade-stop" >"$WORK/gaps.txt" 2>"$WORK/gaps.log" <<'PY' &
-import json, os, subprocess, sys, time, urllib.request
+import calendar, json, os, subprocess, sys, time, urllib.request
 kubectl, kubeconfig, stop = sys.argv[1:4]
-last = {n: time.monotonic() for n in ("n1", "n2", "n3")}
-gap = dict.fromkeys(last, 0.0)
-def scorers():
-    out = subprocess.run([kubectl, "--kubeconfig", kubeconfig, "-n", "netsched", "get", "pods", "-l",
-                          "app.kubernetes.io/name=netsched-scorer", "--field-selector", "status.phase=Running",
-                          "-o", "jsonpath={.items[*].status.podIP}"], capture_output=True, text=True, timeout=10)
-    return out.stdout.split()
+NODES = ("n1", "n2", "n3")
+t0 = time.time()
+fresh = {n: [t0] for n in NODES}          # wall-clock times each node was seen fresh
+holds = {n: [] for n in NODES}            # (container finished, pod gone) per replaced agent pod
+finished, where = {}, {}                  # uid -> finishedAt (epoch s), uid -> node
+last_look = t0
+def kubectl_json(*args):
+    out = subprocess.run([kubectl, "--kubeconfig", kubeconfig, "-n", "netsched", "get", "pods", "-o", "json"] +
+                         list(args), capture_output=True, text=True, timeout=10)
+    return json.loads(out.stdout)["items"]
 while not os.path.exists(stop):
-    now = time.monotonic()
+    now = time.time()
     try:
-        for ip in scorers():
-            try:
-                nodes = json.load(urllib.request.urlopen("http://%s:8471/v1/nodes" % ip, timeout=2))["nodes"]
-            except Exception as e:
-                print("poll %s:" % ip, e, file=sys.stderr)
-                continue
-            for n in nodes:
-                if n["name"] in last and n.get("source") == "agent" and n.get("ageSeconds", 99) < 6:
-                    last[n["name"]] = now
+        pods = kubectl_json("-l", "app.kubernetes.io/name in (netsched-scorer, netsched-agent)")
     except Exception as e:
         print("pods:", e, file=sys.stderr)
-    for n in last:
-        gap[n] = max(gap[n], now - last[n])
+        time.sleep(0.5)
+        continue
+    agents = {}
+    for p in pods:
+        name, uid = p["metadata"]["labels"].get("app.kubernetes.io/name"), p["metadata"]["uid"]
+        if name == "netsched-agent":
+            agents[uid] = p
+            term = ((p["status"].get("containerStatuses") or [{}])[0].get("state") or {}).get("terminated")
+            if p["metadata"].get("deletionTimestamp") and term and term.get("finishedAt") and uid not in finished:
+                # Whole seconds: the next one is surely after the exit.
+                finished[uid] = calendar.timegm(time.strptime(term["finishedAt"], "%Y-%m-%dT%H:%M:%SZ")) + 1
+                where[uid] = p["spec"]["nodeName"]
+        elif p["status"].get("phase") == "Running" and p["status"].get("podIP"):
+            try:
+                url = "http://%s:8471/v1/nodes" % p["status"]["podIP"]
+                nodes = json.load(urllib.request.urlopen(url, timeout=2))["nodes"]
+                answered = time.time()  # fresh then, not when this round began
+                for n in nodes:
+                    if n["name"] in fresh and n.get("source") == "agent" and n.get("ageSeconds", 99) < 6:
+                        fresh[n["name"]].append(answered)
+            except Exception as e:
+                print("poll %s:" % p["status"]["podIP"], e, file=sys.stderr)
+    # Gone by now, so still there at the last look: counted until then only.
+    for uid in [u for u in finished if u not in agents]:
+        holds[where[uid]].append((finished.pop(uid), last_look))
+    last_look = now
     time.sleep(0.5)
-print(" ".join("%s=%.1f" % (n, gap[n]) for n in sorted(gap)))
+end = time.time()
+raw, held, net = {}, {}, {}
+for n in NODES:
+    seen = sorted(fresh[n]) + [end]
+    raw[n] = held[n] = net[n] = 0.0
+    for a, b in zip(seen, seen[1:]):
+        kept = sum(max(0.0, min(b, e) - max(a, s)) for s, e in holds[n])
+        raw[n], held[n] = max(raw[n], b - a), max(held[n], kept)
+        net[n] = max(net[n], b - a - kept)
+for d in (raw, held, net):
+    print(" ".join("%s=%.1f" % (n, d[n]) for n in NODES))
 PY
 WATCH=$!
 PIDS+=("$WATCH")
 uids() { kc -n netsched get pods -l "app.kubernetes.io/name=$1" -o jsonpath='{.items[*].metadata.uid}'; }
 before_agents=$(uids netsched-agent)
-# The agents only: rolling the scorer too once left a node without fresh data
-# for 64 s (more than a window), not yet understood (the note of this change).
-out=$(helm upgrade netsched "$WORK/chart" -n netsched --reuse-values --set agent.logLevel=debug 2>&1) ||
-	fail "helm upgrade: $out"
+before_scorer=$(uids netsched-scorer)
+# An argument of each: every agent and the scorer roll in one upgrade.
+out=$(helm upgrade netsched "$WORK/chart" -n netsched --reuse-values --set agent.logLevel=debug \
+	--set scorer.logLevel=debug 2>&1) || fail "helm upgrade: $out"
 # rolled NAME COUNT BEFORE: COUNT pods of NAME Running with --log-level debug, none of BEFORE left.
 rolled() {
 	local now
@@ -271,15 +314,19 @@ rolled() {
 	for u in $3; do grep -q "^$u " <<<"$now" && return 1; done
 	return 0
 }
-wait_for 150 "every agent rolled to --log-level debug" rolled netsched-agent 3 "$before_agents"
-wait_for 60 "n1 n2 n3 fresh again after the roll" three_fresh
+# Generous: the DaemonSet rolls one node at a time, each waiting for the
+# kubelet to let go of the old pod (above).
+wait_for 240 "the scorer rolled to --log-level debug" rolled netsched-scorer 1 "$before_scorer"
+wait_for 480 "every agent rolled to --log-level debug" rolled netsched-agent 3 "$before_agents"
+SCORER=$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-scorer -o jsonpath='{.items[0].status.podIP}')
+wait_for 60 "n1 n2 n3 fresh again after the roll, in the new scorer at $SCORER" three_fresh
 touch "$WORK/upgrade-stop"
 wait "$WATCH"
-gaps=$(cat "$WORK/gaps.txt")
-[ -n "$gaps" ] || fail "the watch during the upgrade printed nothing: $(tail -n 3 "$WORK/gaps.log")"
-python3 -c 'import sys; sys.exit(any(float(x.split("=")[1]) >= 60 for x in sys.argv[1].split()))' "$gaps" ||
-	fail "a node's data was stale for a window (60 s) or more during the upgrade: $gaps"
-echo "ok: helm upgrade rolled the 3 agents to --log-level debug; longest time without fresh data per node (s): $gaps"
+{ read -r gaps; read -r kept; read -r net; } <"$WORK/gaps.txt"
+[ -n "${net:-}" ] || fail "the watch during the upgrade printed nothing: $(tail -n 3 "$WORK/gaps.log")"
+python3 -c 'import sys; sys.exit(any(float(x.split("=")[1]) >= 60 for x in sys.argv[1].split()))' "$net" ||
+	fail "a node was without fresh data for a window (60 s) or more during the upgrade, not counting the kubelet keeping a replaced agent pod: $net (in all $gaps; kept by the kubelet $kept)"
+echo "ok: helm upgrade rolled the scorer (now at $SCORER) and the 3 agents to --log-level debug; longest time without fresh data per node (s): $gaps; of it, the kubelet keeping the replaced agent pod after it exited: $kept; so netsched's own, each under the 60 s window: $net"
 
 # ------------------------------------------------------------ failures users meet
 agent_on() { kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector "spec.nodeName=$1" \
@@ -311,7 +358,10 @@ old=$(agent_on n2)
 max_age n2 25 >"$WORK/age-n2.txt" &
 aged=$!
 kc -n netsched delete pod "$old" --wait=false >/dev/null || fail "cannot delete n2's agent pod"
-wait_for 90 "a new agent pod Running on n2" pod_running_on n2 "$old"
+# Generous, here and below: the DaemonSet makes the new pod only once
+# kubelet v1.20.2 lets go of the old one, a minute and more at times (measured
+# up to 85 s on a loaded machine; helm upgrade, above).
+wait_for 240 "a new agent pod Running on n2" pod_running_on n2 "$old"
 wait_for 60 "n2 fresh again" is_fresh n2
 wait "$aged"
 worst=$(cat "$WORK/age-n2.txt")
@@ -329,14 +379,14 @@ old=$(agent_on n3)
 kc -n netsched delete pod "$old" --wait=false >/dev/null || fail "cannot delete n3's agent pod"
 waiting() { [ "$(kc -n netsched get pods -l app.kubernetes.io/name=netsched-agent --field-selector spec.nodeName=n3 \
 	-o jsonpath='{.items[*].status.containerStatuses[0].state.waiting.reason}')" = "$1" ]; }
-wait_for 90 "n3's new agent pod waiting with ErrImageNeverPull" waiting ErrImageNeverPull
+wait_for 240 "n3's new agent pod waiting with ErrImageNeverPull" waiting ErrImageNeverPull
 neutral() { node_json n3 | jq -e '.score == 5 and (.source != "agent" or .ageSeconds >= 6)'; }
 wait_for 30 "the scorer to score n3 neutral" neutral
 echo "ok: the image missing on n3: its agent pod shows ErrImageNeverPull, and the scorer scores n3 $(node_json n3 | jq -c '{source, score}')"
 ctr -a "$sock3" -n k8s.io images import "$WORK/node-n3/images/netsched-oci.tar" >/dev/null || fail "cannot import the image on n3 again"
 old=$(agent_on n3)
 kc -n netsched delete pod "$old" --wait=false >/dev/null
-wait_for 90 "n3's agent Running with the image back" pod_running_on n3 "$old"
+wait_for 240 "n3's agent Running with the image back" pod_running_on n3 "$old"
 wait_for 60 "n3 fresh again" is_fresh n3
 echo "ok: the image back on n3: its agent runs and n3 is fresh again"
 
@@ -376,7 +426,8 @@ kc -n netsched delete secret netsched-report-key netsched-scorer-tls netsched-sc
 	netsched-rebalancer-tls netsched-client-ca >/dev/null
 kc -n netsched delete service netsched-scorer-reports >/dev/null
 no_pods() { [ -z "$(kc -n netsched get pods -o name 2>/dev/null)" ]; }
-wait_for 60 "netsched's pods gone" no_pods
+# Generous: kubelet v1.20.2 may keep a deleted pod a minute and more (above).
+wait_for 240 "netsched's pods gone" no_pods
 left=$(kc get all,cm,secret,sa,role,rolebinding,clusterrole,clusterrolebinding,pdb,networkpolicy,lease -A \
 	-o name 2>/dev/null | grep -i netsched)
 [ -z "$left" ] || fail "helm uninstall left: $left"
