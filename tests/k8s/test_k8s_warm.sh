@@ -9,7 +9,8 @@
 # each sending 20% of the link and declaring nothing, run until the
 # scorer's /v1/workloads says it learned what they move (the agents' window
 # scaled from deploy/'s 60 s to 6 s and the in-flight hold with it, as
-# test_k8s_weight.sh does; 60 s at most), then the Deployment is scaled up
+# test_k8s_weight.sh does; and the pods sending for that window first: on
+# a loaded machine their senders start late; 120 s at most), then the Deployment is scaled up
 # by 8 at once (2.4 links asked, 2.7 free in all). Then:
 #  - every pod is placed and the Deployment was learned sending what its
 #    first replicas' senders counted (half to twice; 20% of the link when
