@@ -146,11 +146,14 @@ def sent_for(state, uids, seconds, ended_counts=False):
     return True
 
 
-def run_for(api, ns, pods, seconds, delay):
+def run_for(api, ns, pods, seconds, state):
     """Tests judge what each pod moved, not how soon it started: on a loaded
-    machine the stand-in may wire a pod late, so the run lasts until every
-    live pod has been Running for its start delay plus seconds (bounded)."""
-    deadline = time.time() + 60
+    machine the stand-in may wire a pod and start its traffic late, so the
+    run lasts until every live pod has been Running and then sending for
+    seconds, by the kubelet stand-in's records in state (its traffic's
+    start delay included; one whose traffic already ended counts), bounded
+    at 120 s."""
+    deadline = time.time() + 120
     live = {r["uid"] for r in pods.values() if r["deleted"] is None}
     while time.time() < deadline:
         running = {i["metadata"]["uid"] for i in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", [])
@@ -159,8 +162,11 @@ def run_for(api, ns, pods, seconds, delay):
             break
         time.sleep(0.2)
     else:
-        raise SystemExit(f"placement: {len(live - running)} pods of {ns} not Running after 60 s")
-    time.sleep(delay + seconds)
+        raise SystemExit(f"placement: {len(live - running)} pods of {ns} not Running after 120 s")
+    while not sent_for(state, live, seconds, ended_counts=True):
+        if time.time() >= deadline:
+            raise SystemExit(f"placement: the traffic of {ns}'s pods had not run {seconds:g} s after 120 s")
+        time.sleep(0.2)
 
 
 def run(args):
@@ -268,7 +274,7 @@ def run_placed(args, w, api, ns, link):
     if delay > 0:
         time.sleep(delay)
     if args.run_for:
-        run_for(api, ns, pods, args.run_for, max(g.delay for g in {p.group for p in w.pods}))
+        run_for(api, ns, pods, args.run_for, args.kubelet_state)
     end = time.time()
     busy1 = cpu_busy()
     believed = (workloads_seen(args.scorer, ns) if args.scorer and args.placement in ("netsched", "rebalancer")
