@@ -21,9 +21,10 @@ spec.schedulerName netsched-scheduler, deploy/'s way (a)), or bound at once
 to the oracle's node (oracle: spec.nodeName; a group pinned to a node is
 bound there whatever the way); deletes them at their times; and writes
 DIR/run.json. A workload that learns waits, under netsched (--scorer), until
-the scorer's /v1/workloads says its groups are learned before the pods due
-from its learn_at on (60 s at most; the rest of the timeline moves with
-it), and keeps what the scorer believed of them then and at the end.
+the scorer's /v1/workloads says its groups are learned, from pods that have
+sent for a whole agents' window, before the pods due from its learn_at on
+(120 s at most; the rest of the timeline moves with it), and keeps what
+the scorer believed of them then and at the end.
 A workload that changes after placement (placement_model.Change: late,
 neighbour) runs run_change instead: real Deployments the controller-manager
 runs (bare pods for the oracle), a handshake with bench/placement.sh at the
@@ -96,20 +97,28 @@ def workloads_seen(scorer, ns):
             for w in doc.get("workloads", []) if w.get("namespace") == ns}
 
 
-def wait_learned(scorer, ns, groups, limit=60.0):
-    """Until the scorer has learned every group (bounded); returns the
-    seconds waited and what it said last."""
+def wait_learned(scorer, ns, groups, limit=120.0, ready=lambda: True):
+    """Until the scorer has learned every group and ready() holds
+    (bounded); returns the seconds waited and what it said last."""
     t = time.time()
     seen = {}
     while time.time() - t < limit:
         seen = workloads_seen(scorer, ns)
-        if all(seen.get(g, {}).get("learned") for g in groups):
+        if all(seen.get(g, {}).get("learned") for g in groups) and ready():
             break
         time.sleep(0.5)
     else:
-        print(f"placement: {ns}: the scorer had not learned {', '.join(groups)} after {limit:g} s: "
-              f"{json.dumps(seen)}", file=sys.stderr)
+        print(f"placement: {ns}: the scorer had not learned {', '.join(groups)} from pods sending for "
+              f"a window after {limit:g} s: {json.dumps(seen)}", file=sys.stderr)
     return time.time() - t, seen
+
+
+def agent_window(w):
+    """The agents' --window of workload w in seconds (deploy/'s 60 s)."""
+    for a in w.agent_args:
+        if a.startswith("--window=") and a.endswith("s"):
+            return float(a[len("--window="):-1])
+    return 60.0
 
 
 def cpu_busy():
@@ -118,11 +127,33 @@ def cpu_busy():
     return sum(v) - v[3] - v[4], sum(v)
 
 
-def run_for(api, ns, pods, seconds, delay):
+def sent_for(state, uids, seconds, ended_counts=False):
+    """Whether each of these pods' traffic (the kubelet stand-in's records
+    in state) has been sending for seconds at least (or, ended_counts, has
+    ended: a result recorded)."""
+    now = time.time()
+    for uid in uids:
+        try:
+            with open(os.path.join(state, "pods", uid + ".json"), encoding="utf-8") as f:
+                rec = json.load(f)
+        except (OSError, ValueError):
+            return False
+        if ended_counts and rec.get("result_done"):
+            continue
+        since = rec.get("sending")
+        if not since or now - since < seconds:
+            return False
+    return True
+
+
+def run_for(api, ns, pods, seconds, state):
     """Tests judge what each pod moved, not how soon it started: on a loaded
-    machine the stand-in may wire a pod late, so the run lasts until every
-    live pod has been Running for its start delay plus seconds (bounded)."""
-    deadline = time.time() + 60
+    machine the stand-in may wire a pod and start its traffic late, so the
+    run lasts until every live pod has been Running and then sending for
+    seconds, by the kubelet stand-in's records in state (its traffic's
+    start delay included; one whose traffic already ended counts), bounded
+    at 120 s."""
+    deadline = time.time() + 120
     live = {r["uid"] for r in pods.values() if r["deleted"] is None}
     while time.time() < deadline:
         running = {i["metadata"]["uid"] for i in api.get(f"/api/v1/namespaces/{ns}/pods").get("items", [])
@@ -131,8 +162,11 @@ def run_for(api, ns, pods, seconds, delay):
             break
         time.sleep(0.2)
     else:
-        raise SystemExit(f"placement: {len(live - running)} pods of {ns} not Running after 60 s")
-    time.sleep(delay + seconds)
+        raise SystemExit(f"placement: {len(live - running)} pods of {ns} not Running after 120 s")
+    while not sent_for(state, live, seconds, ended_counts=True):
+        if time.time() >= deadline:
+            raise SystemExit(f"placement: the traffic of {ns}'s pods had not run {seconds:g} s after 120 s")
+        time.sleep(0.2)
 
 
 def run(args):
@@ -201,7 +235,16 @@ def run_placed(args, w, api, ns, link):
     for at, kind, p in actions:
         if not gated and at >= w.learn_at:
             time.sleep(max(0.0, t0 + at - time.time()))
-            shift, learned = wait_learned(args.scorer, ns, w.learn)
+            # What the scorer learns is what the pods sent over the
+            # agents' last window: a figure from before their traffic
+            # started (late, on a loaded machine: the stand-in starts each
+            # sender after its pod runs) is not what they move. So the
+            # learned figure is taken once every pod of the learned groups
+            # has sent for a whole window (or its traffic ended).
+            uids = [r["uid"] for r in pods.values() if r["group"] in w.learn and r["deleted"] is None]
+            win = agent_window(w)
+            shift, learned = wait_learned(args.scorer, ns, w.learn,
+                                          ready=lambda: sent_for(args.kubelet_state, uids, win, ended_counts=True))
             gated = True
         delay = t0 + shift + at - time.time()
         if delay > 0:
@@ -231,7 +274,7 @@ def run_placed(args, w, api, ns, link):
     if delay > 0:
         time.sleep(delay)
     if args.run_for:
-        run_for(api, ns, pods, args.run_for, max(g.delay for g in {p.group for p in w.pods}))
+        run_for(api, ns, pods, args.run_for, args.kubelet_state)
     end = time.time()
     busy1 = cpu_busy()
     believed = (workloads_seen(args.scorer, ns) if args.scorer and args.placement in ("netsched", "rebalancer")

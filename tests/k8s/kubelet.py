@@ -58,6 +58,11 @@ import traffic  # noqa: E402
 
 PODS_BOUND = "/api/v1/pods?fieldSelector=spec.nodeName%21%3D"
 PORT_BASE = 20000
+# How long a pod's iperf3 server may take to listen before its traffic is
+# given up: a bound for one that never will, not a speed (starting iperf3
+# in a namespace took over 5 s on a loaded machine, and the pod then sent
+# nothing).
+LISTEN_S = 60
 
 
 def log(msg):
@@ -359,7 +364,7 @@ class Kubelet:
                 self.track(rec, "far", traffic.start_listener(peer["netns"], peer["ip4"], rec["port"]))
             log(f"{rec['namespace']}/{rec['name']}: talks to {peer['name']} on {peer['node']} ({spec.dir})")
             self.save(rec)
-            self.at(0.05, "send", uid)  # its receiver's 5 s to listen start now
+            self.at(0.05, "send", uid)  # its receiver's LISTEN_S to listen start now
             return
         peer = rec.get("peer")
         if spec.dir == "rx":
@@ -372,12 +377,12 @@ class Kubelet:
             up = False
             log(f"{rec['namespace']}/{rec['name']}: {e}")
         if not up:
-            if time.monotonic() - since < 5:
+            if time.monotonic() - since < LISTEN_S:
                 self.at(0.05, "send", uid, since)
                 return
             log(f"{rec['namespace']}/{rec['name']}: iperf3 on port {rec['port']} in {listener} not listening "
-                f"after 5 s: no traffic")
-            self.record_result(rec, 0, 0.0, "receiver not listening after 5 s", None)
+                f"after {LISTEN_S} s: no traffic")
+            self.record_result(rec, 0, 0.0, f"receiver not listening after {LISTEN_S} s", None)
             self.save(rec)
             return
         rec["wire0"] = self.wire_bytes(rec)

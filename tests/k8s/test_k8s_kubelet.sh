@@ -38,6 +38,14 @@ k8s_up_api
 lab_k8s_nodes
 lab_kubelet
 
+# A pod's traffic was delivered (jq, on its result) when it moved 80% of
+# its rate over its duration: its own end's bytes over its seconds, or, the
+# same 80% as a volume, its bytes against rate x duration. The receiver's
+# seconds include its start and end, which a loaded machine stretches (b1
+# got 96% of the 5 MB it was asked for in 2 s, counted over 2.7 s: 0.70 of
+# the rate); iperf3 stops after its duration, so a link or wiring that
+# carries less than 80% of the rate fails both.
+DELIVERED='def delivered: .fraction >= 0.8 or .bytes * 8 >= 0.8 * .rate * .duration; '
 # pod NAME NODE [TRAFFIC]: one pod bound to NODE, with that annotation.
 pod() {
 	{
@@ -129,7 +137,7 @@ for p in r1 b1; do wait_for 20 "$p's traffic result" has_result "$p"; done
 for p in r1 b1; do
 	res=$(result "$p")
 	echo "  $p: $res"
-	jq -e '.error == null and .fraction >= 0.8 and .rate == 20000000 and .wireBytes > .bytes' <<<"$res" >/dev/null ||
+	jq -e "$DELIVERED"'.error == null and delivered and .rate == 20000000 and .wireBytes > .bytes' <<<"$res" >/dev/null ||
 		fail "$p asked 20 Mb/s on an idle 100 Mb/s link and got $res"
 done
 expect "r1's direction and node" "$(result r1 | jq -r '.dir + " on " + .node')" "rx on n1"
@@ -148,7 +156,7 @@ up=$(($(ip -n "$P-n1" -s -j link show eth0 | jq '.[0].stats64.tx.bytes + .[0].st
 for p in talk1 talk2; do
 	res=$(result "$p")
 	echo "  $p: $res"
-	jq -e '.error == null and .fraction >= 0.8 and .peerNode == "n1" and (.peer | startswith("talk"))
+	jq -e "$DELIVERED"'.error == null and delivered and .peerNode == "n1" and (.peer | startswith("talk"))
 		and .peer != .name and .wireBytes > .bytes' <<<"$res" >/dev/null ||
 		fail "$p, talking to its peer on n1 at 20 Mb/s, got $res"
 done
@@ -228,7 +236,7 @@ wait_for 20 "pod reuse2 Running" running reuse2
 expect "reuse2's address (reuse1's)" "$(field reuse2 '{.status.podIP}')" "$r1_ip"
 seen_pids
 wait_for 20 "reuse2's traffic result" has_result reuse2
-jq -e '.fraction >= 0.8' <<<"$(result reuse2)" >/dev/null || fail "reuse2, on reuse1's address, got $(result reuse2)"
+jq -e "$DELIVERED"'delivered' <<<"$(result reuse2)" >/dev/null || fail "reuse2, on reuse1's address, got $(result reuse2)"
 echo "ok: $r1_ip freed on n2's bridge and taken at once: the new pod's traffic arrives ($(result reuse2 | jq .fraction))"
 
 # ------------------------------------------------------------ 5. teardown

@@ -9,11 +9,12 @@
 # each sending 20% of the link and declaring nothing, run until the
 # scorer's /v1/workloads says it learned what they move (the agents' window
 # scaled from deploy/'s 60 s to 6 s and the in-flight hold with it, as
-# test_k8s_weight.sh does; 60 s at most), then the Deployment is scaled up
+# test_k8s_weight.sh does; and the pods sending for that window first: on
+# a loaded machine their senders start late; 120 s at most), then the Deployment is scaled up
 # by 8 at once (2.4 links asked, 2.7 free in all). Then:
 #  - every pod is placed and the Deployment was learned sending what its
-#    first replicas' senders counted (half to twice; 20% of the link when
-#    the machine lets them send it);
+#    first replicas' senders counted (half the least to twice the most;
+#    20% of the link when the machine lets them send it);
 #  - no new replica lands on the 90% node (its 2.8 Mb/s free take none),
 #    though the default plugins' spreading pulls toward it (it has none),
 #    when they were learned moving more than it has free;
@@ -66,14 +67,20 @@ bps=$(jq '.learned.web.txBps // 0 | floor' "$R")
 # What the first 4 replicas really sent, by their own senders' count (the
 # stand-in's results): asked 10 Mb/s, they get less when the machine's
 # other work starves them, and the scorer is right to learn what they got.
+# The scorer's figure is the 90th percentile of each pod's latest windowed
+# rate; a loaded machine starves some senders more than others, so it is
+# judged against the spread of what each replica sent (half the least to
+# twice the most), not their mean (9.6 Mb/s learned from replicas that sent
+# 4.0 Mb/s on average, one of them the full 10).
 cold=$(jq -r --slurpfile run "$R" '. as $x | select(any($run[0].pods[]; .uid == $x.uid
 	and .created < $run[0].learnAt)) | .bps' "$WORK/kubelet/results.jsonl" |
-	awk '{ s += $1; n++ } END { if (n) printf "%d %d", n, s / n; else print "0 0" }')
-read -r cold_n cold_bps <<<"$cold"
+	awk 'NR == 1 { lo = hi = $1 } { s += $1; n++; if ($1 < lo) lo = $1; if ($1 > hi) hi = $1 }
+		END { if (n) printf "%d %d %d %d", n, s / n, lo, hi; else print "0 0 0 0" }')
+read -r cold_n cold_bps cold_lo cold_hi <<<"$cold"
 [ "$cold_n" -ge 1 ] || fail "no result of the first 4 replicas' traffic: $(cat "$WORK/kubelet/results.jsonl")"
-[ "$bps" -ge $((cold_bps / 2)) ] && [ "$bps" -le $((cold_bps * 2 + 1000000)) ] ||
-	fail "the Deployment was learned sending $bps b/s a pod; its first $cold_n replicas sent $cold_bps b/s each (asked 10 Mb/s): $(jq -c .learned "$R")"
-echo "ok: learned sending $((bps / 1000)) kb/s a pod (its replicas sent $((cold_bps / 1000)) kb/s each; asked 10,000) after waiting $(jq '.learnWait | floor' "$R") s past 24 s"
+[ "$bps" -ge $((cold_lo / 2)) ] && [ "$bps" -le $((cold_hi * 2 + 1000000)) ] ||
+	fail "the Deployment was learned sending $bps b/s a pod; its first $cold_n replicas sent $cold_lo..$cold_hi b/s each (asked 10 Mb/s): $(jq -c .learned "$R")"
+echo "ok: learned sending $((bps / 1000)) kb/s a pod (its replicas sent $((cold_lo / 1000))..$((cold_hi / 1000)) kb/s, $((cold_bps / 1000)) on average; asked 10,000) after waiting $(jq '.learnWait | floor' "$R") s past 24 s"
 # The 8 pods created at the scale-up (created at or after learnAt). n1
 # sends 90% of its 50 Mb/s: at most 5 Mb/s free. Replicas learned to move
 # less than that fit there (a machine too busy to let them send more).
