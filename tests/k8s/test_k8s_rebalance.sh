@@ -117,15 +117,19 @@ POD
 	pod guarded-1 guarded ReplicaSet guarded
 } >"$WORK/pods.yaml"
 kc create -f "$WORK/pods.yaml" >/dev/null || fail "cannot create the pods"
-# Running and Ready, as a kubelet would say: the Eviction API ignores PDBs
-# for Pending pods (nothing to disrupt yet).
-for p in agent-x bare-1 web-1 guarded-1; do
-	curl -sf --cacert "$WORK/pki/apiserver.crt" -H "Authorization: Bearer $K8S_TOKEN" \
-		-X PATCH -H 'Content-Type: application/merge-patch+json' \
-		-d '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' \
-		"https://127.0.0.1:$K8S_API_PORT/api/v1/namespaces/default/pods/$p/status" >/dev/null ||
-		fail "cannot set $p Running"
-done
+# set_running POD...: Running and Ready, as a kubelet would say: the
+# Eviction API ignores PDBs for Pending pods (nothing to disrupt yet).
+set_running() {
+	local p
+	for p in "$@"; do
+		curl -sf --cacert "$WORK/pki/apiserver.crt" -H "Authorization: Bearer $K8S_TOKEN" \
+			-X PATCH -H 'Content-Type: application/merge-patch+json' \
+			-d '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' \
+			"https://127.0.0.1:$K8S_API_PORT/api/v1/namespaces/default/pods/$p/status" >/dev/null ||
+			fail "cannot set $p Running"
+	done
+}
+set_running agent-x bare-1 web-1 guarded-1
 
 MB=1000000
 pod_json() { # NAME WORKLOAD TX
@@ -254,13 +258,7 @@ k8s_nodes n-liar
 	pod cool-1 cool ReplicaSet cool | sed 's/nodeName: n-hot/nodeName: n-cool/'
 } | sed 's/nodeName: n-hot$/nodeName: n-liar/' >"$WORK/liar-pods.yaml"
 kc create -f "$WORK/liar-pods.yaml" >/dev/null || fail "cannot create n-liar's pods"
-for p in lw1-1 lw2-1 lw3-1 cool-1; do
-	curl -sf --cacert "$WORK/pki/apiserver.crt" -H "Authorization: Bearer $K8S_TOKEN" \
-		-X PATCH -H 'Content-Type: application/merge-patch+json' \
-		-d '{"status":{"phase":"Running","conditions":[{"type":"Ready","status":"True"}]}}' \
-		"https://127.0.0.1:$K8S_API_PORT/api/v1/namespaces/default/pods/$p/status" >/dev/null ||
-		fail "cannot set $p Running"
-done
+set_running lw1-1 lw2-1 lw3-1 cool-1
 [ "$(kc get pod cool-1 -o jsonpath='{.spec.nodeName}')" = n-cool ] || fail "cool-1 is not on n-cool"
 python3 - "$WORK/nodes.json" "$(pod_json cool-1 default/ReplicaSet/cool $((40 * MB)))" \
 	"$(pod_json lw1-1 default/ReplicaSet/lw1 $((30 * MB)))" "$(pod_json lw2-1 default/ReplicaSet/lw2 $((30 * MB)))" \
